@@ -1,0 +1,92 @@
+// Initiator-side helpers for TLM-2.0 loosely-timed transport.
+//
+// Timing contract used throughout the model (one rule, every target and interconnect keeps it):
+//  * A write is posted. Each hop adds its latency to the annotated delay; the target records the data as
+//    pending and makes it visible at now + delay. The returned delay is therefore the write's
+//    visibility time, which the initiator's write buffer keeps for barriers. The initiator does not wait.
+//  * A read is synchronous where its data is sampled: the target waits until the request arrives
+//    (now + delay), samples what is visible then, and returns; the return path adds its latency to the
+//    delay, and the initiator waits for it. So a read sees exactly the writes visible when it arrives.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+namespace gpumodel {
+
+template <typename Module>
+class BusMaster {
+ public:
+  explicit BusMaster(tlm_utils::simple_initiator_socket<Module>& s) : socket_(s) {}
+
+  // Blocking read: returns when the data has arrived at the initiator.
+  void read(uint64_t addr, void* dst, unsigned len) {
+    tlm::tlm_generic_payload t;
+    setup(t, tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(dst), len);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket_->b_transport(t, d);
+    check(t, addr);
+    if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
+  }
+  uint64_t read64(uint64_t addr) {
+    uint64_t v = 0;
+    read(addr, &v, 8);
+    return v;
+  }
+  uint32_t read32(uint64_t addr) {
+    uint32_t v = 0;
+    read(addr, &v, 4);
+    return v;
+  }
+
+  // Posted write: returns the absolute time at which the data becomes visible at the target.
+  sc_core::sc_time post(uint64_t addr, const void* src, unsigned len,
+                        const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
+    tlm::tlm_generic_payload t;
+    setup(t, tlm::TLM_WRITE_COMMAND, addr,
+          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
+    sc_core::sc_time d = offset;
+    socket_->b_transport(t, d);
+    check(t, addr);
+    return sc_core::sc_time_stamp() + d;
+  }
+  sc_core::sc_time post64(uint64_t addr, uint64_t v) { return post(addr, &v, 8); }
+  sc_core::sc_time post32(uint64_t addr, uint32_t v) { return post(addr, &v, 4); }
+
+ private:
+  static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t addr,
+                    unsigned char* p, unsigned len) {
+    t.set_command(cmd);
+    t.set_address(addr);
+    t.set_data_ptr(p);
+    t.set_data_length(len);
+    t.set_streaming_width(len);
+    t.set_byte_enable_ptr(nullptr);
+    t.set_dmi_allowed(false);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  }
+  void check(const tlm::tlm_generic_payload& t, uint64_t addr) {
+    if (t.is_response_error()) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: %s at address 0x%llx", socket_.name(),
+                    t.get_response_string().c_str(), static_cast<unsigned long long>(addr));
+      SC_REPORT_ERROR("gpumodel/bus", buf);
+    }
+  }
+  tlm_utils::simple_initiator_socket<Module>& socket_;
+};
+
+// Time helpers.
+inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+inline double to_ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+// Cycles at a clock given in MHz, rounded to the time resolution.
+inline sc_core::sc_time cycles(double n, double clock_mhz) { return ns(n * 1000.0 / clock_mhz); }
+inline sc_core::sc_time max_time(const sc_core::sc_time& a, const sc_core::sc_time& b) {
+  return a > b ? a : b;
+}
+
+}  // namespace gpumodel

@@ -1,0 +1,220 @@
+#include "hw_model/core/params.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace gpumodel {
+
+namespace {
+std::string fmt_num(double v) {
+  std::ostringstream os;
+  os.precision(12);
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+std::string ParamSpec::allowed() const {
+  std::ostringstream os;
+  switch (kind) {
+    case ParamKind::Int:
+      if (!choices.empty()) {
+        os << "one of the integers {";
+        for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
+        os << "}";
+      } else {
+        os << "an integer in [" << fmt_num(min) << ", " << fmt_num(max) << "]";
+      }
+      break;
+    case ParamKind::Real:
+      os << "a number in [" << fmt_num(min) << ", " << fmt_num(max) << "]";
+      break;
+    case ParamKind::Bool:
+      os << "true or false";
+      break;
+    case ParamKind::Enum:
+      os << "one of {";
+      for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
+      os << "}";
+      break;
+  }
+  if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum) os << " " << unit;
+  return os.str();
+}
+
+void ParamSet::declare(ParamSpec spec) {
+  if (specs_.count(spec.name)) {
+    // Two modules of the same kind declare the same parameter: the first declaration stands.
+    return;
+  }
+  Value v = parse(spec, spec.default_value, "default of " + spec.name);
+  values_[spec.name] = v;
+  specs_[spec.name] = std::move(spec);
+}
+
+void ParamSet::declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min,
+                           int64_t max, const std::string& source, const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Int;
+  s.default_value = std::to_string(def);
+  s.unit = unit;
+  s.min = double(min);
+  s.max = double(max);
+  s.source = source;
+  s.owner = owner;
+  declare(std::move(s));
+}
+
+void ParamSet::declare_int_choices(const std::string& name, int64_t def, const std::string& unit,
+                                   const std::vector<int64_t>& choices, const std::string& source,
+                                   const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Int;
+  s.default_value = std::to_string(def);
+  s.unit = unit;
+  for (auto c : choices) s.choices.push_back(std::to_string(c));
+  s.min = double(choices.front());
+  s.max = double(choices.back());
+  s.source = source;
+  s.owner = owner;
+  declare(std::move(s));
+}
+
+void ParamSet::declare_real(const std::string& name, double def, const std::string& unit, double min,
+                            double max, const std::string& source, const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Real;
+  s.default_value = fmt_num(def);
+  s.unit = unit;
+  s.min = min;
+  s.max = max;
+  s.source = source;
+  s.owner = owner;
+  declare(std::move(s));
+}
+
+void ParamSet::declare_bool(const std::string& name, bool def, const std::string& source,
+                            const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Bool;
+  s.default_value = def ? "true" : "false";
+  s.source = source;
+  s.owner = owner;
+  declare(std::move(s));
+}
+
+void ParamSet::declare_enum(const std::string& name, const std::string& def,
+                            const std::vector<std::string>& choices, const std::string& source,
+                            const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Enum;
+  s.default_value = def;
+  s.choices = choices;
+  s.source = source;
+  s.owner = owner;
+  declare(std::move(s));
+}
+
+const ParamSpec& ParamSet::spec(const std::string& name) const {
+  auto it = specs_.find(name);
+  if (it == specs_.end()) throw ConfigError("unknown parameter '" + name + "'");
+  return it->second;
+}
+
+ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
+                                const std::string& origin) const {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(origin + ": " + s.name + " = '" + text + "' " + why + "; allowed: " +
+                       s.allowed());
+  };
+  Value v;
+  switch (s.kind) {
+    case ParamKind::Int: {
+      if (text.empty()) throw bad("is empty");
+      errno = 0;
+      char* end = nullptr;
+      long long x = std::strtoll(text.c_str(), &end, 0);  // decimal, or 0x.. hexadecimal
+      if (errno || *end != '\0') throw bad("is not an integer");
+      if (!s.choices.empty()) {
+        bool ok = false;
+        for (auto& c : s.choices) ok = ok || std::stoll(c) == x;
+        if (!ok) throw bad("is not allowed");
+      } else if (double(x) < s.min || double(x) > s.max) {
+        throw bad("is out of range");
+      }
+      v.i = x;
+      v.r = double(x);
+      break;
+    }
+    case ParamKind::Real: {
+      if (text.empty()) throw bad("is empty");
+      errno = 0;
+      char* end = nullptr;
+      double x = std::strtod(text.c_str(), &end);
+      if (errno || *end != '\0' || !std::isfinite(x)) throw bad("is not a number");
+      if (x < s.min || x > s.max) throw bad("is out of range");
+      v.r = x;
+      break;
+    }
+    case ParamKind::Bool:
+      if (text == "true" || text == "1") v.b = true;
+      else if (text == "false" || text == "0") v.b = false;
+      else throw bad("is not a boolean");
+      break;
+    case ParamKind::Enum: {
+      bool ok = false;
+      for (auto& c : s.choices) ok = ok || c == text;
+      if (!ok) throw bad("is not allowed");
+      v.e = text;
+      break;
+    }
+  }
+  return v;
+}
+
+void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {
+  auto it = specs_.find(name);
+  if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + name + "'");
+  values_[name] = parse(it->second, text, origin);
+}
+
+const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) const {
+  auto it = specs_.find(name);
+  if (it == specs_.end()) {
+    SC_REPORT_FATAL("gpumodel/params", ("parameter read but never declared: " + name).c_str());
+  }
+  bool ok = it->second.kind == want || (want == ParamKind::Real && it->second.kind == ParamKind::Int);
+  if (!ok) SC_REPORT_FATAL("gpumodel/params", ("parameter read with the wrong type: " + name).c_str());
+  return values_.at(name);
+}
+
+int64_t ParamSet::get_int(const std::string& name) const { return value(name, ParamKind::Int).i; }
+double ParamSet::get_real(const std::string& name) const { return value(name, ParamKind::Real).r; }
+bool ParamSet::get_bool(const std::string& name) const { return value(name, ParamKind::Bool).b; }
+const std::string& ParamSet::get_enum(const std::string& name) const {
+  return value(name, ParamKind::Enum).e;
+}
+
+nlohmann::json ParamSet::effective(const std::string& scenario) const {
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [name, s] : specs_) {
+    if (!visible_to(s, scenario)) continue;
+    const Value& v = values_.at(name);
+    switch (s.kind) {
+      case ParamKind::Int: j[name] = v.i; break;
+      case ParamKind::Real: j[name] = v.r; break;
+      case ParamKind::Bool: j[name] = v.b; break;
+      case ParamKind::Enum: j[name] = v.e; break;
+    }
+  }
+  return j;
+}
+
+}  // namespace gpumodel

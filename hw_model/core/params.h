@@ -1,0 +1,87 @@
+// Parameter registry: every tunable number of the model, with unit, allowed range and source.
+// Values come from the scenario file and `--section.key=value` overrides; anything unknown or out of
+// range is a ConfigError (the CLI turns it into exit code 2).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+namespace gpumodel {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class ParamKind { Int, Real, Bool, Enum };
+
+struct ParamSpec {
+  std::string name;           // "section.key"
+  ParamKind kind = ParamKind::Int;
+  std::string default_value;  // as written in a scenario file
+  std::string unit;           // "ns", "bytes", "" ...
+  double min = 0, max = 0;    // inclusive range for Int and Real
+  std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
+  std::string source;         // where the default comes from (PARAMETERS.md row, standard, derivation)
+  std::string owner;          // "" for the platform, else the scenario that declares it
+
+  std::string allowed() const;  // human-readable description of what is allowed
+};
+
+class ParamSet {
+ public:
+  // Declaration (done once, by every module's declare_params and by the scenario drivers).
+  void declare(ParamSpec spec);
+  void declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min,
+                   int64_t max, const std::string& source, const std::string& owner = "");
+  void declare_int_choices(const std::string& name, int64_t def, const std::string& unit,
+                           const std::vector<int64_t>& choices, const std::string& source,
+                           const std::string& owner = "");
+  void declare_real(const std::string& name, double def, const std::string& unit, double min,
+                    double max, const std::string& source, const std::string& owner = "");
+  void declare_bool(const std::string& name, bool def, const std::string& source,
+                    const std::string& owner = "");
+  void declare_enum(const std::string& name, const std::string& def,
+                    const std::vector<std::string>& choices, const std::string& source,
+                    const std::string& owner = "");
+
+  bool known(const std::string& name) const { return specs_.count(name) != 0; }
+  const ParamSpec& spec(const std::string& name) const;
+  const std::map<std::string, ParamSpec>& specs() const { return specs_; }
+
+  // Set a value from text; `origin` names where it came from for the error message.
+  void set(const std::string& name, const std::string& text, const std::string& origin);
+
+  int64_t get_int(const std::string& name) const;
+  double get_real(const std::string& name) const;  // Int parameters convert
+  bool get_bool(const std::string& name) const;
+  const std::string& get_enum(const std::string& name) const;
+  sc_core::sc_time get_ns(const std::string& name) const {
+    return sc_core::sc_time(get_real(name), sc_core::SC_NS);
+  }
+
+  // Every parameter visible to `scenario` (platform ones and that scenario's own), as typed JSON.
+  nlohmann::json effective(const std::string& scenario) const;
+  bool visible_to(const ParamSpec& s, const std::string& scenario) const {
+    return s.owner.empty() || s.owner == scenario;
+  }
+
+ private:
+  struct Value {
+    int64_t i = 0;
+    double r = 0;
+    bool b = false;
+    std::string e;
+  };
+  Value parse(const ParamSpec& s, const std::string& text, const std::string& origin) const;
+  const Value& value(const std::string& name, ParamKind want) const;
+
+  std::map<std::string, ParamSpec> specs_;
+  std::map<std::string, Value> values_;
+};
+
+}  // namespace gpumodel

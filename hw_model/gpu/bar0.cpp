@@ -1,0 +1,119 @@
+#include "hw_model/gpu/bar0.h"
+
+#include <cstring>
+
+#include "hw_model/gpu/cmp.h"
+#include "hw_model/gpu/node.h"
+#include "hw_model/gpu/regs.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void Bar0::declare_params(ParamSet& ps) {
+  ps.declare_real("gpu.bar0_read_latency_ns", 540, "ns", 0, 1e6,
+                  "D: CPU MMIO read 1.0 us (middle of gdrcopy copylat's 0.9-1.1 us) minus "
+                  "2 x (200 link hop + 30 root complex) = 540 ns register-bus latency");
+  ps.declare_real("gpu.bar0_write_latency_ns", 20, "ns", 0, 1e6,
+                  "A: posted register write lands 20 ns after it reaches the adapter");
+}
+
+Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes)
+    : sc_module(name),
+      tsock("tsock"),
+      cmp_(cmp),
+      nodes_(std::move(nodes)),
+      deferred_("deferred"),
+      read_latency_(ps.get_ns("gpu.bar0_read_latency_ns")),
+      write_latency_(ps.get_ns("gpu.bar0_write_latency_ns")) {
+  tsock.register_b_transport(this, &Bar0::b_transport);
+}
+
+void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
+  const uint64_t off = t.get_address() - regs::kBar0Base;
+  const unsigned len = t.get_data_length();
+  if ((len != 4 && len != 8) || off % len) {
+    t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);  // registers take aligned 32/64-bit access
+    return;
+  }
+  if (t.is_read()) {
+    wait(delay + read_latency_);  // sampled when the request has crossed the register bus
+    const uint64_t v = read_reg(off, len);
+    std::memcpy(t.get_data_ptr(), &v, len);
+    delay = SC_ZERO_TIME;
+    ++reads_;
+  } else {
+    uint64_t v = 0;
+    std::memcpy(&v, t.get_data_ptr(), len);
+    delay += write_latency_;
+    deferred_.after(delay, [this, off, v, len] { write_reg(off, v, len); });
+    ++writes_;
+  }
+  t.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+uint64_t Bar0::read_reg(uint64_t off, unsigned len) const {
+  using namespace regs;
+  if (off == kId) return kIdValue;
+  if (off == kCaps) return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8);
+  if (off == kTimestamp) return sc_time_stamp().value() / 1000;  // 1 ns ticks
+  if (off == kMsiAddr) return msi_addr_;
+  if (off == kMsiData) return msi_data_;
+  if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
+    const HwQueue& q = const_cast<Cmp&>(cmp_).queue(int((off - kQueueBase) / kQueueStride));
+    switch ((off - kQueueBase) % kQueueStride) {
+      case kQRingBase: return q.ring_base;
+      case kQRingSize: return q.ring_size;
+      case kQNode: return uint64_t(q.node);
+      case kQRptrAddr: return q.rptr_addr;
+      case kQPriority: return q.priority;
+      case kQEnable: return q.enabled;
+    }
+  }
+  if (off >= kNodeBase && off < kNodeBase + kNodeStride * nodes_.size()) {
+    const Node& n = *nodes_[(off - kNodeBase) / kNodeStride];
+    switch ((off - kNodeBase) % kNodeStride) {
+      case kNDmaReadLastPs: return n.last_dma_read().value();
+      case kNPackets: return n.packets_executed();
+    }
+  }
+  (void)len;
+  return 0;  // unimplemented registers read as zero, as on hardware
+}
+
+void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
+  using namespace regs;
+  if (off == kMsiAddr) {
+    msi_addr_ = len == 8 ? v : (msi_addr_ & ~0xffffffffull) | v;
+    cmp_.set_msi(msi_addr_, msi_data_);
+    return;
+  }
+  if (off == kMsiData) {
+    msi_data_ = uint32_t(v);
+    cmp_.set_msi(msi_addr_, msi_data_);
+    return;
+  }
+  if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
+    const int qi = int((off - kQueueBase) / kQueueStride);
+    HwQueue& q = cmp_.queue(qi);
+    switch ((off - kQueueBase) % kQueueStride) {
+      case kQRingBase: q.ring_base = v; break;
+      case kQRingSize: q.ring_size = uint32_t(v); break;
+      case kQNode: q.node = int(v); break;
+      case kQRptrAddr: q.rptr_addr = v; break;
+      case kQPriority: q.priority = uint32_t(v); break;
+      case kQEnable:
+        q.enabled = v & 1;
+        q.rptr = q.wptr = 0;
+        if (q.enabled) cmp_.queue_enabled(qi);
+        break;
+    }
+    return;
+  }
+  if (off >= kDoorbellBase && off < kDoorbellBase + 8 * uint64_t(cmp_.queue_count())) {
+    cmp_.doorbell(int((off - kDoorbellBase) / 8), v);
+    return;
+  }
+}
+
+}  // namespace gpumodel

@@ -1,0 +1,46 @@
+// BAR0: the adapter's register file as the host sees it. Reads are sampled when the request arrives,
+// after the register bus latency; writes take effect at their arrival time (doorbells included), so an
+// MMIO write's side effect lands exactly when the posted write gets there.
+//
+// Parameters: gpu.bar0_read_latency_ns, gpu.bar0_write_latency_ns.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw_model/core/deferred.h"
+#include "hw_model/core/params.h"
+
+namespace gpumodel {
+
+class Cmp;
+class Node;
+
+class Bar0 : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Bar0> tsock;
+
+  static void declare_params(ParamSet& ps);
+  Bar0(sc_core::sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes);
+
+  uint64_t reads() const { return reads_; }
+  uint64_t writes() const { return writes_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  uint64_t read_reg(uint64_t off, unsigned len) const;
+  void write_reg(uint64_t off, uint64_t v, unsigned len);
+
+  Cmp& cmp_;
+  std::vector<Node*> nodes_;
+  Deferred deferred_;
+  sc_core::sc_time read_latency_, write_latency_;
+  uint64_t msi_addr_ = 0;
+  uint32_t msi_data_ = 0;
+  uint64_t reads_ = 0, writes_ = 0;
+};
+
+}  // namespace gpumodel

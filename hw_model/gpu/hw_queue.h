@@ -1,0 +1,23 @@
+// A hardware queue: a ring buffer in memory that the KMD fills and a node consumes. The CMP owns the
+// queue state; the KMD reaches it only through BAR0 registers and doorbells.
+#pragma once
+#include <cstdint>
+
+#include "hw_model/core/vcd.h"
+
+namespace gpumodel {
+
+struct HwQueue {
+  int id = 0;
+  int node = 0;
+  bool enabled = false;
+  uint64_t ring_base = 0;
+  uint32_t ring_size = 0;   // bytes, power of two
+  uint64_t rptr_addr = 0;   // write-back address of the read pointer (0: none)
+  uint32_t priority = 0;
+  uint64_t wptr = 0;        // bytes ever written (from the doorbell), monotonic
+  uint64_t rptr = 0;        // bytes ever executed, monotonic
+  bool runnable() const { return enabled && rptr < wptr; }
+};
+
+}  // namespace gpumodel

@@ -1,0 +1,246 @@
+#include "hw_model/gpu/node.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hw_model/gpu/cmp.h"
+#include "hw_model/gpu/packets.h"
+#include "hw_model/gpu/regs.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void Node::declare_params(ParamSet& ps) {
+  ps.declare_real("gpu.engine_clock_mhz", 2000, "MHz", 1, 1e5,
+                  "Q/A: PARAMETERS.md GPU engine clock 2.0 GHz (H100 SXM5 boost 1.98 GHz)");
+  ps.declare_int("node.decode_cycles", 8, "cycles", 0, 1 << 20,
+                 "A: front-end decode and dispatch of one packet, 8 engine cycles");
+  ps.declare_int_choices("node.fetch_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},
+                         "A: one ring fetch is at most a 256 B read (the max payload, one completion)");
+  ps.declare_int("node.fifo_bytes", 1024, "bytes", 64, 1 << 20,
+                 "A: 1 KiB command prefetch FIFO, so fetch overlaps execution");
+  ps.declare_int("node.dma_chunk_bytes", 4096, "bytes", 8, 1 << 20,
+                 "A: copy engine works in 4 KiB chunks (one page)");
+  ps.declare_int("node.dma_outstanding", 16, "chunks", 1, 1024,
+                 "A: 16 chunks in flight (64 KiB), enough to cover the ~1 us link round trip at "
+                 "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
+  ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
+                  "Q (low confidence): PARAMETERS.md GPU memory barrier, device scope ~100 ns");
+  ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
+                  "Q (low confidence): PARAMETERS.md GPU memory barrier, system scope ~200 ns");
+}
+
+Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp)
+    : sc_module(name),
+      isock("isock"),
+      bus_(isock),
+      cmp_(cmp),
+      vcd_(vcd),
+      ordinal_(ordinal),
+      period_(cycles(1, ps.get_real("gpu.engine_clock_mhz"))),
+      decode_(period_ * double(ps.get_int("node.decode_cycles"))),
+      barrier_(ps.get_ns("node.barrier_ns")),
+      barrier_sys_(ps.get_ns("node.barrier_system_ns")),
+      fetch_bytes_(unsigned(ps.get_int("node.fetch_bytes"))),
+      fifo_bytes_(unsigned(ps.get_int("node.fifo_bytes"))),
+      chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
+      outstanding_(unsigned(ps.get_int("node.dma_outstanding"))) {
+  const std::string base = "gpu." + std::string(basename());
+  state_id_ = vcd_.add_ascii(base + ".state", "idle");
+  queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
+  state_ = "idle";
+  SC_HAS_PROCESS(Node);
+  SC_THREAD(fetcher);
+  SC_THREAD(executor);
+  for (unsigned i = 0; i < outstanding_; ++i)
+    sc_spawn([this] { dma_tag(); }, (std::string("dma_tag") + std::to_string(i)).c_str());
+}
+
+void Node::set_state(const char* s) {
+  if (s == state_) return;
+  state_ = s;
+  vcd_.set_ascii(state_id_, s);
+}
+
+void Node::kick(const HwQueue& q) {
+  if (&q == q_) fetch_ev_.notify(SC_ZERO_TIME);
+  work_ev_.notify(SC_ZERO_TIME);
+}
+
+void Node::start_queue(HwQueue* q) {
+  q_ = q;
+  q_since_ = sc_time_stamp();
+  fetch_ptr_ = q->rptr;
+  fifo_.clear();
+  ++gen_;
+  vcd_.set(queue_id_, uint64_t(q->id));
+  fetch_ev_.notify(SC_ZERO_TIME);
+}
+
+void Node::finish_queue() {
+  // Report progress to the KMD: the read pointer goes back to memory as a posted write.
+  if (q_->rptr_addr) post(q_->rptr_addr, &q_->rptr, 8);
+  q_ = nullptr;
+  ++gen_;
+  fifo_.clear();
+  vcd_.set(queue_id_, 0xff);
+}
+
+void Node::fetcher() {
+  std::vector<unsigned char> buf(fetch_bytes_);
+  for (;;) {
+    if (!q_ || fetch_ptr_ >= q_->wptr || fifo_.size() * 4 + 4 > fifo_bytes_) {
+      wait(fetch_ev_);
+      continue;
+    }
+    HwQueue* q = q_;
+    const unsigned g = gen_;
+    const uint64_t off = fetch_ptr_ & (q->ring_size - 1);
+    uint64_t n = std::min<uint64_t>({q->wptr - fetch_ptr_, q->ring_size - off, fetch_bytes_,
+                                     fifo_bytes_ - fifo_.size() * 4});
+    n &= ~uint64_t(3);
+    if (n == 0) {
+      wait(fetch_ev_);
+      continue;
+    }
+    fetching_ = true;
+    bus_.read(q->ring_base + off, buf.data(), unsigned(n));
+    fetching_ = false;
+    if (g != gen_) continue;  // the node switched queues meanwhile: drop the stale bytes
+    for (uint64_t i = 0; i < n; i += 4) {
+      uint32_t dw;
+      std::memcpy(&dw, buf.data() + i, 4);
+      fifo_.push_back(dw);
+    }
+    fetch_ptr_ += n;
+    data_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Node::executor() {
+  uint32_t pkt[16];
+  for (;;) {
+    if (!q_) {
+      HwQueue* q = cmp_.pick(ordinal_);
+      if (!q) {
+        set_state("idle");
+        wait(work_ev_);
+        continue;
+      }
+      start_queue(q);
+    }
+    if (fifo_.empty() && q_->rptr >= q_->wptr) {
+      finish_queue();
+      continue;
+    }
+    const uint32_t len = fifo_.empty() ? 1 : header_len(fifo_.front());
+    if (len == 0 || len > 16) {
+      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": malformed packet header").c_str());
+      finish_queue();
+      continue;
+    }
+    if (fifo_.size() < len) {
+      set_state("fetch");
+      wait(data_ev_);
+      continue;
+    }
+    for (uint32_t i = 0; i < len; ++i) {
+      pkt[i] = fifo_.front();
+      fifo_.pop_front();
+    }
+    fetch_ev_.notify(SC_ZERO_TIME);  // FIFO space
+    set_state("execute");
+    execute(pkt, len);
+    q_->rptr += uint64_t(len) * 4;
+    ++packets_;
+    if (cmp_.should_switch(ordinal_, *q_, q_since_)) finish_queue();  // preempted at a packet boundary
+  }
+}
+
+namespace {
+uint64_t q64(const uint32_t* p) { return uint64_t(p[0]) | (uint64_t(p[1]) << 32); }
+}  // namespace
+
+void Node::execute(const uint32_t* p, uint32_t len) {
+  wait(decode_);
+  switch (header_op(p[0])) {
+    case Op::Nop:
+      break;
+    case Op::Write64:
+      if (len == 5) {
+        const uint64_t v = q64(p + 3);
+        post(q64(p + 1), &v, 8);
+      }
+      break;
+    case Op::Timestamp:
+      if (len == 3) {
+        const uint64_t ticks = sc_time_stamp().value() / 1000;  // 1 ns ticks (PTX %globaltimer)
+        post(q64(p + 1), &ticks, 8);
+      }
+      break;
+    case Op::Barrier:
+      set_state("wait");
+      drain_write_buffer();
+      break;
+    case Op::Compute:
+      if (len == 3) wait(period_ * double(q64(p + 1)));
+      break;
+    case Op::Copy:
+      if (len == 7) copy(q64(p + 1), q64(p + 3), q64(p + 5));
+      break;
+    case Op::Interrupt:
+      if (len == 2) cmp_.raise_interrupt(p[1]);
+      break;
+    default:
+      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": unknown opcode").c_str());
+  }
+}
+
+void Node::post(uint64_t addr, const void* src, unsigned len) {
+  const sc_time vis = bus_.post(addr, src, len);
+  if (vis > last_visible_) last_visible_ = vis;
+  if (addr < regs::kVramBase) wrote_system_ = true;
+}
+
+void Node::drain_write_buffer() {
+  // The barrier completes when every earlier write is visible, plus the handshake of its scope.
+  const sc_time done = max_time(sc_time_stamp(), last_visible_) + (wrote_system_ ? barrier_sys_ : barrier_);
+  wrote_system_ = false;
+  wait(done - sc_time_stamp());
+}
+
+void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
+  while (bytes) {
+    // Chunks end at chunk-size boundaries of the source, as a page-walking DMA does.
+    const unsigned n = unsigned(std::min<uint64_t>(bytes, chunk_bytes_ - (src % chunk_bytes_)));
+    dma_jobs_.push_back({src, dst, n});
+    src += n;
+    dst += n;
+    bytes -= n;
+  }
+  dma_ev_.notify(SC_ZERO_TIME);
+  while (!dma_jobs_.empty() || dma_busy_) wait(dma_done_ev_);
+}
+
+void Node::dma_tag() {
+  std::vector<unsigned char> buf(chunk_bytes_);
+  for (;;) {
+    while (dma_jobs_.empty()) wait(dma_ev_);
+    const Chunk c = dma_jobs_.front();
+    dma_jobs_.pop_front();
+    ++dma_busy_;
+    const sc_time t0 = sc_time_stamp();
+    bus_.read(c.src, buf.data(), c.len);
+    last_dma_read_ = sc_time_stamp() - t0;
+    const sc_time vis = bus_.post(c.dst, buf.data(), c.len);
+    if (vis > last_visible_) last_visible_ = vis;
+    if (c.dst < regs::kVramBase) wrote_system_ = true;
+    // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
+    wait(vis - sc_time_stamp());
+    --dma_busy_;
+    if (dma_jobs_.empty() && !dma_busy_) dma_done_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+}  // namespace gpumodel

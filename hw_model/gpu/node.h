@@ -1,0 +1,87 @@
+// A GPU engine (node): fetches command packets from the ring of the HW queue the CMP gives it, decodes
+// and executes them. Two processes: a fetcher that prefetches ring bytes into a FIFO through TLM reads
+// (overlapping with execution), and an executor. A DMA unit with a fixed number of outstanding chunk
+// transfers serves COPY. The node's posted writes go through its write buffer: BARRIER waits until
+// every earlier write is visible.
+//
+// Parameters: node.decode_cycles, node.fetch_bytes, node.fifo_bytes, node.dma_chunk_bytes,
+// node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, gpu.engine_clock_mhz.
+// Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait), queue.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw_model/core/bus.h"
+#include "hw_model/core/params.h"
+#include "hw_model/core/vcd.h"
+#include "hw_model/gpu/hw_queue.h"
+
+namespace gpumodel {
+
+class Cmp;
+
+class Node : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Node> isock;
+
+  static void declare_params(ParamSet& ps);
+  Node(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp);
+
+  int ordinal() const { return ordinal_; }
+  void kick(const HwQueue& q);  // CMP: the queue has new work (doorbell)
+
+  // Performance counters (readable through BAR0).
+  uint64_t packets_executed() const { return packets_; }
+  sc_core::sc_time last_dma_read() const { return last_dma_read_; }
+  sc_core::sc_time engine_period() const { return period_; }
+
+ private:
+  void fetcher();
+  void executor();
+  void dma_tag();
+  void execute(const uint32_t* p, uint32_t len);
+  void set_state(const char* s);
+  void post(uint64_t addr, const void* src, unsigned len);  // through the write buffer
+  void drain_write_buffer();                                 // BARRIER
+  void copy(uint64_t src, uint64_t dst, uint64_t bytes);
+  void start_queue(HwQueue* q);
+  void finish_queue();
+
+  BusMaster<Node> bus_;
+  Cmp& cmp_;
+  Vcd& vcd_;
+  const int ordinal_;
+  sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
+  unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
+
+  HwQueue* q_ = nullptr;      // the queue this node runs
+  sc_core::sc_time q_since_;  // when it started running it
+  uint64_t fetch_ptr_ = 0;
+  unsigned gen_ = 0;          // bumps when the queue changes, so a fetch in flight is discarded
+  std::deque<uint32_t> fifo_;
+  bool fetching_ = false;
+  sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
+
+  // Write buffer state: when the last posted write becomes visible, and whether one went to the host.
+  sc_core::sc_time last_visible_ = sc_core::SC_ZERO_TIME;
+  bool wrote_system_ = false;
+
+  struct Chunk {
+    uint64_t src, dst;
+    unsigned len;
+  };
+  std::deque<Chunk> dma_jobs_;
+  unsigned dma_busy_ = 0;
+  sc_core::sc_event dma_ev_, dma_done_ev_;
+
+  uint64_t packets_ = 0;
+  sc_core::sc_time last_dma_read_ = sc_core::SC_ZERO_TIME;
+  Vcd::Id state_id_, queue_id_;
+  const char* state_ = "";
+};
+
+}  // namespace gpumodel

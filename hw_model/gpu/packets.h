@@ -1,0 +1,53 @@
+// Command packets: the binary format a node fetches from a ring buffer in memory.
+// Each packet starts with a header dword: [31:24] opcode, [15:0] length in dwords including the header.
+// 64-bit operands are two dwords, low first.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace gpumodel {
+
+enum class Op : uint8_t {
+  Nop = 0x00,
+  Write64 = 0x01,    // addr, value: a posted 64-bit write (atomic, F1)
+  Timestamp = 0x02,  // addr: write the GPU timestamp
+  Barrier = 0x03,    // wait until every earlier write of this node is visible
+  Compute = 0x04,    // cycles: the engine is busy for this many engine clocks
+  Copy = 0x05,       // src, dst, bytes: DMA copy
+  Interrupt = 0x06,  // vector: ask the CMP to send an MSI
+};
+
+inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (dwords & 0xffff); }
+inline Op header_op(uint32_t h) { return Op(h >> 24); }
+inline uint32_t header_len(uint32_t h) { return h & 0xffff; }
+
+// Builds a command stream (what a UMD writes into a command buffer).
+class PacketWriter {
+ public:
+  PacketWriter& nop() { return put(Op::Nop, {}); }
+  PacketWriter& write64(uint64_t addr, uint64_t v) { return put(Op::Write64, {addr, v}); }
+  PacketWriter& timestamp(uint64_t addr) { return put(Op::Timestamp, {addr}); }
+  PacketWriter& barrier() { return put(Op::Barrier, {}); }
+  PacketWriter& compute(uint64_t cycles) { return put(Op::Compute, {cycles}); }
+  PacketWriter& copy(uint64_t src, uint64_t dst, uint64_t bytes) { return put(Op::Copy, {src, dst, bytes}); }
+  PacketWriter& interrupt(uint32_t vector) {
+    dw_.push_back(header(Op::Interrupt, 2));
+    dw_.push_back(vector);
+    return *this;
+  }
+  const std::vector<uint32_t>& dwords() const { return dw_; }
+  size_t bytes() const { return dw_.size() * 4; }
+
+ private:
+  PacketWriter& put(Op op, std::initializer_list<uint64_t> q) {
+    dw_.push_back(header(op, uint32_t(1 + 2 * q.size())));
+    for (uint64_t v : q) {
+      dw_.push_back(uint32_t(v));
+      dw_.push_back(uint32_t(v >> 32));
+    }
+    return *this;
+  }
+  std::vector<uint32_t> dw_;
+};
+
+}  // namespace gpumodel

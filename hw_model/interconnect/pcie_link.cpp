@@ -1,0 +1,114 @@
+#include "hw_model/interconnect/pcie_link.h"
+
+#include "hw_model/core/bus.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+namespace {
+// Recommended ACK latency limit and UpdateFC interval in symbol times for 8.0/16.0/32.0 GT/s links
+// (PCIe Base Spec 5.0 tables 3-7..3-9 and 2-46..2-48, as tabulated by pcie-bench's pcie-model; the two
+// tables carry the same values at these rates). Rows: x1 x2 x4 x8 x16; columns: MPS 128..4096.
+constexpr int kLanes[] = {1, 2, 4, 8, 16};
+constexpr unsigned kMps[] = {128, 256, 512, 1024, 2048, 4096};
+constexpr int kAckFcLimit[5][6] = {
+    {333, 512, 655, 1167, 2191, 4239}, {224, 313, 385, 641, 1153, 2177},
+    {169, 214, 250, 378, 634, 1146},   {163, 203, 182, 246, 374, 630},
+    {144, 168, 182, 246, 374, 630},
+};
+constexpr double kDllpBytes = 8;       // ACK or UpdateFC DLLP: 2 B framing + 4 B DLLP + 2 B CRC
+constexpr double kSkipLength = 4;      // SKP ordered set, every 1538 symbols
+constexpr double kSkipInterval = 1538;
+}  // namespace
+
+double PcieLink::dll_overhead(int gen, int lanes, unsigned mps) {
+  (void)gen;  // same tables for 8, 16 and 32 GT/s
+  int li = 0, mi = 0;
+  while (kLanes[li] != lanes) ++li;
+  while (kMps[mi] != mps) ++mi;
+  double limit = kAckFcLimit[li][mi];
+  return kDllpBytes / limit + kDllpBytes / limit + kSkipLength / kSkipInterval;
+}
+
+void PcieLink::declare_params(ParamSet& ps) {
+  ps.declare_int_choices("link.gen", 4, "", {3, 4, 5},
+                         "PARAMETERS.md PCIe-like link: desktop dGPU on Gen4 (8/16/32 GT/s per lane, "
+                         "128b/130b; PCI-SIG rates as in pcie-bench pcie-model, Intel AN 829)");
+  ps.declare_int_choices("link.lanes", 16, "lanes", {1, 2, 4, 8, 16},
+                         "PARAMETERS.md PCIe-like link: desktop dGPU x16");
+  ps.declare_int_choices("link.max_payload_bytes", 256, "bytes", {128, 256, 512, 1024, 2048, 4096},
+                         "Q: 256 B common on root ports (PCIe spec range 128-4096; PLX PEX 8532)");
+  ps.declare_int_choices("link.max_read_request_bytes", 512, "bytes",
+                         {128, 256, 512, 1024, 2048, 4096},
+                         "Q: PCIe default Max_Read_Request_Size 512 B (PCIe Base Spec, Device Control)");
+  ps.declare_int_choices("link.completion_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},
+                         "A: completions coalesced up to the 256 B max payload (pcie-model rcb_chunks=False)");
+  ps.declare_real("link.hop_ns", 200, "ns", 0, 1e6,
+                  "D: one-way PHY + data-link + port latency; 550 ns small-read round trip "
+                  "(pcie-bench lat_dma_sizes, Gen3 x8) = 2 x 200 hop + 2 x 30 root complex + 90 DRAM");
+}
+
+PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
+    : sc_module(name),
+      down_in("down_in"),
+      down_out("down_out"),
+      up_in("up_in"),
+      up_out("up_out"),
+      vcd_(vcd),
+      mps_(unsigned(ps.get_int("link.max_payload_bytes"))),
+      mrrs_(unsigned(ps.get_int("link.max_read_request_bytes"))),
+      cpl_bytes_(unsigned(ps.get_int("link.completion_bytes"))),
+      hop_(ps.get_ns("link.hop_ns")) {
+  const int gen = int(ps.get_int("link.gen"));
+  const int lanes = int(ps.get_int("link.lanes"));
+  const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
+  raw_bytes_per_ns_ = gts * lanes * (128.0 / 130.0) / 8.0;
+  dll_overhead_ = dll_overhead(gen, lanes, mps_);
+  bytes_per_ns_ = raw_bytes_per_ns_ * (1.0 - dll_overhead_);
+  up_.name = "up";
+  down_.name = "down";
+  up_.busy_id = vcd_.add(std::string(basename()) + ".up_busy", 1);
+  down_.busy_id = vcd_.add(std::string(basename()) + ".down_busy", 1);
+  down_in.register_b_transport(this, &PcieLink::b_down);
+  up_in.register_b_transport(this, &PcieLink::b_up);
+}
+
+sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t payload, uint64_t n,
+                            unsigned overhead) {
+  const sc_time start = max_time(arrival, dir.free);
+  const sc_time dur(double(payload + n * overhead) / bytes_per_ns_ * 1000.0, SC_PS);
+  dir.free = start + dur;
+  dir.busy_total += dur;
+  dir.payload_bytes += payload;
+  dir.tlps += n;
+  vcd_.set(dir.busy_id, 1, start);
+  vcd_.set(dir.busy_id, 0, dir.free);
+  return dir.free;
+}
+
+void PcieLink::carry(tlm::tlm_generic_payload& t, sc_time& delay, Direction& req, Direction& cpl,
+                     tlm_utils::simple_initiator_socket<PcieLink>& out) {
+  const uint64_t len = t.get_data_length();
+  const sc_time now = sc_time_stamp();
+  if (t.is_write()) {
+    // Posted: split at the max payload; the data is delivered when the last TLP has crossed.
+    const uint64_t n = (len + mps_ - 1) / mps_;
+    const sc_time end = serialise(req, now + delay, len, n, kMwrOverhead);
+    delay = end + hop_ - now;
+    out->b_transport(t, delay);
+    return;
+  }
+  // Non-posted read: request TLPs one way, completions with data the other way.
+  const uint64_t nreq = (len + mrrs_ - 1) / mrrs_;
+  const sc_time req_end = serialise(req, now + delay, 0, nreq, kMrdOverhead);
+  delay = req_end + hop_ - now;
+  out->b_transport(t, delay);  // the target synchronises to its sampling time
+  if (t.is_response_error()) return;
+  const sc_time back = sc_time_stamp();
+  const uint64_t ncpl = (len + cpl_bytes_ - 1) / cpl_bytes_;
+  const sc_time cpl_end = serialise(cpl, back + delay, len, ncpl, kCplOverhead);
+  delay = cpl_end + hop_ - back;
+}
+
+}  // namespace gpumodel

@@ -1,0 +1,83 @@
+// PCIe-like link: two independent directions (down = host to device, up = device to host), each a
+// serialising resource. A transfer's TLPs (payload split at max payload, read requests at max read
+// request size) occupy the direction back to back at the effective line rate, then take a fixed hop
+// latency. Posted writes keep their order (a direction is FIFO); a read request queues behind earlier
+// posted writes in its direction, and the memory behind samples it no earlier than their visibility.
+//
+// Effective rate (pcie-bench pcie-model, PCIe Base Spec 5.0 tables 3-7..3-9 and 2-46..2-48):
+//   raw   = GT/s x lanes x 128/130 / 8                        bytes per ns
+//   rate  = raw x (1 - 8/AckLimit - 8/FcUpdateInterval - 4/1538)   (ACK + UpdateFC DLLPs, SKP sets)
+//   t_tlp = (payload + overhead) / rate, overhead 24 B for MWr/MRd (4-DW header + DLLP framing),
+//           20 B for CplD; posted-write efficiency = MPS / (MPS + 24).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw_model/core/params.h"
+#include "hw_model/core/vcd.h"
+
+namespace gpumodel {
+
+class PcieLink : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<PcieLink> down_in;      // from the root complex
+  tlm_utils::simple_initiator_socket<PcieLink> down_out;  // to the device
+  tlm_utils::simple_target_socket<PcieLink> up_in;        // from the device
+  tlm_utils::simple_initiator_socket<PcieLink> up_out;    // to the root complex
+
+  static constexpr unsigned kMwrOverhead = 24;  // Intel AN 456; pcie-model TLP_MWr_64 + DLLP framing
+  static constexpr unsigned kMrdOverhead = 24;
+  static constexpr unsigned kCplOverhead = 20;
+
+  static void declare_params(ParamSet& ps);
+  PcieLink(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd);
+
+  // The model's own figures, for results and tests.
+  double bytes_per_ns() const { return bytes_per_ns_; }       // after encoding and DLLP overhead
+  double raw_bytes_per_ns() const { return raw_bytes_per_ns_; }
+  double link_overhead_fraction() const { return dll_overhead_; }
+  double posted_write_gbps() const {                           // payload GB/s for MPS-sized writes
+    return bytes_per_ns_ * double(mps_) / double(mps_ + kMwrOverhead);
+  }
+  sc_core::sc_time tlp_time(unsigned payload, unsigned overhead) const {
+    return sc_core::sc_time(double(payload + overhead) / bytes_per_ns_ * 1000.0, sc_core::SC_PS);
+  }
+  sc_core::sc_time hop() const { return hop_; }
+  unsigned max_payload() const { return mps_; }
+  unsigned max_read_request() const { return mrrs_; }
+
+  struct Direction {
+    std::string name;
+    sc_core::sc_time free = sc_core::SC_ZERO_TIME;  // busy until
+    sc_core::sc_time busy_total = sc_core::SC_ZERO_TIME;
+    uint64_t payload_bytes = 0, tlps = 0;
+    Vcd::Id busy_id = Vcd::kNone;
+  };
+  const Direction& up() const { return up_; }
+  const Direction& down() const { return down_; }
+
+  // Lane-rate effective efficiency for (gen, lanes, mps): exposed for tests and the README table.
+  static double dll_overhead(int gen, int lanes, unsigned mps);
+
+ private:
+  void b_down(tlm::tlm_generic_payload& t, sc_core::sc_time& d) { carry(t, d, down_, up_, down_out); }
+  void b_up(tlm::tlm_generic_payload& t, sc_core::sc_time& d) { carry(t, d, up_, down_, up_out); }
+  void carry(tlm::tlm_generic_payload& t, sc_core::sc_time& delay, Direction& req, Direction& cpl,
+             tlm_utils::simple_initiator_socket<PcieLink>& out);
+  // Occupies `dir` from `arrival` for `n` TLPs carrying `payload` bytes in total; returns the end.
+  sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload,
+                             uint64_t n, unsigned overhead);
+
+  Vcd& vcd_;
+  Direction up_, down_;
+  unsigned mps_, mrrs_, cpl_bytes_;
+  double raw_bytes_per_ns_, dll_overhead_, bytes_per_ns_;
+  sc_core::sc_time hop_;
+};
+
+}  // namespace gpumodel

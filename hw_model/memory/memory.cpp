@@ -1,0 +1,161 @@
+#include "hw_model/memory/memory.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hw_model/core/bus.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void Memory::declare_params(ParamSet& ps, const std::string& p, bool local) {
+  if (local) {
+    ps.declare_real(p + "read_latency_ns", 250, "ns", 0, 1e6,
+                    "PARAMETERS.md GPU: local memory access 400-600 engine cycles, default 500 at the "
+                    "2.0 GHz engine clock = 250 ns (CUDA C++ Best Practices Guide, Memory Instructions)");
+    ps.declare_real(p + "write_latency_ns", 250, "ns", 0, 1e6,
+                    "D: a write is visible when it reaches the same point a read samples, so it takes "
+                    "the read path's 250 ns (PARAMETERS.md local memory access)");
+    ps.declare_real(p + "bandwidth_gbps", 1008, "GB/s", 0.001, 1e5,
+                    "Q: RTX 4090 GDDR6X 1008 GB/s (vendor specification page)");
+    ps.declare_int(p + "size_bytes", int64_t(16) << 30, "bytes", 1 << 20, int64_t(1) << 40,
+                   "A: 16 GiB of VRAM, a desktop dGPU");
+  } else {
+    ps.declare_real(p + "read_latency_ns", 90, "ns", 0, 1e6,
+                    "D: 550 ns GPU small-read round trip (PARAMETERS.md, pcie-bench) minus 2 x 200 ns "
+                    "link hop minus 2 x 30 ns root complex = 90 ns; typical loaded DDR4/DDR5 latency");
+    ps.declare_real(p + "write_latency_ns", 90, "ns", 0, 1e6,
+                    "D: equal to the read latency, so a read never passes an earlier write (PCIe "
+                    "ordering) by construction");
+    ps.declare_real(p + "bandwidth_gbps", 76.8, "GB/s", 0.001, 1e5,
+                    "Q: dual-channel DDR5-4800, 2 x 38.4 GB/s (JEDEC JESD79-5 data rate x 8 B)");
+    ps.declare_int(p + "size_bytes", int64_t(16) << 30, "bytes", 1 << 20, int64_t(1) << 40,
+                   "A: 16 GiB of host DRAM");
+  }
+}
+
+Memory::Memory(sc_module_name name, const ParamSet& ps, const std::string& p, uint64_t base)
+    : sc_module(name),
+      tsock("tsock"),
+      base_(base),
+      size_(uint64_t(ps.get_int(p + "size_bytes"))),
+      read_latency_(ps.get_ns(p + "read_latency_ns")),
+      write_latency_(ps.get_ns(p + "write_latency_ns")),
+      bytes_per_ps_(ps.get_real(p + "bandwidth_gbps") / 1000.0) {
+  tsock.register_b_transport(this, &Memory::b_transport);
+  SC_HAS_PROCESS(Memory);
+  SC_METHOD(apply_due);
+  sensitive << apply_ev_;
+  dont_initialize();
+}
+
+Memory::~Memory() {
+  while (!pending_.empty()) {
+    delete pending_.top();
+    pending_.pop();
+  }
+  for (Pending* p : free_) delete p;
+}
+
+sc_time Memory::occupy(const sc_time& arrival, unsigned len) {
+  sc_time start = max_time(arrival, port_free_);
+  port_free_ = start + sc_time(double(len) / bytes_per_ps_, SC_PS);
+  return start;
+}
+
+void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
+  uint64_t addr = t.get_address();
+  unsigned len = t.get_data_length();
+  if (addr < base_ || addr + len > base_ + size_ || len == 0) {
+    t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const sc_time now = sc_time_stamp();
+  const sc_time xfer(double(len) / bytes_per_ps_, SC_PS);
+  if (t.is_write()) {
+    sc_time start = occupy(now + delay, len);
+    Pending* w;
+    if (free_.empty()) {
+      w = new Pending;
+    } else {
+      w = free_.back();
+      free_.pop_back();
+    }
+    w->visible_at = start + xfer + write_latency_;
+    w->seq = seq_++;
+    w->addr = addr;
+    w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
+    bool earliest = pending_.empty() || Later()(pending_.top(), w);
+    pending_.push(w);
+    if (earliest) apply_ev_.notify(w->visible_at - now);
+    last_visible_ = max_time(last_visible_, w->visible_at);
+    delay = w->visible_at - now;
+  } else if (t.is_read()) {
+    sc_time start = occupy(now + delay, len);
+    // A read does not pass an earlier write (PCIe ordering; RAW hazard in the controller).
+    sc_time sample = max_time(start + xfer + read_latency_, last_visible_);
+    if (sample > now) wait(sample - now);
+    apply_due();
+    peek(addr, t.get_data_ptr(), len);
+    delay = SC_ZERO_TIME;
+  } else {
+    t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  t.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Memory::apply_due() {
+  const sc_time now = sc_time_stamp();
+  while (!pending_.empty() && pending_.top()->visible_at <= now) {
+    Pending* w = pending_.top();
+    pending_.pop();
+    store(w->addr, w->data.data(), unsigned(w->data.size()));
+    ++writes_applied_;
+    free_.push_back(w);
+  }
+  if (!pending_.empty()) apply_ev_.notify(pending_.top()->visible_at - now);
+}
+
+void Memory::store(uint64_t addr, const unsigned char* p, unsigned len) {
+  poke(addr, p, len);  // one copy: an aligned 8-byte write is never seen torn (F1)
+  if (watches_.empty()) return;
+  for (auto& w : watches_)
+    if (addr < w.addr + w.len && w.addr < addr + len) w.cb(addr, len);
+}
+
+void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
+  auto* out = static_cast<unsigned char*>(dst);
+  while (len) {
+    uint64_t page = addr / kPage, off = addr % kPage;
+    unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+    auto it = pages_.find(page);
+    if (it == pages_.end()) std::memset(out, 0, n);
+    else std::memcpy(out, it->second.get() + off, n);
+    out += n;
+    addr += n;
+    len -= n;
+  }
+}
+
+void Memory::poke(uint64_t addr, const void* src, unsigned len) {
+  auto* in = static_cast<const unsigned char*>(src);
+  while (len) {
+    uint64_t page = addr / kPage, off = addr % kPage;
+    unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+    auto& pg = pages_[page];
+    if (!pg) {
+      pg.reset(new unsigned char[kPage]);
+      std::memset(pg.get(), 0, kPage);
+    }
+    std::memcpy(pg.get() + off, in, n);
+    in += n;
+    addr += n;
+    len -= n;
+  }
+}
+
+void Memory::watch(uint64_t addr, unsigned len, Watch cb) { watches_.push_back({addr, len, std::move(cb)}); }
+
+}  // namespace gpumodel

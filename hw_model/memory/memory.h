@@ -1,0 +1,93 @@
+// A memory target (system DRAM or GPU-local VRAM): sparse byte store with access latency and a port
+// bandwidth, and posted writes that become visible at their time.
+//
+// Parameters (prefix is the instance's, e.g. "sysmem."): read_latency_ns, write_latency_ns,
+// bandwidth_gbps, size_bytes. Ports: one multi-target socket. Driver interface: none (it is memory).
+// Guarantees: an aligned write of up to 8 bytes becomes visible all at once (F1); a read sees every
+// write that arrived before it (a read is sampled no earlier than the visibility of earlier writes).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "hw_model/core/params.h"
+
+namespace gpumodel {
+
+class Memory : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Memory> tsock;
+
+  static void declare_params(ParamSet& ps, const std::string& prefix, bool local);
+  Memory(sc_core::sc_module_name name, const ParamSet& ps, const std::string& prefix, uint64_t base);
+  ~Memory() override;
+
+  uint64_t base() const { return base_; }
+  uint64_t size() const { return size_; }
+
+  // Backdoor for monitors, tests and the initial loader: no time passes.
+  void peek(uint64_t addr, void* dst, unsigned len) const;
+  uint64_t peek64(uint64_t addr) const {
+    uint64_t v = 0;
+    peek(addr, &v, 8);
+    return v;
+  }
+  void poke(uint64_t addr, const void* src, unsigned len);
+
+  // Watch a range: the callback runs when a write overlapping it becomes visible.
+  using Watch = std::function<void(uint64_t addr, unsigned len)>;
+  void watch(uint64_t addr, unsigned len, Watch cb);
+
+  sc_core::sc_time read_latency() const { return read_latency_; }
+  sc_core::sc_time write_latency() const { return write_latency_; }
+  uint64_t writes_applied() const { return writes_applied_; }
+
+ private:
+  void b_transport(int port, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void apply_due();  // SC_METHOD: makes due pending writes visible
+  void store(uint64_t addr, const unsigned char* p, unsigned len);
+  sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
+
+  struct Pending {
+    sc_core::sc_time visible_at;
+    uint64_t seq;
+    uint64_t addr;
+    std::vector<unsigned char> data;
+  };
+  struct Later {
+    bool operator()(const Pending* a, const Pending* b) const {
+      return a->visible_at != b->visible_at ? a->visible_at > b->visible_at : a->seq > b->seq;
+    }
+  };
+
+  static constexpr unsigned kPage = 4096;
+  std::unordered_map<uint64_t, std::unique_ptr<unsigned char[]>> pages_;
+  std::priority_queue<Pending*, std::vector<Pending*>, Later> pending_;
+  std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
+  sc_core::sc_event apply_ev_;
+  uint64_t seq_ = 0;
+  uint64_t writes_applied_ = 0;
+  sc_core::sc_time last_visible_ = sc_core::SC_ZERO_TIME;  // latest visibility of any write so far
+  sc_core::sc_time port_free_ = sc_core::SC_ZERO_TIME;     // bandwidth reservation
+
+  struct WatchEntry {
+    uint64_t addr;
+    unsigned len;
+    Watch cb;
+  };
+  std::vector<WatchEntry> watches_;
+
+  uint64_t base_, size_;
+  sc_core::sc_time read_latency_, write_latency_;
+  double bytes_per_ps_;
+};
+
+}  // namespace gpumodel

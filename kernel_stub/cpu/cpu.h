@@ -1,0 +1,109 @@
+// The host CPU (one core) as the stub's execution resource: its initiator socket is the only way the
+// OS and KMD reach hardware (MMIO and memory). Contexts and their costs follow the order a real
+// interrupt takes: idle-state exit -> interrupt entry -> ISR -> DPC -> waiting thread woken.
+// ISR and DPC run on the core's own process in priority order (ISR > DPC > thread dispatch); app
+// threads are SC_THREADs that block on KEvents. Simplification: an ISR or DPC that arrives while an app
+// thread is running does not stretch that thread's own time.
+//
+// Parameters: cpu.* (idle states from intel_idle skl_cstates, costs from PARAMETERS.md).
+// Trace: cpu.context (C1 / C1E / C3 / C6 / exit / ISR / DPC / wake / thread / idle0), cpu.threads.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw_model/core/bus.h"
+#include "hw_model/core/params.h"
+#include "hw_model/core/vcd.h"
+#include "hw_model/interconnect/interrupt_controller.h"
+
+namespace gpumodel {
+
+// A kernel event object a thread can wait on (auto-reset, like a KEVENT SynchronizationEvent).
+struct KEvent {
+  bool signaled = false;
+  int waiters = 0;
+  int queued = 0;  // waiters already made ready, not yet dispatched
+  sc_core::sc_event ev;
+};
+
+class Cpu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Cpu> isock;
+
+  static void declare_params(ParamSet& ps);
+  Cpu(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, InterruptController& intc);
+
+  // Hardware access from the calling CPU context (the calling process waits for the cost).
+  uint32_t mmio_read32(uint64_t addr);
+  uint64_t mmio_read64(uint64_t addr);
+  void mmio_write32(uint64_t addr, uint32_t v);
+  void mmio_write64(uint64_t addr, uint64_t v);
+  void mem_write(uint64_t addr, const void* src, unsigned len);  // cached stores, then posted to DRAM
+  void mem_read(uint64_t addr, void* dst, unsigned len);
+  uint64_t mem_read64(uint64_t addr) {
+    uint64_t v = 0;
+    mem_read(addr, &v, 8);
+    return v;
+  }
+
+  // Interrupts: the KMD's ISR (DxgkDdiInterruptRoutine), given the MSI data; returns true if claimed.
+  using Isr = std::function<bool(uint32_t msi_data)>;
+  void connect_interrupt(Isr isr) { isr_ = std::move(isr); }
+  void queue_dpc(std::function<void()> dpc);  // KeInsertQueueDpc, from the ISR
+
+  // Threads.
+  void spawn_thread(const std::string& name, std::function<void()> body);
+  void wait_for(KEvent& e);  // KeWaitForSingleObject from an app thread
+  void signal(KEvent& e);    // KeSetEvent, from a DPC
+
+  // Accounting.
+  const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
+  uint64_t interrupts() const { return interrupts_; }
+  uint64_t wakeups() const { return wakeups_; }   // idle exits
+  sc_core::sc_time idle_exit_latency() const;     // of the state the core would pick now
+  // Time stamps of the last interrupt's stages, for latency breakdowns.
+  struct Stamps {
+    sc_core::sc_time msi_arrival, isr_start, isr_end, dpc_start, dpc_end;
+    sc_core::sc_time idle_exit = sc_core::SC_ZERO_TIME;
+  };
+  const Stamps& last_interrupt() const { return stamps_; }
+
+ private:
+  void core();
+  void set_context(const std::string& c);
+  struct CState {
+    std::string name;
+    sc_core::sc_time exit, residency;
+  };
+  const CState& choose_idle_state() const;
+
+  BusMaster<Cpu> bus_;
+  InterruptController& intc_;
+  Vcd& vcd_;
+  Isr isr_;
+  std::deque<std::function<void()>> dpcs_;
+  std::deque<KEvent*> ready_;
+  int running_ = 0;
+  sc_core::sc_event work_ev_;
+
+  std::vector<CState> cstates_;
+  std::string governor_, fixed_state_;
+  sc_core::sc_time last_idle_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time entry_, isr_cost_, dpc_cost_, wake_cost_, mmio_write_cost_;
+  double memcpy_bytes_per_ns_;
+
+  std::string context_ = "";
+  sc_core::sc_time context_since_ = sc_core::SC_ZERO_TIME;
+  std::map<std::string, sc_core::sc_time> residency_;
+  uint64_t interrupts_ = 0, wakeups_ = 0;
+  Stamps stamps_;
+  Vcd::Id context_id_, threads_id_;
+};
+
+}  // namespace gpumodel

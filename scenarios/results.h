@@ -1,0 +1,31 @@
+// What a run reports: metrics, scenario checks, monitor verdicts, bug check, host figures.
+// Everything but `host` is a function of scenario, parameters and seed only.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumodel {
+
+struct Results {
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  std::map<std::string, uint64_t> monitors;         // name -> violations
+  std::map<std::string, bool> monitors_expected;    // a fault-injection scenario expects these
+  std::vector<std::string> failures;                // scenario checks that failed, model faults
+  nlohmann::json bugcheck = nullptr;                // {"code", "params"} when the OS would bug check
+  nlohmann::ordered_json host = nlohmann::ordered_json::object();
+
+  template <typename T>
+  void metric(const std::string& name, T v) { metrics[name] = v; }
+  bool check(bool ok, const std::string& what) {
+    if (!ok) failures.push_back(what);
+    return ok;
+  }
+  void bug_check(uint32_t code, const std::vector<uint64_t>& params);
+  bool pass() const;
+};
+
+}  // namespace gpumodel

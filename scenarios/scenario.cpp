@@ -1,0 +1,62 @@
+#include "scenarios/scenario.h"
+
+#include <chrono>
+#include <ctime>
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+const std::vector<ScenarioInfo>& scenario_registry() {
+  static const std::vector<ScenarioInfo> all = {copy_bandwidth_scenario(), mmio_roundtrip_scenario()};
+  return all;
+}
+
+const ScenarioInfo* find_scenario(const std::string& name) {
+  for (auto& s : scenario_registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+void declare_all_params(ParamSet& ps) {
+  Platform::declare_params(ps);
+  for (auto& s : scenario_registry()) s.declare(ps, s.name);
+}
+
+sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
+  const ScenarioInfo* info = find_scenario(opt.scenario);
+  if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
+  Vcd vcd;
+  if (!opt.vcd_path.empty()) vcd.enable();
+  const auto wall0 = std::chrono::steady_clock::now();
+
+  Platform platform(ps, vcd, opt.seed);
+  auto driver = info->make(ps);
+  driver->build(platform, r);
+
+  const sc_time limit(ps.get_real("sim.limit_ms"), SC_MS);
+  try {
+    sc_start(limit, SC_EXIT_ON_STARVATION);
+  } catch (const sc_report& e) {
+    r.failures.push_back(std::string("model fault: ") + e.what());
+  } catch (const std::exception& e) {
+    r.failures.push_back(std::string("model fault: ") + e.what());
+  }
+  const sc_time end = sc_time_stamp();
+  if (sc_pending_activity() && r.failures.empty())
+    r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
+  if (r.failures.empty()) driver->finish(platform, r);
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.host["wall_s"] = wall;
+  r.host["sim_ns_per_wall_s"] = wall > 0 ? to_ns(end) / wall : 0.0;
+  if (!opt.vcd_path.empty()) {
+    const std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
+    if (!vcd.write(opt.vcd_path, date)) throw ConfigError("cannot write VCD file '" + opt.vcd_path + "'");
+  }
+  return end;
+}
+
+}  // namespace gpumodel

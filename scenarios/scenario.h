@@ -1,0 +1,51 @@
+// Scenario drivers: each builds its workload on the platform (app threads on the CPU model) and names
+// its metrics. A scenario's own parameters are declared with the scenario as their owner.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw_model/core/params.h"
+#include "scenarios/platform.h"
+#include "scenarios/results.h"
+
+namespace gpumodel {
+
+class ScenarioDriver {
+ public:
+  virtual ~ScenarioDriver() = default;
+  // Elaboration: spawn the app threads that drive the workload.
+  virtual void build(Platform& p, Results& r) = 0;
+  // After the run: compute what is left of the metrics.
+  virtual void finish(Platform& p, Results& r) { (void)p, (void)r; }
+};
+
+struct ScenarioInfo {
+  std::string name;
+  std::string summary;
+  std::function<void(ParamSet&, const std::string& owner)> declare;
+  std::function<std::unique_ptr<ScenarioDriver>(const ParamSet&)> make;
+};
+
+const std::vector<ScenarioInfo>& scenario_registry();
+const ScenarioInfo* find_scenario(const std::string& name);
+
+// Every parameter: the platform's and every scenario's.
+void declare_all_params(ParamSet& ps);
+
+struct RunOptions {
+  std::string scenario;
+  uint64_t seed = 1;
+  std::string vcd_path;  // empty: no waveform
+};
+
+// Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
+// Call once per process (SystemC elaborates once).
+sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r);
+
+// Scenario registrations (one per driver file).
+ScenarioInfo copy_bandwidth_scenario();
+ScenarioInfo mmio_roundtrip_scenario();
+
+}  // namespace gpumodel
