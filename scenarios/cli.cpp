@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -24,6 +25,10 @@ const char* kUsage =
 
 // Reads `scenario = NAME` and every `[section] key = value` of an INI file into `ps`.
 std::string load_scenario_file(const std::string& path, ParamSet& ps) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ConfigError("cannot read scenario file '" + path + "': not a regular file");
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read scenario file '" + path + "': " + std::strerror(errno));
   po::options_description keys;
@@ -134,7 +139,7 @@ int run(int argc, char** argv) {
   const auto files = vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>()
                                                : std::vector<std::string>{};
   if (files.size() != 1)
-    throw ConfigError(files.empty() ? std::string("no scenario file given\n") + kUsage
+    throw ConfigError(files.empty() ? std::string("no scenario file given (gpumodel --help)")
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
                                           " (write overrides as --section.key=value)");
 

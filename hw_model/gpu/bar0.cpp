@@ -25,7 +25,8 @@ Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*>
       nodes_(std::move(nodes)),
       deferred_("deferred"),
       read_latency_(ps.get_ns("gpu.bar0_read_latency_ns")),
-      write_latency_(ps.get_ns("gpu.bar0_write_latency_ns")) {
+      write_latency_(ps.get_ns("gpu.bar0_write_latency_ns")),
+      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))) {
   tsock.register_b_transport(this, &Bar0::b_transport);
 }
 
@@ -56,7 +57,7 @@ uint64_t Bar0::read_reg(uint64_t off, unsigned len) const {
   using namespace regs;
   if (off == kId) return kIdValue;
   if (off == kCaps) return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8);
-  if (off == kTimestamp) return sc_time_stamp().value() / 1000;  // 1 ns ticks
+  if (off == kTimestamp) return sc_time_stamp().value() / tick_ps_;
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {

@@ -38,6 +38,7 @@ class Bar0 : public sc_core::sc_module {
   std::vector<Node*> nodes_;
   Deferred deferred_;
   sc_core::sc_time read_latency_, write_latency_;
+  uint64_t tick_ps_;
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
   uint64_t reads_ = 0, writes_ = 0;

@@ -25,6 +25,8 @@ void Node::declare_params(ParamSet& ps) {
   ps.declare_int("node.dma_outstanding", 16, "chunks", 1, 1024,
                  "A: 16 chunks in flight (64 KiB), enough to cover the ~1 us link round trip at "
                  "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
+  ps.declare_int("gpu.timestamp_tick_ps", 1000, "ps", 1, 1000000,
+                 "Q: PARAMETERS.md GPU timestamp tick, dGPU 1 ns (PTX ISA %globaltimer)");
   ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, device scope ~100 ns");
   ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
@@ -45,7 +47,8 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       fetch_bytes_(unsigned(ps.get_int("node.fetch_bytes"))),
       fifo_bytes_(unsigned(ps.get_int("node.fifo_bytes"))),
       chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
-      outstanding_(unsigned(ps.get_int("node.dma_outstanding"))) {
+      outstanding_(unsigned(ps.get_int("node.dma_outstanding"))),
+      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))) {
   const std::string base = "gpu." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
@@ -175,7 +178,7 @@ void Node::execute(const uint32_t* p, uint32_t len) {
       break;
     case Op::Timestamp:
       if (len == 3) {
-        const uint64_t ticks = sc_time_stamp().value() / 1000;  // 1 ns ticks (PTX %globaltimer)
+        const uint64_t ticks = sc_time_stamp().value() / tick_ps_;
         post(q64(p + 1), &ticks, 8);
       }
       break;
@@ -197,17 +200,19 @@ void Node::execute(const uint32_t* p, uint32_t len) {
   }
 }
 
-void Node::post(uint64_t addr, const void* src, unsigned len) {
-  const sc_time vis = bus_.post(addr, src, len);
+void Node::note_write(uint64_t addr, const sc_time& vis) {
   if (vis > last_visible_) last_visible_ = vis;
-  if (addr < regs::kVramBase) wrote_system_ = true;
+  if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
+void Node::post(uint64_t addr, const void* src, unsigned len) { note_write(addr, bus_.post(addr, src, len)); }
+
 void Node::drain_write_buffer() {
-  // The barrier completes when every earlier write is visible, plus the handshake of its scope.
-  const sc_time done = max_time(sc_time_stamp(), last_visible_) + (wrote_system_ ? barrier_sys_ : barrier_);
-  wrote_system_ = false;
-  wait(done - sc_time_stamp());
+  // The barrier completes when every earlier write is visible, plus the handshake of its scope:
+  // system scope while a write to system memory is still outstanding, else device scope.
+  const sc_time now = sc_time_stamp();
+  const sc_time done = max_time(now, last_visible_) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
+  wait(done - now);
 }
 
 void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
@@ -234,8 +239,7 @@ void Node::dma_tag() {
     bus_.read(c.src, buf.data(), c.len);
     last_dma_read_ = sc_time_stamp() - t0;
     const sc_time vis = bus_.post(c.dst, buf.data(), c.len);
-    if (vis > last_visible_) last_visible_ = vis;
-    if (c.dst < regs::kVramBase) wrote_system_ = true;
+    note_write(c.dst, vis);
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
     wait(vis - sc_time_stamp());
     --dma_busy_;

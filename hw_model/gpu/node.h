@@ -57,6 +57,7 @@ class Node : public sc_core::sc_module {
   const int ordinal_;
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
+  uint64_t tick_ps_;  // GPU timestamp tick
 
   HwQueue* q_ = nullptr;      // the queue this node runs
   sc_core::sc_time q_since_;  // when it started running it
@@ -66,9 +67,10 @@ class Node : public sc_core::sc_module {
   bool fetching_ = false;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 
-  // Write buffer state: when the last posted write becomes visible, and whether one went to the host.
+  // Write buffer state: when the last posted write becomes visible, and the last one to system memory.
   sc_core::sc_time last_visible_ = sc_core::SC_ZERO_TIME;
-  bool wrote_system_ = false;
+  sc_core::sc_time last_visible_system_ = sc_core::SC_ZERO_TIME;
+  void note_write(uint64_t addr, const sc_core::sc_time& visible);
 
   struct Chunk {
     uint64_t src, dst;

@@ -51,17 +51,12 @@ Memory::Memory(sc_module_name name, const ParamSet& ps, const std::string& p, ui
 }
 
 Memory::~Memory() {
-  while (!pending_.empty()) {
-    delete pending_.top();
-    pending_.pop();
-  }
+  for (Pending* p : pending_) delete p;
   for (Pending* p : free_) delete p;
 }
 
 sc_time Memory::occupy(const sc_time& arrival, unsigned len) {
-  sc_time start = max_time(arrival, port_free_);
-  port_free_ = start + sc_time(double(len) / bytes_per_ps_, SC_PS);
-  return start;
+  return port_.reserve(arrival, sc_time(double(len) / bytes_per_ps_, SC_PS));
 }
 
 void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
@@ -74,7 +69,8 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
   const sc_time now = sc_time_stamp();
   const sc_time xfer(double(len) / bytes_per_ps_, SC_PS);
   if (t.is_write()) {
-    sc_time start = occupy(now + delay, len);
+    const sc_time arrival = now + delay;
+    sc_time start = occupy(arrival, len);
     Pending* w;
     if (free_.empty()) {
       w = new Pending;
@@ -82,19 +78,23 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
       w = free_.back();
       free_.pop_back();
     }
+    w->arrival = arrival;
     w->visible_at = start + xfer + write_latency_;
     w->seq = seq_++;
     w->addr = addr;
     w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
-    bool earliest = pending_.empty() || Later()(pending_.top(), w);
-    pending_.push(w);
+    const bool earliest = pending_.empty() || Later()(pending_.front(), w);
+    pending_.push_back(w);
+    std::push_heap(pending_.begin(), pending_.end(), Later());
     if (earliest) apply_ev_.notify(w->visible_at - now);
-    last_visible_ = max_time(last_visible_, w->visible_at);
     delay = w->visible_at - now;
   } else if (t.is_read()) {
-    sc_time start = occupy(now + delay, len);
-    // A read does not pass an earlier write (PCIe ordering; RAW hazard in the controller).
-    sc_time sample = max_time(start + xfer + read_latency_, last_visible_);
+    const sc_time arrival = now + delay;
+    sc_time start = occupy(arrival, len);
+    // A read does not pass a write that reached the controller before it.
+    sc_time sample = start + xfer + read_latency_;
+    for (const Pending* w : pending_)
+      if (w->arrival <= arrival && w->visible_at > sample) sample = w->visible_at;
     if (sample > now) wait(sample - now);
     apply_due();
     peek(addr, t.get_data_ptr(), len);
@@ -108,14 +108,15 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
 
 void Memory::apply_due() {
   const sc_time now = sc_time_stamp();
-  while (!pending_.empty() && pending_.top()->visible_at <= now) {
-    Pending* w = pending_.top();
-    pending_.pop();
+  while (!pending_.empty() && pending_.front()->visible_at <= now) {
+    std::pop_heap(pending_.begin(), pending_.end(), Later());
+    Pending* w = pending_.back();
+    pending_.pop_back();
     store(w->addr, w->data.data(), unsigned(w->data.size()));
     ++writes_applied_;
     free_.push_back(w);
   }
-  if (!pending_.empty()) apply_ev_.notify(pending_.top()->visible_at - now);
+  if (!pending_.empty()) apply_ev_.notify(pending_.front()->visible_at - now);
 }
 
 void Memory::store(uint64_t addr, const unsigned char* p, unsigned len) {

@@ -4,12 +4,13 @@
 // Parameters (prefix is the instance's, e.g. "sysmem."): read_latency_ns, write_latency_ns,
 // bandwidth_gbps, size_bytes. Ports: one multi-target socket. Driver interface: none (it is memory).
 // Guarantees: an aligned write of up to 8 bytes becomes visible all at once (F1); a read sees every
-// write that arrived before it (a read is sampled no earlier than the visibility of earlier writes).
+// write that arrived before it (it is sampled no earlier than their visibility: an in-order memory
+// controller, and with a FIFO link the PCIe rule that a read does not pass an earlier posted write).
+// A write still on its way (not arrived) is not waited for: the read sees the old data.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +20,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "hw_model/core/params.h"
+#include "hw_model/core/timeline.h"
 
 namespace gpumodel {
 
@@ -57,6 +59,7 @@ class Memory : public sc_core::sc_module {
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
 
   struct Pending {
+    sc_core::sc_time arrival;  // when the write reached this memory
     sc_core::sc_time visible_at;
     uint64_t seq;
     uint64_t addr;
@@ -70,13 +73,12 @@ class Memory : public sc_core::sc_module {
 
   static constexpr unsigned kPage = 4096;
   std::unordered_map<uint64_t, std::unique_ptr<unsigned char[]>> pages_;
-  std::priority_queue<Pending*, std::vector<Pending*>, Later> pending_;
+  std::vector<Pending*> pending_;  // a heap ordered by Later: the earliest visibility on top
   std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
   sc_core::sc_event apply_ev_;
   uint64_t seq_ = 0;
   uint64_t writes_applied_ = 0;
-  sc_core::sc_time last_visible_ = sc_core::SC_ZERO_TIME;  // latest visibility of any write so far
-  sc_core::sc_time port_free_ = sc_core::SC_ZERO_TIME;     // bandwidth reservation
+  Timeline port_;  // bandwidth reservations
 
   struct WatchEntry {
     uint64_t addr;

@@ -1,0 +1,113 @@
+// Link serialisation, posted-write order, read-after-write ordering, visibility and 64-bit atomicity.
+#include "hw_model/gpu/regs.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+
+namespace {
+// Gen4 x16, MPS 256: 16 GT/s x 16 lanes x 128/130 / 8 bytes per ns, less one 8-byte ACK and one 8-byte
+// UpdateFC DLLP every 168 symbols (PCIe Base Spec 5.0 tables 3-8 and 2-47, x16, MPS 256) and a 4-symbol
+// SKP ordered set every 1538.
+const double kRate = 16.0 * 16 * 128 / 130 / 8 * (1 - 8.0 / 168 - 8.0 / 168 - 4.0 / 1538);
+const sc_time kHop(200, SC_NS), kRc(30, SC_NS), kDram(90, SC_NS);
+sc_time dram_xfer(double bytes) { return sc_time(bytes / 0.0768, SC_PS); }  // 76.8 GB/s port
+const uint64_t kA = regs::kSysmemBase + 0x100000;
+}  // namespace
+
+TEST_CASE("Posted writes serialise on the link at the derived rate and become visible in issue order", "[H1][H2]") {
+  auto ps = params();
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");  // a GPU-side initiator: its writes to system memory go up the link
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  std::vector<unsigned char> data(512, 0xAB);
+  std::vector<sc_time> seen;
+  p.sysmem.watch(kA, 1024, [&](uint64_t, unsigned) { seen.push_back(sc_time_stamp()); });
+  sc_time v1, v2, v3;
+  gpu_agent.body = [&] {
+    v1 = gpu_agent.bus.post(kA, data.data(), 256);
+    v2 = gpu_agent.bus.post(kA + 256, data.data(), 256);
+    v3 = gpu_agent.bus.post(kA + 512, data.data(), 512);  // two TLPs at MPS 256
+  };
+  sc_start();
+  const sc_time s280 = ser(256 + 24, kRate);
+  // v1: one 280-byte TLP, the hop, the root complex, the DRAM port transfer and write latency.
+  CHECK(v1 == s280 + kHop + kRc + dram_xfer(256) + kDram);
+  // v2 queues behind v1 on the up direction: exactly one TLP time later.
+  CHECK(v2 == v1 + s280);
+  // v3: two TLPs (2 x 24 B overhead) after v2's TLP; the DRAM port is long free by then.
+  CHECK(v3 == s280 + s280 + ser(512 + 48, kRate) + kHop + kRc + dram_xfer(512) + kDram);
+  CHECK(p.link.up().tlps == 4);
+  CHECK(p.link.up().payload_bytes == 1024);
+  CHECK(p.link.down().tlps == 0);
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0] == v1);
+  CHECK(seen[1] == v2);
+  CHECK(seen[2] == v3);
+  CHECK(p.sysmem.peek64(kA + 1016) == 0xABABABABABABABABull);
+}
+
+TEST_CASE("A read does not pass an earlier posted write, and another agent reads only visible data", "[H2]") {
+  auto ps = params();
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent"), host_agent("host_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  host_agent.sock.bind(p.rc.tsock);
+  const uint64_t v = 0x1122334455667788ull;
+  sc_time vis, gpu_read_done, host_early_done, host_late_done;
+  uint64_t gpu_saw = 0, host_early = 1, host_late = 0;
+  gpu_agent.body = [&] {
+    vis = gpu_agent.bus.post64(kA, v);
+    gpu_saw = gpu_agent.bus.read64(kA);  // same direction, right behind the write
+    gpu_read_done = sc_time_stamp();
+  };
+  host_agent.body = [&] {
+    host_early = host_agent.bus.read64(kA);  // the write is still on the link
+    host_early_done = sc_time_stamp();
+    wait(vis - sc_time_stamp());
+    host_late = host_agent.bus.read64(kA);
+    host_late_done = sc_time_stamp();
+  };
+  sc_start();
+  const sc_time s32 = ser(8 + 24, kRate), s24 = ser(24, kRate), s28 = ser(8 + 20, kRate);
+  CHECK(vis == s32 + kHop + kRc + dram_xfer(8) + kDram);
+  // The read request TLP serialises after the write's; it reaches DRAM after the write did, so it is
+  // sampled no earlier than the write's visibility; here its own path is the later one.
+  CHECK(gpu_saw == v);
+  CHECK(gpu_read_done == s32 + s24 + kHop + kRc + dram_xfer(8) + kDram + kRc + s28 + kHop);
+  // The host read issued at 0 reaches DRAM at 30 ns, long before the write: it sees the old value.
+  CHECK(host_early == 0);
+  CHECK(host_early_done == kRc + dram_xfer(8) + kDram + kRc);
+  CHECK(host_early_done < vis);
+  CHECK(host_late == v);
+}
+
+TEST_CASE("Aligned 64-bit writes become visible whole, never torn", "[F1][H2]") {
+  auto ps = params();
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe a("a"), b("b");
+  a.sock.bind(p.gpu.fabric.tsock);  // through the link
+  b.sock.bind(p.rc.tsock);          // from the host side
+  const uint64_t va = 0x1111111122222222ull, vb = 0x3333333344444444ull;
+  std::vector<uint64_t> observed;
+  p.sysmem.watch(kA, 8, [&](uint64_t, unsigned) { observed.push_back(p.sysmem.peek64(kA)); });
+  sc_time vis_a;
+  a.body = [&] {
+    for (int i = 0; i < 100; ++i) {
+      vis_a = a.bus.post64(kA, i % 2 ? va : vb);
+      wait(sc_time(3, SC_NS));
+    }
+  };
+  b.body = [&] {
+    for (int i = 0; i < 100; ++i) {
+      b.bus.post64(kA, i % 2 ? vb : va);
+      wait(sc_time(7, SC_NS));
+    }
+  };
+  sc_start();
+  REQUIRE(observed.size() == 200);
+  for (uint64_t o : observed) CHECK((o == va || o == vb));
+}

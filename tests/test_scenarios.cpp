@@ -1,0 +1,106 @@
+// Whole scenarios through the CLI: the published figures, exact configured latencies, determinism.
+#include <cmath>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "tb.h"
+
+using namespace tb;
+
+namespace {
+nlohmann::json run_json(const std::string& args, const std::string& tag) {
+  const std::string out = "scenario_test_" + tag + ".json";
+  const Run r = run_cli(args + " --results " + out);
+  INFO("gpumodel " << args << "\n" << r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(slurp(out));
+}
+// Gen4 x16 payload rate (see test_link_memory.cpp) and a TLP's time in ns.
+double rate(double gts, int lanes, int ackfc) { return gts * lanes * 128 / 130 / 8 * (1 - 16.0 / ackfc - 4.0 / 1538); }
+}  // namespace
+
+TEST_CASE("copy_bandwidth d2h lands within 2 % of PARAMETERS.md's derived posted-write figures", "[H2][H4]") {
+  struct Case {
+    int gen, lanes;
+    double published_gbps;
+  } cases[] = {{3, 8, 6.62}, {4, 16, 25.99}, {5, 16, 51.98}};
+  for (auto c : cases) {
+    auto j = run_json(scenario("copy_bandwidth") + " --link.gen=" + std::to_string(c.gen) +
+                          " --link.lanes=" + std::to_string(c.lanes), "bw" + std::to_string(c.gen));
+    const double got = j["metrics"]["effective_gbps"];
+    INFO("Gen" << c.gen << " x" << c.lanes << ": " << got << " GB/s");
+    CHECK(std::abs(got - c.published_gbps) / c.published_gbps < 0.02);
+    // And never above the link's own payload limit: bytes cannot cross faster than the wire.
+    CHECK(got <= double(j["metrics"]["link_limit_gbps"]));
+    CHECK(j["metrics"]["bytes"] == 16777216);
+  }
+}
+
+TEST_CASE("copy_bandwidth h2d is bounded by the completion rate and moves the right data", "[H2][H4]") {
+  auto j = run_json(scenario("copy_bandwidth") + " --copy.direction=h2d", "h2d");
+  // Completions carry 256 B with 20 B of overhead: 28.425 B/ns x 256/276 = 26.37 GB/s.
+  const double limit = rate(16, 16, 168) * 256 / 276;
+  const double got = j["metrics"]["effective_gbps"];
+  CHECK(got <= limit);
+  CHECK(got > 0.98 * limit);
+  CHECK(j["verdict"] == "pass");  // includes the data check
+}
+
+TEST_CASE("mmio_roundtrip gives exactly the configured latencies, in the published ranges", "[H2][H4]") {
+  auto j = run_json(scenario("mmio_roundtrip"), "mmio");
+  const double r = rate(16, 16, 168);
+  auto tlp = [&](double bytes) { return std::round(bytes / r * 1000) / 1000; };  // ns, 1 ps resolution
+  // CPU read: root complex 30, request TLP (24 B) down, hop 200, BAR0 register bus 540, completion
+  // (4 B + 20 B) up, hop 200, root complex 30.
+  const double cpu = 30 + tlp(24) + 200 + 540 + tlp(24) + 200 + 30;
+  // GPU read of 8 B: request up, hop, root complex, DRAM 90 (+ 8 B at 76.8 GB/s), back.
+  const double gpu = tlp(24) + 200 + 30 + std::round(8 / 0.0768) / 1000 + 90 + 30 + tlp(28) + 200;
+  CHECK(double(j["metrics"]["cpu_mmio_read_ns"]) == Approx(cpu).margin(1e-6));
+  CHECK(double(j["metrics"]["gpu_read_roundtrip_ns"]) == Approx(gpu).margin(1e-6));
+  CHECK(double(j["metrics"]["cpu_mmio_read_ns"]) >= 900);  // gdrcopy copylat 0.9-1.1 us
+  CHECK(double(j["metrics"]["cpu_mmio_read_ns"]) <= 1100);
+  CHECK(double(j["metrics"]["gpu_read_roundtrip_ns"]) == Approx(550).margin(5));  // pcie-bench median
+}
+
+TEST_CASE("mmio_roundtrip: a parameter moves the latency by exactly its change", "[H2][H4]") {
+  auto base = run_json(scenario("mmio_roundtrip"), "base");
+  auto hop = run_json(scenario("mmio_roundtrip") + " --link.hop_ns=250", "hop");
+  auto bar = run_json(scenario("mmio_roundtrip") + " --gpu.bar0_read_latency_ns=600", "bar");
+  const double c0 = base["metrics"]["cpu_mmio_read_ns"], g0 = base["metrics"]["gpu_read_roundtrip_ns"];
+  CHECK(double(hop["metrics"]["cpu_mmio_read_ns"]) == Approx(c0 + 100).margin(1e-6));  // two hops
+  CHECK(double(hop["metrics"]["gpu_read_roundtrip_ns"]) == Approx(g0 + 100).margin(1e-6));
+  CHECK(double(bar["metrics"]["cpu_mmio_read_ns"]) == Approx(c0 + 60).margin(1e-6));
+  CHECK(double(bar["metrics"]["gpu_read_roundtrip_ns"]) == Approx(g0).margin(1e-6));
+}
+
+TEST_CASE("Same scenario and seed give identical results (but host) and VCD (but $date)", "[H4]") {
+  for (const char* sc : {"copy_bandwidth", "mmio_roundtrip"}) {
+    std::string vcd[2], json[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::string tag = std::string(sc) + std::to_string(i);
+      const Run r = run_cli(scenario(sc) + " --seed 7 --vcd det_" + tag + ".vcd --results det_" + tag + ".json");
+      REQUIRE(r.code == 0);
+      auto j = nlohmann::json::parse(slurp("det_" + tag + ".json"));
+      CHECK(j["host"].contains("wall_s"));
+      j.erase("host");
+      json[i] = j.dump();
+      vcd[i] = std::regex_replace(slurp("det_" + tag + ".vcd"), std::regex("\\$date[^$]*\\$end"), "");
+      CHECK(vcd[i].size() > 500);
+    }
+    CHECK(json[0] == json[1]);
+    CHECK(vcd[0] == vcd[1]);
+  }
+}
+
+TEST_CASE("The VCD declares the waveform signals the save files open", "[H4]") {
+  const Run r = run_cli(scenario("copy_bandwidth") + " --copy.bytes=65536 --vcd sig.vcd");
+  REQUIRE(r.code == 0);
+  const std::string v = slurp("sig.vcd");
+  for (const char* s : {"up_busy", "down_busy", "msi", "state", "context", "$timescale 1ps"}) {
+    INFO(s);
+    CHECK(v.find(s) != std::string::npos);
+  }
+  // Node state and link occupancy change during the copy.
+  CHECK(std::count(v.begin(), v.end(), '#') > 10);
+}
