@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Simulator speed: runs each scenario a few times and reports wall time and simulated ns per wall
+# second from the results' `host` section. Speed is measured here, never in the timed tests.
+# usage: bench/run.sh [build-dir] [repeats]
+set -euo pipefail
+build=${1:-build}
+repeats=${2:-5}
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() {  # label, args...
+  local label=$1; shift
+  local best=""
+  for i in $(seq "$repeats"); do
+    "$build/gpumodel" "$@" --results "$tmp/r.json" >/dev/null
+    w=$(python3 -c "import json;print(json.load(open('$tmp/r.json'))['host']['wall_s'])")
+    best=$(python3 -c "print(min(float('$w'), float('${best:-1e9}')))")
+  done
+  sim=$(python3 -c "import json;print(json.load(open('$tmp/r.json'))['sim_time_ns'])")
+  printf '%-40s best wall %8.4f s   simulated %12.0f ns   %10.3g sim-ns/wall-s\n' "$label" "$best" "$sim" \
+    "$(python3 -c "print($sim/$best)")"
+}
+run "copy_bandwidth 16 MiB Gen4 x16 d2h" scenarios/copy_bandwidth.ini
+run "copy_bandwidth 256 MiB Gen5 x16 d2h" scenarios/copy_bandwidth.ini --copy.bytes=268435456 --link.gen=5
+run "copy_bandwidth 16 MiB h2d" scenarios/copy_bandwidth.ini --copy.direction=h2d
+run "mmio_roundtrip" scenarios/mmio_roundtrip.ini
