@@ -9,6 +9,7 @@ using namespace sc_core;
 namespace {
 const double kRate = 16.0 * 16 * 128 / 130 / 8 * (1 - 8.0 / 168 - 8.0 / 168 - 4.0 / 1538);  // Gen4 x16
 const sc_time kHop(200, SC_NS), kRc(30, SC_NS), kDram(90, SC_NS), kDecode(4, SC_NS);  // 8 cycles @ 2 GHz
+const sc_time kWb(100, SC_NS);  // node.write_buffer_ns
 sc_time dram_xfer(double bytes) { return sc_time(bytes / 0.0768, SC_PS); }
 sc_time ns_(double v) { return sc_time(v, SC_NS); }
 
@@ -71,17 +72,17 @@ TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus it
   });
   sc_start();
   auto t = [&](int i) { return sc_time(double(p.sysmem.peek64(ts + 8 * uint64_t(i))), SC_PS); };
-  // WRITE64 posts one decode after the first timestamp; it is visible after a 32-byte TLP, the hop,
-  // the root complex and DRAM. The barrier then adds the 200 ns system-scope handshake, and the last
-  // TIMESTAMP its decode.
-  const sc_time write_vis = t(0) + kDecode + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram;
+  // WRITE64 posts one decode after the first timestamp; it leaves the 100 ns write buffer and is
+  // visible after a 32-byte TLP, the hop, the root complex and DRAM. The barrier then adds the 200 ns
+  // system-scope handshake, and the last TIMESTAMP its decode.
+  const sc_time write_vis = t(0) + kDecode + kWb + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram;
   CHECK(t(1) == write_vis + ns_(200) + kDecode);
   // Without the barrier the second timestamp is taken two decodes later, before the write is visible.
   CHECK(t(3) == t(2) + kDecode + kDecode);
-  CHECK(t(3) < t(2) + kDecode + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram);
-  // Local memory: 250 ns write latency, 8 bytes at 1008 GB/s, 100 ns device-scope handshake.
+  CHECK(t(3) < t(2) + kDecode + kWb + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram);
+  // Local memory: write buffer, 8 bytes at 1008 GB/s, 250 ns write latency, 100 ns device scope.
   const sc_time t4(double(p.gpu.vram.peek64(vramx + 8)), SC_PS), t5(double(p.gpu.vram.peek64(vramx + 16)), SC_PS);
-  CHECK(t5 == t4 + kDecode + sc_time(8 / 1.008, SC_PS) + ns_(250) + ns_(100) + kDecode);
+  CHECK(t5 == t4 + kDecode + kWb + sc_time(8 / 1.008, SC_PS) + ns_(250) + ns_(100) + kDecode);
   CHECK(p.gpu.vram.peek64(vramx) == 3);
 }
 

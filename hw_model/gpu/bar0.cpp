@@ -94,6 +94,26 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     cmp_.set_msi(msi_addr_, msi_data_);
     return;
   }
+  auto& cfg = cmp_.cfg;
+  switch (off) {
+    case kFenceSelect: cmp_.select_fence(uint32_t(v)); return;
+    case kFenceCvAddr: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->cv_addr = v; return;
+    case kFenceMvAddr: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->mv_addr = v; return;
+    case kFenceFlags:
+      if (auto* f = cmp_.fence(cmp_.selected_fence())) {
+        f->flags = uint32_t(v);
+        if (!f->valid()) f->gpu_waiters.clear();
+      }
+      return;
+    case kFenceMvUpdate: cmp_.mv_update(cmp_.selected_fence(), v); return;
+    case kFenceNotify: cmp_.cpu_notify(uint32_t(v)); return;
+    case kFenceAckAddr: cfg.ack_addr = v; return;
+    case kShadowMvBase: cfg.shadow_base = v; return;
+    case kEventRingBase: cfg.ring_base = v; return;
+    case kEventRingSize: cfg.ring_size = uint32_t(v); return;
+    case kEventRingWptrAddr: cfg.ring_wptr_addr = v; return;
+    case kEventRingRptr: cfg.ring_rptr = uint32_t(v); return;
+  }
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
     const int qi = int((off - kQueueBase) / kQueueStride);
     HwQueue& q = cmp_.queue(qi);

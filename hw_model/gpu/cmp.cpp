@@ -1,6 +1,7 @@
 #include "hw_model/gpu/cmp.h"
 
 #include "hw_model/gpu/node.h"
+#include "hw_model/gpu/regs.h"
 
 namespace gpumodel {
 
@@ -13,6 +14,20 @@ void Cmp::declare_params(ParamSet& ps) {
                  "A: firmware path doorbell -> run-list update -> node kick, 64 CMP cycles");
   ps.declare_int("cmp.interrupt_cycles", 32, "cycles", 0, 1 << 24,
                  "A: firmware path engine request -> MSI write issued, 32 CMP cycles");
+  ps.declare_int("cmp.decision_cycles", 20, "cycles", 0, 1 << 24,
+                 "A: firmware handling of an engine's fence signal (GPU waiter scan, interrupt "
+                 "decision), 20 CMP cycles");
+  ps.declare_int("cmp.mv_update_cycles", 40, "cycles", 0, 1 << 24,
+                 "A: firmware decode of a MonitoredValue update command, 40 CMP cycles");
+  ps.declare_real("cmp.barrier_ns", 200, "ns", 0, 1e6,
+                  "Q (low confidence): PARAMETERS.md memory barrier, system scope ~200 ns (the CMP "
+                  "synchronises with engine writes that may target system memory)");
+  ps.declare_bool("cmp.barrier", true,
+                  "Q: F7, seed 003 'Synchronization within the GPU': the barrier between writing the "
+                  "shadow MV and reading CV; false reproduces the lost interrupt");
+  ps.declare_bool("cmp.report_fence_set", true,
+                  "Q: F12: the interrupt names the signaled fences (pSignaledNativeFenceArray); false "
+                  "reports NULL, so the OS scans every waiter");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
 }
@@ -24,21 +39,26 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
       deferred_("deferred"),
       vcd_(vcd),
       queues_(size_t(queues)),
+      fences_(kFenceSlots),
       period_(cycles(1, ps.get_real("cmp.clock_mhz"))),
       timeslice_(sc_time(ps.get_real("cmp.timeslice_us"), SC_US)),
+      barrier_cost_(ps.get_ns("cmp.barrier_ns")),
       doorbell_cycles_(uint64_t(ps.get_int("cmp.doorbell_cycles"))),
-      interrupt_cycles_(uint64_t(ps.get_int("cmp.interrupt_cycles"))) {
+      interrupt_cycles_(uint64_t(ps.get_int("cmp.interrupt_cycles"))),
+      mv_update_cycles_(uint64_t(ps.get_int("cmp.mv_update_cycles"))),
+      decision_cycles_(uint64_t(ps.get_int("cmp.decision_cycles"))),
+      use_barrier_(ps.get_bool("cmp.barrier")),
+      report_set_(ps.get_bool("cmp.report_fence_set")) {
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
   busy_id_ = vcd_.add_ascii("gpu.cmp.state", "idle");
+  decision_id_ = vcd_.add_ascii("gpu.cmp.decision", "");
+  SC_HAS_PROCESS(Cmp);
+  SC_THREAD(firmware);
 }
 
 sc_time Cmp::reserve(uint64_t n) {
   const sc_time start = max_time(sc_time_stamp(), busy_until_);
   busy_until_ = start + period_ * double(n);
-  if (busy_until_ > start) {
-    vcd_.set_ascii(busy_id_, "busy", start);
-    vcd_.set_ascii(busy_id_, "idle", busy_until_);
-  }
   return busy_until_;
 }
 
@@ -81,15 +101,151 @@ bool Cmp::should_switch(int node, const HwQueue& current, const sc_time& since) 
   return false;
 }
 
-void Cmp::raise_interrupt(uint32_t vector) {
-  deferred_.at(reserve(interrupt_cycles_), [this, vector] {
-    if (!msi_addr_) {
-      SC_REPORT_ERROR("gpumodel/cmp", "interrupt raised before the KMD programmed the MSI address");
-      return;
+bool Cmp::other_runnable(int node, const HwQueue& current) const {
+  for (const HwQueue& q : queues_)
+    if (&q != &current && q.node == node && q.runnable()) return true;
+  return false;
+}
+
+void Cmp::push(const Work& w) {
+  fifo_.push_back(w);
+  fw_ev_.notify(SC_ZERO_TIME);
+}
+
+void Cmp::raise_interrupt(uint32_t vector) { push({Work::Vector, 0, vector, nullptr, true}); }
+void Cmp::mv_update(uint32_t slot, uint64_t mv) { push({Work::MvUpdate, slot, mv, nullptr, false}); }
+void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, false}); }
+void Cmp::queue_wait(HwQueue& q) { push({Work::QueueWait, q.wait_slot, q.wait_value, &q, false}); }
+
+void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt) {
+  decision(interrupt);
+  if (!interrupt) {
+    ++suppressed_;
+    // Nothing for the firmware to do unless a queue waits on this fence on the GPU.
+    if (fences_[slot].gpu_waiters.empty()) return;
+  }
+  push({Work::FenceWritten, slot, value, nullptr, interrupt});
+}
+
+void Cmp::decision(bool raise) {
+  if (!vcd_.enabled()) return;
+  vcd_.set_ascii(decision_id_, raise ? "raise" : "suppress");
+  vcd_.set_ascii(decision_id_, "", sc_time_stamp() + sc_time(2, SC_NS));
+}
+
+void Cmp::firmware() {
+  for (;;) {
+    while (fifo_.empty()) {
+      vcd_.set_ascii(busy_id_, "idle");
+      wait(fw_ev_);
     }
-    ++msi_sent_;
-    bus_.post32(msi_addr_, msi_data_ + vector);  // MSI: a 4-byte posted write (PCIe MSI definition)
-  });
+    vcd_.set_ascii(busy_id_, "busy");
+    const Work w = fifo_.front();
+    fifo_.pop_front();
+    run(w);
+  }
+}
+
+void Cmp::run(const Work& w) {
+  FenceEntry* f = w.kind == Work::Vector ? nullptr : fence(w.slot);
+  switch (w.kind) {
+    case Work::Vector:
+      wait(period_ * double(interrupt_cycles_));
+      send_msi(uint32_t(w.value));
+      break;
+    case Work::MvUpdate: {
+      wait(period_ * double(mv_update_cycles_));
+      ++mv_updates_;
+      // F7: (1) write the shadow MV, (2) barrier against the engines' writes, (3) read CV.
+      const sc_time vis = bus_.post64(shadow_mv_addr(w.slot), w.value);
+      if (vis > own_last_visible_) own_last_visible_ = vis;
+      if (use_barrier_) barrier();
+      if (f && f->valid()) {
+        const uint64_t cv = bus_.read64(f->cv_addr);
+        const bool raise = cv > w.value;
+        decision(raise);
+        if (raise) raise_fence_interrupt(w.slot, cv);
+      }
+      // F8: tell the KMD this update is complete.
+      if (cfg.ack_addr) bus_.post64(cfg.ack_addr, ++acks_);
+      break;
+    }
+    case Work::QueueWait: {
+      wait(period_ * double(decision_cycles_));
+      // Re-read CV: a signal that landed between the engine's check and this registration counts.
+      if (!f || !f->valid()) break;
+      const uint64_t cv = bus_.read64(f->cv_addr);
+      f->gpu_waiters.push_back(w.q);
+      unblock_satisfied(*f, w.slot, cv);
+      break;
+    }
+    case Work::FenceWritten:
+      wait(period_ * double(decision_cycles_));
+      if (!f) break;
+      unblock_satisfied(*f, w.slot, w.value);
+      if (w.irq) raise_fence_interrupt(w.slot, w.value);
+      break;
+    case Work::CpuNotify:
+      wait(period_ * double(decision_cycles_));
+      if (f && f->valid() && !f->gpu_waiters.empty()) unblock_satisfied(*f, w.slot, bus_.read64(f->cv_addr));
+      break;
+  }
+}
+
+void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
+  for (size_t i = 0; i < f.gpu_waiters.size();) {
+    HwQueue* q = f.gpu_waiters[i];
+    if (q->blocked && q->wait_slot == slot && q->wait_value <= cv) {
+      q->blocked = false;
+      ++unblocks_;
+      nodes_[size_t(q->node)]->kick(*q);
+      f.gpu_waiters[i] = f.gpu_waiters.back();
+      f.gpu_waiters.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Cmp::barrier() {
+  // Completes when every write the engines issued before it, and the CMP's own, is visible.
+  for (Node* n : nodes_)
+    while (!n->write_buffer_empty()) wait(n->write_buffer_drained());
+  sc_time t = max_time(sc_time_stamp(), own_last_visible_);
+  for (Node* n : nodes_) t = max_time(t, n->last_visible());
+  wait(t + barrier_cost_ - sc_time_stamp());
+}
+
+void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
+  // The fence's CV must be visible before the CPU hears of it: order the engines' writes first.
+  barrier();
+  wait(period_ * double(interrupt_cycles_));
+  FenceEntry& f = fences_[slot];
+  if (cfg.ring_base && cfg.ring_size) {
+    if (ring_wptr_ - cfg.ring_rptr >= cfg.ring_size) {
+      ++ring_dropped_;  // the KMD sees the drop count and falls back to a NULL scan
+    } else {
+      struct {
+        uint32_t type, handle;
+        uint64_t value;
+      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? slot + 1 : 0, value};
+      bus_.post(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
+      ++ring_wptr_;
+    }
+    bus_.post64(cfg.ring_wptr_addr, (uint64_t(ring_dropped_) << 32) | ring_wptr_);
+  }
+  ++fence_irqs_;
+  send_msi(regs::kFenceEventVector);
+}
+
+void Cmp::send_msi(uint32_t vector) {
+  if (!msi_addr_) {
+    SC_REPORT_ERROR("gpumodel/cmp", "interrupt raised before the KMD programmed the MSI address");
+    return;
+  }
+  ++msi_sent_;
+  last_msi_ = sc_time_stamp();
+  bus_.post32(msi_addr_, msi_data_ + vector);  // MSI: a 4-byte posted write (PCIe MSI definition)
 }
 
 }  // namespace gpumodel

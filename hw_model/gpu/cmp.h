@@ -1,11 +1,19 @@
 // Context management processor: owns the HW queues and the run list of every node, reacts to
 // doorbells, arbitrates between the queues of a node (priority, then round robin with a time slice),
-// and sends MSI on behalf of the engines. A microcontroller: one resource, every action costs CMP cycles.
+// and runs the native-fence firmware:
+//  * a shadow MonitoredValue per fence in VRAM that the engines read for their conditional interrupt;
+//  * MV updates in the F7 order: write the shadow MV, barrier against the engines' writes
+//    (`cmp.barrier`), read CurrentValue, interrupt iff CV > MV; then acknowledge in memory (F8);
+//  * GPU waits (F5): a queue blocked on (fence, value) is unblocked when an engine signals the fence
+//    past the value, or the CPU notifies a change; no CPU round trip;
+//  * interrupts: an entry in the event ring in system memory naming the fence (or NULL), then MSI.
+// A microcontroller: one firmware loop handles its work items in order, each costing CMP cycles.
 //
-// Parameters: cmp.clock_mhz, cmp.doorbell_cycles, cmp.interrupt_cycles, cmp.timeslice_us.
-// Ports: isock (MSI and, later, fence reads/writes through the GPU fabric).
+// Parameters: cmp.*. Ports: isock (through the GPU fabric: VRAM, and up the link).
+// Trace: gpu.cmp.state, gpu.cmp.decision (raise / suppress, from the engines' checks and MV updates).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include <systemc>
@@ -21,9 +29,18 @@ namespace gpumodel {
 
 class Node;
 
+struct FenceEntry {
+  uint64_t cv_addr = 0, mv_addr = 0;
+  uint32_t flags = 0;
+  std::vector<HwQueue*> gpu_waiters;
+  bool valid() const { return flags & 1; }
+  bool legacy() const { return flags & 2; }
+};
+
 class Cmp : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Cmp> isock;
+  static constexpr unsigned kFenceSlots = 65536;
 
   static void declare_params(ParamSet& ps);
   Cmp(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues);
@@ -39,17 +56,52 @@ class Cmp : public sc_core::sc_module {
     msi_addr_ = addr;
     msi_data_ = data_base;
   }
+  FenceEntry* fence(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
+  uint32_t selected_fence() const { return select_; }
+  void select_fence(uint32_t slot) { select_ = slot; }
+  void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
+  void cpu_notify(uint32_t slot);              // KMD: CV changed by the CPU (F13 NotificationOnly)
+  struct Config {
+    uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
+    uint32_t ring_size = 0, ring_rptr = 0;
+  } cfg;
 
   // Sideband from the nodes.
   HwQueue* pick(int node);                            // next queue for an idle node, or null
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
+  bool other_runnable(int node, const HwQueue& current) const;
   void raise_interrupt(uint32_t vector);              // an engine's INTERRUPT packet
+  // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3).
+  void fence_written(uint32_t slot, uint64_t value, bool interrupt);
+  void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT
+  uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
 
   sc_core::sc_time clock_period() const { return period_; }
+  // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
+  uint64_t fence_interrupts() const { return fence_irqs_; }
+  uint64_t suppressed() const { return suppressed_; }
+  uint64_t mv_updates() const { return mv_updates_; }
+  uint64_t gpu_unblocks() const { return unblocks_; }
+  sc_core::sc_time last_msi_issued() const { return last_msi_; }
 
  private:
-  sc_core::sc_time reserve(uint64_t cycles);  // occupies the CMP; returns when the action is done
+  struct Work {
+    enum Kind { MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector } kind;
+    uint32_t slot;
+    uint64_t value;
+    HwQueue* q;
+    bool irq;
+  };
+  void push(const Work& w);
+  void firmware();  // SC_THREAD
+  void run(const Work& w);
+  void barrier();   // F7 step 2: every engine write issued so far, and ours, is visible
+  void raise_fence_interrupt(uint32_t slot, uint64_t value);
+  void send_msi(uint32_t vector);
+  void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
+  void decision(bool raise);
+  sc_core::sc_time reserve(uint64_t cycles);  // occupies the CMP for doorbells; returns when done
 
   BusMaster<Cmp> bus_;
   Deferred deferred_;
@@ -57,12 +109,20 @@ class Cmp : public sc_core::sc_module {
   std::vector<HwQueue> queues_;
   std::vector<Node*> nodes_;
   std::vector<int> last_pick_;  // per node, for round robin
-  sc_core::sc_time period_, busy_until_ = sc_core::SC_ZERO_TIME, timeslice_;
-  uint64_t doorbell_cycles_, interrupt_cycles_;
+  std::vector<FenceEntry> fences_;
+  uint32_t select_ = 0;
+  std::deque<Work> fifo_;
+  sc_core::sc_event fw_ev_;
+  sc_core::sc_time period_, busy_until_ = sc_core::SC_ZERO_TIME, timeslice_, barrier_cost_;
+  sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
+  uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
+  bool use_barrier_, report_set_;
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
-  uint64_t msi_sent_ = 0;
-  Vcd::Id busy_id_;
+  uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;
+  uint32_t ring_wptr_ = 0, ring_dropped_ = 0;
+  sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME;
+  Vcd::Id busy_id_, decision_id_;
 };
 
 }  // namespace gpumodel

@@ -17,7 +17,10 @@ struct HwQueue {
   uint32_t priority = 0;
   uint64_t wptr = 0;        // bytes ever written (from the doorbell), monotonic
   uint64_t rptr = 0;        // bytes ever executed, monotonic
-  bool runnable() const { return enabled && rptr < wptr; }
+  bool blocked = false;     // waiting on a fence on the GPU (F5)
+  uint32_t wait_slot = 0;
+  uint64_t wait_value = 0;
+  bool runnable() const { return enabled && !blocked && rptr < wptr; }
 };
 
 }  // namespace gpumodel

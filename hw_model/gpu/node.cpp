@@ -27,6 +27,9 @@ void Node::declare_params(ParamSet& ps) {
                  "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
   ps.declare_int("gpu.timestamp_tick_ps", 1000, "ps", 1, 1000000,
                  "Q: PARAMETERS.md GPU timestamp tick, dGPU 1 ns (PTX ISA %globaltimer)");
+  ps.declare_real("node.write_buffer_ns", 100, "ns", 0, 1e6,
+                  "A: a posted write's time in the engine's write buffer before it leaves for the "
+                  "fabric: the window in which a CurrentValue write is pending (F7)");
   ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, device scope ~100 ns");
   ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
@@ -48,7 +51,8 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       fifo_bytes_(unsigned(ps.get_int("node.fifo_bytes"))),
       chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
       outstanding_(unsigned(ps.get_int("node.dma_outstanding"))),
-      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))) {
+      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))),
+      write_buffer_(ps.get_ns("node.write_buffer_ns")) {
   const std::string base = "gpu." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
@@ -56,6 +60,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_HAS_PROCESS(Node);
   SC_THREAD(fetcher);
   SC_THREAD(executor);
+  SC_METHOD(drain_wb);
+  sensitive << wb_ev_;
+  dont_initialize();
   for (unsigned i = 0; i < outstanding_; ++i)
     sc_spawn([this] { dma_tag(); }, (std::string("dma_tag") + std::to_string(i)).c_str());
 }
@@ -157,6 +164,10 @@ void Node::executor() {
     execute(pkt, len);
     q_->rptr += uint64_t(len) * 4;
     ++packets_;
+    if (q_->blocked) {
+      hold_blocked_queue();
+      continue;
+    }
     if (cmp_.should_switch(ordinal_, *q_, q_since_)) finish_queue();  // preempted at a packet boundary
   }
 }
@@ -195,6 +206,12 @@ void Node::execute(const uint32_t* p, uint32_t len) {
     case Op::Interrupt:
       if (len == 2) cmp_.raise_interrupt(p[1]);
       break;
+    case Op::Signal:
+      if (len == 4) signal(p[1], q64(p + 2));
+      break;
+    case Op::Wait:
+      if (len == 4) wait_fence(p[1], q64(p + 2));
+      break;
     default:
       SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": unknown opcode").c_str());
   }
@@ -205,11 +222,69 @@ void Node::note_write(uint64_t addr, const sc_time& vis) {
   if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
-void Node::post(uint64_t addr, const void* src, unsigned len) { note_write(addr, bus_.post(addr, src, len)); }
+void Node::post(uint64_t addr, const void* src, unsigned len) {
+  // Into the write buffer; it leaves for the fabric write_buffer_ later, in order.
+  if (len > sizeof(Buffered::data)) SC_REPORT_FATAL("gpumodel/node", "buffered write wider than 8 bytes");
+  Buffered b{sc_time_stamp() + write_buffer_, addr, len, {}};
+  std::memcpy(b.data, src, len);
+  if (wb_.empty()) wb_ev_.notify(write_buffer_);
+  wb_.push_back(b);
+}
+
+void Node::drain_wb() {
+  const sc_time now = sc_time_stamp();
+  while (!wb_.empty() && wb_.front().leave_at <= now) {
+    const Buffered& b = wb_.front();
+    note_write(b.addr, bus_.post(b.addr, b.data, b.len));  // posted: never waits, fine from a method
+    wb_.pop_front();
+  }
+  if (wb_.empty()) wb_empty_ev_.notify(SC_ZERO_TIME);
+  else wb_ev_.notify(wb_.front().leave_at - now);
+}
+
+void Node::signal(uint32_t slot, uint64_t value) {
+  FenceEntry* f = cmp_.fence(slot);
+  if (!f || !f->valid()) {
+    SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": SIGNAL names a fence slot the CMP does not hold").c_str());
+    return;
+  }
+  ++signals_;
+  post(f->cv_addr, &value, 8);  // F1: one aligned 64-bit write
+  if (f->legacy()) {            // a monitored fence interrupts on every GPU signal (F5)
+    cmp_.fence_written(slot, value, true);
+    return;
+  }
+  // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
+  // still be in the write buffer: that is the window the CMP's barrier closes (F7).
+  const uint64_t mv = bus_.read64(cmp_.shadow_mv_addr(slot));
+  cmp_.fence_written(slot, value, value > mv);
+}
+
+void Node::wait_fence(uint32_t slot, uint64_t value) {
+  FenceEntry* f = cmp_.fence(slot);
+  if (!f || !f->valid()) {
+    SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": WAIT names a fence slot the CMP does not hold").c_str());
+    return;
+  }
+  if (bus_.read64(f->cv_addr) >= value) return;  // already satisfied
+  q_->blocked = true;
+  q_->wait_slot = slot;
+  q_->wait_value = value;
+  cmp_.queue_wait(*q_);  // the CMP re-checks and unblocks it on the GPU (F5)
+}
+
+void Node::hold_blocked_queue() {
+  // Keep the blocked queue's fetched packets while nothing else can run on this node, so the unblock
+  // resumes at once; give the node to another runnable queue otherwise.
+  set_state("wait");
+  while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) wait(work_ev_);
+  if (q_->blocked) finish_queue();
+}
 
 void Node::drain_write_buffer() {
-  // The barrier completes when every earlier write is visible, plus the handshake of its scope:
-  // system scope while a write to system memory is still outstanding, else device scope.
+  // The barrier completes when every earlier write has left the write buffer and is visible, plus the
+  // handshake of its scope: system scope while a system-memory write is outstanding, else device scope.
+  while (!wb_.empty()) wait(wb_empty_ev_);
   const sc_time now = sc_time_stamp();
   const sc_time done = max_time(now, last_visible_) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
   wait(done - now);
@@ -238,6 +313,7 @@ void Node::dma_tag() {
     const sc_time t0 = sc_time_stamp();
     bus_.read(c.src, buf.data(), c.len);
     last_dma_read_ = sc_time_stamp() - t0;
+    wait(write_buffer_);  // the chunk's data leaves through the write buffer too
     const sc_time vis = bus_.post(c.dst, buf.data(), c.len);
     note_write(c.dst, vis);
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.

@@ -38,6 +38,11 @@ class Node : public sc_core::sc_module {
   uint64_t packets_executed() const { return packets_; }
   sc_core::sc_time last_dma_read() const { return last_dma_read_; }
   sc_core::sc_time engine_period() const { return period_; }
+  // For the CMP's barrier (F7): writes still in the write buffer have no visibility time yet.
+  bool write_buffer_empty() const { return wb_.empty(); }
+  const sc_core::sc_event& write_buffer_drained() const { return wb_empty_ev_; }
+  sc_core::sc_time last_visible() const { return last_visible_; }
+  uint64_t signals() const { return signals_; }
 
  private:
   void fetcher();
@@ -58,6 +63,20 @@ class Node : public sc_core::sc_module {
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
   uint64_t tick_ps_;  // GPU timestamp tick
+  sc_core::sc_time write_buffer_;  // a posted write waits this long in the engine before it leaves
+  struct Buffered {
+    sc_core::sc_time leave_at;
+    uint64_t addr;
+    unsigned len;
+    unsigned char data[8];
+  };
+  std::deque<Buffered> wb_;
+  sc_core::sc_event wb_ev_, wb_empty_ev_;
+  void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
+  uint64_t signals_ = 0;
+  void signal(uint32_t slot, uint64_t value);
+  void wait_fence(uint32_t slot, uint64_t value);
+  void hold_blocked_queue();
 
   HwQueue* q_ = nullptr;      // the queue this node runs
   sc_core::sc_time q_since_;  // when it started running it

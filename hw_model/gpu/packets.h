@@ -15,6 +15,8 @@ enum class Op : uint8_t {
   Compute = 0x04,    // cycles: the engine is busy for this many engine clocks
   Copy = 0x05,       // src, dst, bytes: DMA copy
   Interrupt = 0x06,  // vector: ask the CMP to send an MSI
+  Signal = 0x07,     // slot, value: write the fence's CurrentValue, conditional interrupt (F3, F5)
+  Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
 };
 
 inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (dwords & 0xffff); }
@@ -35,7 +37,15 @@ class PacketWriter {
     dw_.push_back(vector);
     return *this;
   }
+  PacketWriter& signal(uint32_t slot, uint64_t value) { return fence_op(Op::Signal, slot, value); }
+  PacketWriter& wait(uint32_t slot, uint64_t value) { return fence_op(Op::Wait, slot, value); }
+  PacketWriter& append(const PacketWriter& o) {
+    dw_.insert(dw_.end(), o.dw_.begin(), o.dw_.end());
+    return *this;
+  }
   const std::vector<uint32_t>& dwords() const { return dw_; }
+  bool empty() const { return dw_.empty(); }
+  void clear() { dw_.clear(); }
   size_t bytes() const { return dw_.size() * 4; }
 
  private:
@@ -45,6 +55,13 @@ class PacketWriter {
       dw_.push_back(uint32_t(v));
       dw_.push_back(uint32_t(v >> 32));
     }
+    return *this;
+  }
+  PacketWriter& fence_op(Op op, uint32_t slot, uint64_t value) {
+    dw_.push_back(header(op, 4));
+    dw_.push_back(slot);
+    dw_.push_back(uint32_t(value));
+    dw_.push_back(uint32_t(value >> 32));
     return *this;
   }
   std::vector<uint32_t> dw_;
