@@ -28,8 +28,9 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
       gpu("gpu", ps, v),
       cpu("cpu", ps, v, intc),
       vidmm(regs::kSysmemBase, sysmem.size(), regs::kVramBase, gpu.vram.size()),
-      vidsch(cpu),
+      vidsch(cpu, vidmm),
       kmd(ps, cpu, vidmm, vidsch) {
+  vidsch.connect(kmd);
   rc.isock.bind(sysmem.tsock);    // port 0
   rc.isock.bind(intc.tsock);      // port 1
   rc.isock.bind(link.down_in);    // port 2

@@ -86,7 +86,7 @@ sc_time Cpu::idle_exit_latency() const { return choose_idle_state().exit; }
 
 void Cpu::core() {
   for (;;) {
-    if (intc_.pending()) {
+    if (intc_.pending() && irql_ == 0) {
       uint32_t vector = 0;
       sc_time arrived;
       intc_.take(vector, arrived);
@@ -108,7 +108,7 @@ void Cpu::core() {
       stamps_.isr_end = sc_time_stamp();
       continue;
     }
-    if (!dpcs_.empty()) {
+    if (!dpcs_.empty() && irql_ == 0) {
       set_context("DPC");
       auto dpc = std::move(dpcs_.front());
       dpcs_.pop_front();
@@ -129,7 +129,7 @@ void Cpu::core() {
       e->ev.notify(SC_ZERO_TIME);
       continue;
     }
-    if (running_ > 0) {
+    if (running_ > 0 || irql_ > 0) {
       set_context("thread");
       wait(intc_.irq() | work_ev_);
       continue;
@@ -168,6 +168,28 @@ void Cpu::wait_for(KEvent& e) {
   work_ev_.notify(SC_ZERO_TIME);
   wait(e.ev);  // the core dispatches us after the wake cost
   --e.waiters;
+}
+
+bool Cpu::wait_for(KEvent& e, const sc_time& timeout) {
+  if (e.signaled) {
+    e.signaled = false;
+    return true;
+  }
+  ++e.waiters;
+  --running_;
+  vcd_.set(threads_id_, uint64_t(running_));
+  work_ev_.notify(SC_ZERO_TIME);
+  wait(timeout, e.ev);
+  if (timed_out() && e.queued == 0) {
+    --e.waiters;
+    ++running_;
+    vcd_.set(threads_id_, uint64_t(running_));
+    work_ev_.notify(SC_ZERO_TIME);
+    return false;
+  }
+  if (timed_out()) wait(e.ev);  // made ready just before the timeout: the dispatch is on its way
+  --e.waiters;
+  return true;
 }
 
 void Cpu::signal(KEvent& e) {

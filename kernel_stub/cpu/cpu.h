@@ -60,7 +60,17 @@ class Cpu : public sc_core::sc_module {
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);
   void wait_for(KEvent& e);  // KeWaitForSingleObject from an app thread
+  // With a timeout: returns false when it expired first (the thread resumes at once; the timer DPC's
+  // own cost is not modelled).
+  bool wait_for(KEvent& e, const sc_core::sc_time& timeout);
   void signal(KEvent& e);    // KeSetEvent, from a DPC
+
+  // Device IRQL (KeSynchronizeExecution): while raised, the core takes no interrupt, so a DDI running
+  // there is serialised with the ISR (F8). Nests.
+  void raise_device_irql() { ++irql_; }
+  void lower_device_irql() {
+    if (--irql_ == 0) work_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
 
   // Accounting.
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
@@ -90,6 +100,7 @@ class Cpu : public sc_core::sc_module {
   std::deque<std::function<void()>> dpcs_;
   std::deque<KEvent*> ready_;
   int running_ = 0;
+  int irql_ = 0;
   sc_core::sc_event work_ev_;
 
   std::vector<CState> cstates_;

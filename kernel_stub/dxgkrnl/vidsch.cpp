@@ -1,6 +1,17 @@
 #include "kernel_stub/dxgkrnl/vidsch.h"
 
+#include "kernel_stub/kmd/kmd.h"
+
 namespace gpumodel {
+
+using namespace sc_core;
+
+namespace {
+constexpr uint32_t kBugCheckDxgkrnlFatal = 0x113;  // VIDEO_DXGKRNL_FATAL_ERROR
+constexpr uint64_t kInvalidSignaledHandle = 0x3A;  // P1: the model's subcode for F11's violation
+}  // namespace
+
+VidSch::VidSch(Cpu& cpu, VidMm& mm) : cpu_(cpu), mm_(mm) {}
 
 KEvent& VidSch::interrupt_event(uint32_t vector) {
   auto& e = events_[vector];
@@ -23,11 +34,221 @@ void VidSch::DxgkCbQueueDpc(std::function<void()> kmd_dpc) {
 void VidSch::dpc() {
   dpc_queued_ = false;
   if (kmd_dpc_) kmd_dpc_();  // DxgkDdiDpcRoutine
-  while (!pending_.empty()) {
+  while (!pending_.empty() && !bugchecked()) {
     const DxgkInterruptData d = pending_.front();
     pending_.pop_front();
-    cpu_.signal(interrupt_event(d.vector));
+    std::vector<NativeFence*> list;
+    switch (d.type) {
+      case DxgkInterruptData::DmaCompleted:
+        cpu_.signal(interrupt_event(d.vector));
+        continue;
+      case DxgkInterruptData::NativeFenceSignaled:
+        if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
+          for (auto& f : fences_)
+            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get())) &&
+                (!f->legacy || d.evaluate_legacy_monitored_fences))
+              list.push_back(f.get());
+        } else {
+          for (uint32_t h : d.signaled) {
+            auto it = by_handle_.find(h);
+            if (it == by_handle_.end()) {  // F11: a destroyed (or never created) fence named
+              bug_check(kBugCheckDxgkrnlFatal, {kInvalidSignaledHandle, h, 0, 0});
+              return;
+            }
+            list.push_back(it->second);
+          }
+        }
+        break;
+      case DxgkInterruptData::MonitoredFenceSignaled:
+        for (auto& f : fences_)
+          if (f->legacy && !f->destroyed && (!f->waiters.empty() || held_.count(f.get()))) list.push_back(f.get());
+        break;
+    }
+    ++fence_interrupts_;
+    const size_t before = woken_;
+    scan(list);
+    if (woken_ == before) ++spurious_;  // allowed (F8): an interrupt that satisfied no CPU waiter
   }
+}
+
+void VidSch::scan(std::vector<NativeFence*> list) {
+  std::vector<NativeFence*> native;
+  for (NativeFence* f : list) {
+    const uint64_t cv = cpu_.mem_read64(f->cv_addr);
+    wake_satisfied(*f, cv);
+    if (f->legacy) release_held(*f, cv);
+    else native.push_back(f);
+  }
+  update_monitored_values(native);  // F4: MV moves to the least outstanding value - 1
+}
+
+size_t VidSch::wake_satisfied(NativeFence& f, uint64_t cv) {
+  size_t n = 0;
+  while (!f.waiters.empty() && f.waiters.begin()->first <= cv) {
+    CpuWaiter* w = f.waiters.begin()->second;
+    f.waiters.erase(f.waiters.begin());
+    --waiter_count_;
+    ++woken_;
+    ++n;
+    if (observer.waiter_woken) observer.waiter_woken(*w);
+    cpu_.signal(w->ev);
+  }
+  return n;
+}
+
+void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
+  std::vector<NativeFence*> todo = fences;
+  while (!todo.empty() && !bugchecked()) {
+    std::vector<DxgkMonitoredValueUpdate> ups;
+    std::vector<NativeFence*> lowered;
+    for (NativeFence* f : todo) {
+      if (f->legacy || f->destroyed) continue;
+      // F2: least waited value - 1, or UINT64_MAX with no CPU waiter.
+      const uint64_t mv = f->waiters.empty() ? UINT64_MAX : f->waiters.begin()->first - 1;
+      if (mv == f->mv) continue;
+      if (mv < f->mv) lowered.push_back(f);
+      f->mv = mv;
+      cpu_.mem_write(f->mv_addr, &mv, 8);  // the OS's own copy, kernel-writable (F2)
+      ups.push_back({f->handle, mv});
+    }
+    if (ups.empty()) return;
+    mv_updates_ += ups.size();
+    cpu_.raise_device_irql();  // F8: serialised with the ISR
+    kmd_->DxgkDdiUpdateMonitoredValues(ups);
+    cpu_.lower_device_irql();
+    // F8: re-sample CV after the DDI returns and satisfy what it already covers.
+    todo.clear();
+    for (NativeFence* f : lowered)
+      if (wake_satisfied(*f, cpu_.mem_read64(f->cv_addr))) todo.push_back(f);
+  }
+}
+
+uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool cv) {
+  const uint64_t stride = kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().stride_bytes;
+  if (shareable) return mm_.allocate(storage, 4096, 4096);  // F6: a page of its own
+  Pool& p = pools_[{process, int(storage), cv}];            // F6: packed at the caps' stride
+  if (p.next + stride > 4096) {
+    p.page = mm_.allocate(storage, 4096, 4096);
+    p.next = 0;
+  }
+  const uint64_t a = p.page + p.next;
+  p.next += stride;
+  return a;
+}
+
+NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
+  auto f = std::make_unique<NativeFence>();
+  f->legacy = legacy;
+  f->shareable = shareable;
+  f->storage = storage;
+  f->cv_addr = alloc_value(process, storage, shareable, true);
+  f->mv_addr = alloc_value(process, storage, shareable, false);
+  const uint64_t max = UINT64_MAX;
+  cpu_.mem_write(f->mv_addr, &max, 8);
+  DxgkCreateNativeFenceArgs a;
+  a.current_value_system_process_gpu_va = f->cv_addr;
+  a.monitored_value_system_process_gpu_va = f->mv_addr;
+  a.legacy_monitored_fence = legacy;
+  f->handle = kmd_->DxgkDdiCreateNativeFence(a);
+  if (!f->handle) {
+    SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
+    return nullptr;
+  }
+  NativeFence* raw = f.get();
+  by_handle_[raw->handle] = raw;
+  fences_.push_back(std::move(f));
+  OpenNativeFence(process, raw);
+  if (observer.fence_created) observer.fence_created(*raw);
+  return raw;
+}
+
+uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
+  const uint32_t local = kmd_->DxgkDdiOpenNativeFence(f->handle, process);
+  f->local_handles[process] = local;
+  return local;
+}
+
+void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
+  auto it = f->local_handles.find(process);
+  if (it == f->local_handles.end()) return;
+  kmd_->DxgkDdiCloseNativeFence(it->second);
+  f->local_handles.erase(it);
+  if (!f->local_handles.empty()) return;  // another process still holds it: the global handle stays
+  // The last close: the CPU waiters fail, the driver destroys its global object (F11).
+  while (!f->waiters.empty()) {
+    CpuWaiter* w = f->waiters.begin()->second;
+    f->waiters.erase(f->waiters.begin());
+    --waiter_count_;
+    if (observer.waiter_cancelled) observer.waiter_cancelled(*w);
+    cpu_.signal(w->ev);
+  }
+  kmd_->DxgkDdiDestroyNativeFence(f->handle);
+  f->destroyed = true;
+  by_handle_.erase(f->handle);
+  held_.erase(f);
+}
+
+bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout) {
+  if (f->destroyed) return false;
+  if (cpu_.mem_read64(f->cv_addr) >= value) return true;
+  CpuWaiter w;
+  w.id = next_waiter_++;
+  w.fence = f;
+  w.value = value;
+  w.since = sc_time_stamp();
+  auto pos = f->waiters.emplace(value, &w);
+  ++waiter_count_;
+  if (observer.waiter_added) observer.waiter_added(w);
+  if (!f->legacy) update_monitored_values({f});  // F2, then F8's re-read
+  const bool ok = timeout == sc_max_time() ? (cpu_.wait_for(w.ev), true) : cpu_.wait_for(w.ev, timeout);
+  if (!ok) {  // timed out: still registered, since a wake would have signalled the event
+    f->waiters.erase(pos);
+    --waiter_count_;
+    if (observer.waiter_cancelled) observer.waiter_cancelled(w);
+    if (!f->legacy) update_monitored_values({f});
+  }
+  return ok && !f->destroyed;
+}
+
+void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
+  kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
+  scan({f});
+}
+
+void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
+  if (!f->legacy) {  // native: the queue waits on the GPU
+    PacketWriter w;
+    w.wait(slot(*f), value).append(work);
+    kmd_->DxgkDdiSubmitCommandToHwQueue(q, w);
+    return;
+  }
+  // Legacy: hold the work on the CPU until CV >= value; registered under device IRQL so the
+  // signal interrupt's DPC cannot run between the check and the registration.
+  cpu_.raise_device_irql();
+  const bool ready = cpu_.mem_read64(f->cv_addr) >= value;
+  if (!ready) held_[f].push_back({q, value, work});
+  cpu_.lower_device_irql();
+  if (ready) kmd_->DxgkDdiSubmitCommandToHwQueue(q, work);
+}
+
+void VidSch::release_held(NativeFence& f, uint64_t cv) {
+  auto it = held_.find(&f);
+  if (it == held_.end()) return;
+  std::vector<Held> keep, go;
+  for (auto& h : it->second) (h.value <= cv ? go : keep).push_back(h);
+  if (keep.empty()) held_.erase(it);
+  else it->second = keep;
+  for (auto& h : go) {
+    ++woken_;  // released GPU work counts as a satisfied waiter of the interrupt
+    kmd_->DxgkDdiSubmitCommandToHwQueue(h.q, h.work);
+  }
+}
+
+void VidSch::bug_check(uint32_t code, std::vector<uint64_t> params) {
+  if (bugchecked()) return;
+  bugcheck_code_ = code;
+  bugcheck_params_ = std::move(params);
+  sc_stop();  // the machine stops
 }
 
 }  // namespace gpumodel

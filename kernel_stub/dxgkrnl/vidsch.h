@@ -1,41 +1,132 @@
-// VidSch, the OS GPU scheduler (the part the platform needs so far): it receives the KMD's interrupt
-// notifications (DxgkCbNotifyInterrupt) at device IRQL, runs the KMD's DPC (DxgkCbQueueDpc), and wakes
-// the threads waiting on what the interrupt reported.
+// VidSch, the OS GPU scheduler: native fence objects and their CPU waiters (F2, F4), the
+// MonitoredValue rules, interrupt notifications at device IRQL and the DPC that wakes satisfied
+// waiters (F8, F12), CPU signals (F13), and the legacy monitored fence whose dependent GPU work it holds
+// on the CPU until the signal interrupt (F5).
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <vector>
 
+#include "hw_model/gpu/packets.h"
 #include "kernel_stub/cpu/cpu.h"
+#include "kernel_stub/dxgkrnl/vidmm.h"
 
 namespace gpumodel {
 
-// DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports so far.
+class Kmd;
+struct KmdHwQueue;
+
+// DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
 struct DxgkInterruptData {
-  enum Type { DmaCompleted } type = DmaCompleted;
-  uint32_t vector = 0;  // the INTERRUPT packet's operand
-  uint32_t node = 0;
+  enum Type { DmaCompleted, NativeFenceSignaled, MonitoredFenceSignaled } type = DmaCompleted;
+  uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand
+  std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
+  bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
+  bool evaluate_legacy_monitored_fences = false;
+};
+
+struct NativeFence;
+
+struct CpuWaiter {
+  uint64_t id = 0;
+  NativeFence* fence = nullptr;
+  uint64_t value = 0;
+  KEvent ev;
+  sc_core::sc_time since;
+};
+
+struct NativeFence {
+  uint32_t handle = 0;  // hGlobalNativeFence
+  bool legacy = false, shareable = false, destroyed = false;
+  Segment storage = Segment::System;
+  uint64_t cv_addr = 0, mv_addr = 0;
+  uint64_t mv = UINT64_MAX;  // the MonitoredValue the OS set last
+  std::map<int, uint32_t> local_handles;  // process -> hLocalNativeFence
+  std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
+};
+
+// What independent monitors see of the OS (read-only notifications).
+struct VidSchObserver {
+  std::function<void(const CpuWaiter&)> waiter_added, waiter_woken, waiter_cancelled;
+  std::function<void(const NativeFence&)> fence_created;
 };
 
 class VidSch {
  public:
-  explicit VidSch(Cpu& cpu) : cpu_(cpu) {}
+  VidSch(Cpu& cpu, VidMm& mm);
+  void connect(Kmd& kmd) { kmd_ = &kmd; }
+  VidSchObserver observer;
 
-  KEvent& interrupt_event(uint32_t vector);  // what an app thread waits on
-  void DxgkCbNotifyInterrupt(const DxgkInterruptData& d);  // from the KMD's ISR
-  void DxgkCbQueueDpc(std::function<void()> kmd_dpc);       // from the KMD's ISR
+  // Interrupt path (from the KMD's ISR, at device IRQL).
+  KEvent& interrupt_event(uint32_t vector);
+  void DxgkCbNotifyInterrupt(const DxgkInterruptData& d);
+  void DxgkCbQueueDpc(std::function<void()> kmd_dpc);
 
+  // Fence objects (D3DKMTCreateNativeFence and friends), from an app thread of `process`.
+  NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
+  uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
+  void DestroySynchronizationObject(int process, NativeFence* f);
+  uint32_t slot(const NativeFence& f) const { return f.handle - 1; }
+
+  // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
+  bool WaitFromCpu(NativeFence* f, uint64_t value,
+                   const sc_core::sc_time& timeout = sc_core::sc_max_time());
+  // CPU signal (D3DKMTSignalSynchronizationObjectFromCpu, F13).
+  void SignalFromCpu(NativeFence* f, uint64_t value);
+  // GPU work that waits on a fence: a native fence waits on the GPU (a WAIT packet); a legacy
+  // monitored fence's work is held here until the signal interrupt shows CV >= value (F5).
+  void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
+
+  // Results.
   uint64_t notifications() const { return notifications_; }
+  uint64_t fence_interrupts() const { return fence_interrupts_; }
+  uint64_t spurious_interrupts() const { return spurious_; }
+  uint64_t waiters_woken() const { return woken_; }
+  uint64_t mv_updates() const { return mv_updates_; }
+  size_t waiter_count() const { return waiter_count_; }
+  const std::vector<std::unique_ptr<NativeFence>>& fences() const { return fences_; }
+  bool bugchecked() const { return bugcheck_code_ != 0; }
+  uint32_t bugcheck_code() const { return bugcheck_code_; }
+  const std::vector<uint64_t>& bugcheck_params() const { return bugcheck_params_; }
 
  private:
   void dpc();
+  void scan(std::vector<NativeFence*> fences);  // wake satisfied waiters, move MV (F4, F8)
+  size_t wake_satisfied(NativeFence& f, uint64_t cv);
+  void update_monitored_values(const std::vector<NativeFence*>& fences);
+  void release_held(NativeFence& f, uint64_t cv);
+  void bug_check(uint32_t code, std::vector<uint64_t> params);
+  uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
+
   Cpu& cpu_;
+  VidMm& mm_;
+  Kmd* kmd_ = nullptr;
   std::map<uint32_t, std::unique_ptr<KEvent>> events_;
   std::deque<DxgkInterruptData> pending_;
   std::function<void()> kmd_dpc_;
   bool dpc_queued_ = false;
-  uint64_t notifications_ = 0;
+  std::vector<std::unique_ptr<NativeFence>> fences_;
+  std::map<uint32_t, NativeFence*> by_handle_;
+  std::set<uint32_t> destroyed_handles_;
+  uint64_t next_waiter_ = 1;
+  size_t waiter_count_ = 0;
+  struct Held {
+    KmdHwQueue* q;
+    uint64_t value;
+    PacketWriter work;
+  };
+  std::map<NativeFence*, std::vector<Held>> held_;
+  struct Pool {  // F6: per process and segment, the page being filled and the next offset in it
+    uint64_t page = 0, next = 4096;
+  };
+  std::map<std::tuple<int, int, bool>, Pool> pools_;
+  uint64_t notifications_ = 0, fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
+  uint32_t bugcheck_code_ = 0;
+  std::vector<uint64_t> bugcheck_params_;
 };
 
 }  // namespace gpumodel

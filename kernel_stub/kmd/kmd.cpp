@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hw_model/gpu/cmp.h"
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
 
@@ -12,10 +13,24 @@ using namespace sc_core;
 void Kmd::declare_params(ParamSet& ps) {
   ps.declare_int_choices("kmd.ring_bytes", 65536, "bytes", {4096, 16384, 65536, 262144, 1048576},
                          "A: 64 KiB ring per HW queue");
+  ps.declare_int_choices("kmd.fence_stride_bytes", 64, "bytes", {8, 16, 32, 64, 128, 256},
+                         "A: DXGK_NATIVE_FENCE_CAPS stride, one 64-byte cache line per fence value (F6)");
+  ps.declare_bool("kmd.validate_signaled_handles", true,
+                  "Q: F11/F12 contract: the KMD names only live fences in pSignaledNativeFenceArray; "
+                  "false models a KMD that forwards a destroyed fence's handle (the OS bug checks)");
+  ps.declare_bool("kmd.ack_raised_mv", false,
+                  "A: the KMD waits for the CMP's acknowledgement only when an update lowers an MV; a "
+                  "raised MV cannot lose an interrupt (F8), at worst it costs a spurious one");
 }
 
 Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
-    : cpu_(cpu), mm_(mm), sch_(sch), ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))) {
+    : cpu_(cpu),
+      mm_(mm),
+      sch_(sch),
+      ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
+      validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
+      ack_raised_mv_(ps.get_bool("kmd.ack_raised_mv")) {
+  caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   cpu_.connect_interrupt([this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
 
@@ -30,11 +45,21 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write64(kBar0Base + kMsiAddr, InterruptController::kMsiBase);
   cpu_.mmio_write32(kBar0Base + kMsiData, kMsiDataBase);
   scratch_ = mm_.allocate(Segment::System, 4096);
+  // Native fence support: shadow MV table in VRAM, event ring and acknowledgement word in system memory.
+  ack_addr_ = mm_.allocate(Segment::System, 64, 64);
+  ring_base_ = mm_.allocate(Segment::System, 16ull * kEventRingEntries);
+  ring_wptr_addr_ = mm_.allocate(Segment::System, 64, 64);
+  const uint64_t shadow = mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots);
+  cpu_.mmio_write64(kBar0Base + kFenceAckAddr, ack_addr_);
+  cpu_.mmio_write64(kBar0Base + kShadowMvBase, shadow);
+  cpu_.mmio_write64(kBar0Base + kEventRingBase, ring_base_);
+  cpu_.mmio_write32(kBar0Base + kEventRingSize, kEventRingEntries);
+  cpu_.mmio_write64(kBar0Base + kEventRingWptrAddr, ring_wptr_addr_);
   if (info) *info = info_;
   return true;
 }
 
-KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority) {
+KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence) {
   using namespace regs;
   if (queues_.size() >= info_.hw_queues || node < 0 || uint32_t(node) >= info_.nodes) return nullptr;
   auto q = std::make_unique<KmdHwQueue>();
@@ -43,6 +68,10 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority) {
   q->ring_size = ring_bytes_;
   q->ring_base = mm_.allocate(Segment::System, ring_bytes_);
   q->rptr_addr = mm_.allocate(Segment::System, 64, 64);
+  if (native_progress_fence) {  // DXGKARG_CREATEHWQUEUE::Flags.NativeProgressFence (F14)
+    q->has_progress_fence = true;
+    q->progress_slot = slot_of(native_progress_fence);
+  }
   const uint64_t r = kBar0Base + kQueueBase + uint64_t(q->id) * kQueueStride;
   cpu_.mmio_write64(r + kQRingBase, q->ring_base);
   cpu_.mmio_write32(r + kQRingSize, q->ring_size);
@@ -55,7 +84,13 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority) {
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
-  const auto& dw = packets.dwords();
+  PacketWriter with_progress;
+  const PacketWriter* pw = &packets;
+  if (q->has_progress_fence) {
+    with_progress.append(packets).signal(q->progress_slot, ++q->submissions);
+    pw = &with_progress;
+  }
+  const auto& dw = pw->dwords();
   const uint64_t bytes = dw.size() * 4;
   if (bytes > q->ring_size) {
     SC_REPORT_ERROR("gpumodel/kmd", "submission larger than the ring: raise kmd.ring_bytes");
@@ -79,16 +114,137 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
 
 bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (msi_data < kMsiDataBase) return false;  // not ours
-  DxgkInterruptData d;
-  d.type = DxgkInterruptData::DmaCompleted;
-  d.vector = msi_data - kMsiDataBase;
-  sch_.DxgkCbNotifyInterrupt(d);
+  const uint32_t vector = msi_data - kMsiDataBase;
+  if (vector != regs::kFenceEventVector) {
+    DxgkInterruptData d;
+    d.type = DxgkInterruptData::DmaCompleted;
+    d.vector = vector;
+    sch_.DxgkCbNotifyInterrupt(d);
+    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+    return true;
+  }
+  // Fence events: read the CMP's write index (and its drop count), then the new entries.
+  const uint64_t w = cpu_.mem_read64(ring_wptr_addr_);
+  const uint32_t wptr = uint32_t(w), dropped = uint32_t(w >> 32);
+  if (wptr == ring_rptr_ && dropped == ring_dropped_) {
+    ++unclaimed_;  // an MSI whose entries an earlier ISR already took
+    return false;
+  }
+  struct Entry {
+    uint32_t type, handle;
+    uint64_t value;
+  };
+  std::vector<Entry> entries(wptr - ring_rptr_);
+  for (uint32_t i = 0; i < entries.size();) {  // at most two reads: the ring wraps
+    const uint32_t idx = (ring_rptr_ + i) & (kEventRingEntries - 1);
+    const uint32_t n = std::min<uint32_t>(uint32_t(entries.size()) - i, kEventRingEntries - idx);
+    cpu_.mem_read(ring_base_ + 16ull * idx, &entries[i], 16 * n);
+    i += n;
+  }
+  ring_rptr_ = wptr;
+  cpu_.mmio_write32(regs::kBar0Base + regs::kEventRingRptr, ring_rptr_);
+
+  DxgkInterruptData native, legacy;
+  native.type = DxgkInterruptData::NativeFenceSignaled;
+  legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
+  bool any_native = false, any_legacy = false, null_array = dropped != ring_dropped_;
+  ring_dropped_ = dropped;
+  for (const Entry& e : entries) {
+    if (e.type == regs::kEventMonitoredFence) {
+      any_legacy = true;
+    } else if (e.type == regs::kEventNativeFence) {
+      any_native = true;
+      if (e.handle == 0) null_array = true;
+      else if (!validate_handles_ || live_.count(e.handle)) native.signaled.push_back(e.handle);
+    }
+  }
+  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter (and legacy ones)
+    native.signaled_array_null = true;
+    native.signaled.clear();
+    native.evaluate_legacy_monitored_fences = true;
+    any_native = true;
+  }
+  if (any_native) sch_.DxgkCbNotifyInterrupt(native);
+  if (any_legacy) sch_.DxgkCbNotifyInterrupt(legacy);
   sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
   return true;
 }
 
 void Kmd::DxgkDdiDpcRoutine() {
   // Nothing to acknowledge in hardware: MSI is edge-like, each message is one interrupt.
+}
+
+uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
+  using namespace regs;
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else if (next_slot_ < Cmp::kFenceSlots) {
+    slot = next_slot_++;
+  } else {
+    return 0;
+  }
+  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
+  cpu_.mmio_write64(kBar0Base + kFenceCvAddr, a.current_value_system_process_gpu_va);
+  cpu_.mmio_write64(kBar0Base + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
+  cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
+  const uint32_t h = slot + 1;
+  live_.insert(h);
+  cv_addr_[h] = a.current_value_system_process_gpu_va;
+  // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2).
+  cpu_.raise_device_irql();
+  mv_[slot] = 0;  // force the update to count as "lowered" so it is acknowledged before first use
+  DxgkDdiUpdateMonitoredValues({{h, UINT64_MAX}});
+  cpu_.lower_device_irql();
+  return h;
+}
+
+uint32_t Kmd::DxgkDdiOpenNativeFence(uint32_t h_global, int process) {
+  (void)process;
+  const uint32_t local = next_local_++;
+  local_to_global_[local] = h_global;
+  return local;
+}
+
+void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) { local_to_global_.erase(h_local); }
+
+void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
+  using namespace regs;
+  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot_of(h_global));
+  cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
+  live_.erase(h_global);
+  cv_addr_.erase(h_global);
+  mv_.erase(slot_of(h_global));
+  free_slots_.push_back(slot_of(h_global));
+}
+
+void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates) {
+  using namespace regs;
+  bool lowered = ack_raised_mv_;
+  for (const auto& u : updates) {
+    const uint32_t slot = slot_of(u.h_global_native_fence);
+    auto it = mv_.find(slot);
+    if (it == mv_.end() || u.monitored_value < it->second) lowered = true;
+    mv_[slot] = u.monitored_value;
+    cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
+    cpu_.mmio_write64(kBar0Base + kFenceMvUpdate, u.monitored_value);
+    ++acks_expected_;
+  }
+  // F8: after return, any CV a CPU reads was written after the CMP saw the new MV. Only a lowered MV
+  // can lose an interrupt, so that is when the driver waits for the CMP's acknowledgement.
+  if (!lowered) return;
+  while (cpu_.mem_read64(ack_addr_) < acks_expected_) {
+  }
+}
+
+void Kmd::DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates,
+                                            bool notification_only) {
+  for (const auto& u : updates) {
+    // F1: one aligned 64-bit store; then the CMP rescans the queues waiting on this fence.
+    if (!notification_only) cpu_.mem_write(cv_addr_.at(u.h_global_native_fence), &u.current_value, 8);
+    cpu_.mmio_write32(regs::kBar0Base + regs::kFenceNotify, slot_of(u.h_global_native_fence));
+  }
 }
 
 }  // namespace gpumodel

@@ -3,7 +3,9 @@
 // (an app thread, the ISR or a DPC), since hardware access takes simulated time.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "hw_model/core/params.h"
@@ -20,6 +22,13 @@ struct DxgkAdapterInfo {  // what DxgkDdiStartDevice learns from the hardware (c
   uint32_t hw_queues = 0;
 };
 
+// DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS), the fields used.
+struct DxgkNativeFenceCaps {
+  uint32_t stride_bytes = 0;           // packing stride of non-shareable fence values (F6)
+  bool map_to_gpu_system_process = true;  // the CMP uses system-process VAs (F10; identity here)
+  Segment local_segment = Segment::Local;
+};
+
 struct KmdHwQueue {  // the driver's view of one HW queue
   int id = 0;
   int node = 0;
@@ -28,34 +37,83 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   uint64_t rptr_addr = 0;    // where the hardware writes back its read pointer
   uint64_t wptr = 0;         // bytes written, monotonic
   uint64_t rptr_cached = 0;  // last read pointer the driver read back
+  uint32_t progress_slot = 0;     // F14: native progress fence (slot), if any
+  bool has_progress_fence = false;
+  uint64_t submissions = 0;       // the progress fence's value after the last submission
+};
+
+// DXGKARG_CREATENATIVEFENCE, the fields used.
+struct DxgkCreateNativeFenceArgs {
+  uint64_t current_value_system_process_gpu_va = 0;
+  uint64_t monitored_value_system_process_gpu_va = 0;
+  bool legacy_monitored_fence = false;  // model switch: a WDDM 2.x monitored fence in the same table
+};
+
+struct DxgkMonitoredValueUpdate {  // one element of DXGKARG_UPDATEMONITOREDVALUES
+  uint32_t h_global_native_fence;
+  uint64_t monitored_value;
+};
+struct DxgkCurrentValueUpdate {    // one element of DXGKARG_UPDATECURRENTVALUESFROMCPU
+  uint32_t h_global_native_fence;
+  uint64_t current_value;
 };
 
 class Kmd {
  public:
   static constexpr uint32_t kMsiDataBase = 0x40;  // vectors below are reserved by the platform
+  static constexpr uint32_t kEventRingEntries = 1024;
 
   static void declare_params(ParamSet& ps);
   Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch);
 
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
-  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0);
-  // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO).
+  DxgkNativeFenceCaps DxgkDdiQueryAdapterInfoNativeFenceCaps() const { return caps_; }
+  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0);
+  // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
+  // progress fence the KMD appends SIGNAL(progress fence, ++submissions) (F14).
   void DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets);
   bool DxgkDdiInterruptRoutine(uint32_t msi_data);  // ISR
   void DxgkDdiDpcRoutine();
 
+  // Native fences (F11): returns the global handle (slot + 1), 0 when the table is full.
+  uint32_t DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& args);
+  uint32_t DxgkDdiOpenNativeFence(uint32_t h_global, int process);
+  void DxgkDdiCloseNativeFence(uint32_t h_local);
+  void DxgkDdiDestroyNativeFence(uint32_t h_global);
+  // At device IRQL (the caller raises it). Returns after the CMP has applied every update (F8).
+  void DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates);
+  void DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates,
+                                         bool notification_only);
+
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
+  static uint32_t slot_of(uint32_t h_global) { return h_global - 1; }
+  uint64_t unclaimed_interrupts() const { return unclaimed_; }
 
  private:
   Cpu& cpu_;
   VidMm& mm_;
   VidSch& sch_;
   uint32_t ring_bytes_;
+  bool validate_handles_, ack_raised_mv_;
   DxgkAdapterInfo info_;
+  DxgkNativeFenceCaps caps_;
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
   uint64_t scratch_ = 0;
+  // Native fence bookkeeping.
+  std::vector<uint32_t> free_slots_;
+  uint32_t next_slot_ = 0;
+  std::set<uint32_t> live_;        // global handles created and not destroyed
+  std::map<uint32_t, uint32_t> local_to_global_;
+  uint32_t next_local_ = 0x1000;
+  uint64_t ack_addr_ = 0, acks_expected_ = 0;
+  std::map<uint32_t, uint64_t> mv_;  // last MV the KMD gave the CMP, per slot
+  std::map<uint32_t, uint64_t> cv_addr_;  // per global handle
+  // Event ring (interrupt payloads).
+  uint64_t ring_base_ = 0, ring_wptr_addr_ = 0;
+  uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
+  uint64_t unclaimed_ = 0;
 };
 
 }  // namespace gpumodel
