@@ -63,7 +63,7 @@ std::string load_scenario_file(const std::string& path, ParamSet& ps) {
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
-      throw ConfigError("scenario file '" + path + "': key '" + key + "' belongs to scenario '" + s.owner +
+      throw ConfigError("scenario file '" + path + "': key '" + key + "' belongs to scenario '" + s.owners.front() +
                         "', not '" + scenario + "'");
     ps.set(key, value, "scenario file '" + path + "'");
   }
@@ -73,7 +73,7 @@ std::string load_scenario_file(const std::string& path, ParamSet& ps) {
 void list_params(const ParamSet& ps) {
   auto print = [&](const std::string& owner) {
     for (auto& [name, s] : ps.specs()) {
-      if (s.owner != owner) continue;
+      if (owner.empty() ? !s.owners.empty() : !ps.visible_to(s, owner) || s.owners.empty()) continue;
       std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
                 << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ? "" : " " + s.unit)
                 << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
@@ -163,7 +163,7 @@ int run(int argc, char** argv) {
     if (!ps.known(key)) throw ConfigError("command line: unknown key '" + key + "' (gpumodel --list-params lists every key)");
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, opt.scenario))
-      throw ConfigError("command line: key '" + key + "' belongs to scenario '" + s.owner + "', not '" + opt.scenario + "'");
+      throw ConfigError("command line: key '" + key + "' belongs to scenario '" + s.owners.front() + "', not '" + opt.scenario + "'");
     ps.set(key, o.value.front(), "command line");
   }
   if (vm.count("vcd")) {

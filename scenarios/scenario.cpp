@@ -3,6 +3,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "scenarios/monitors.h"
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -20,6 +22,7 @@ const ScenarioInfo* find_scenario(const std::string& name) {
 
 void declare_all_params(ParamSet& ps) {
   Platform::declare_params(ps);
+  Monitors::declare_params(ps);
   for (auto& s : scenario_registry()) s.declare(ps, s.name);
 }
 
@@ -31,10 +34,12 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const auto wall0 = std::chrono::steady_clock::now();
 
   Platform platform(ps, vcd, opt.seed);
+  Monitors monitors(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
   const sc_time limit(ps.get_real("sim.limit_ms"), SC_MS);
+  const auto run0 = std::chrono::steady_clock::now();
   try {
     sc_start(limit, SC_EXIT_ON_STARVATION);
   } catch (const sc_report& e) {
@@ -42,10 +47,15 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   } catch (const std::exception& e) {
     r.failures.push_back(std::string("model fault: ") + e.what());
   }
+  r.host["sim_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - run0).count();
   const sc_time end = sc_time_stamp();
-  if (sc_pending_activity() && r.failures.empty())
+  if (platform.vidsch.bugchecked()) {
+    r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
+  } else if (sc_pending_activity() && r.failures.empty()) {
     r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
-  if (r.failures.empty()) driver->finish(platform, r);
+  }
+  monitors.finish(r);
+  if (r.failures.empty() && r.bugcheck.is_null()) driver->finish(platform, r);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.host["wall_s"] = wall;

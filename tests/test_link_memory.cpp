@@ -23,7 +23,8 @@ TEST_CASE("Posted writes serialise on the link at the derived rate and become vi
   gpu_agent.sock.bind(p.gpu.fabric.tsock);
   std::vector<unsigned char> data(512, 0xAB);
   std::vector<sc_time> seen;
-  p.sysmem.watch(kA, 1024, [&](uint64_t, unsigned) { seen.push_back(sc_time_stamp()); });
+  for (uint64_t off : {0, 256, 512})  // the first word of each write
+    p.sysmem.watch(kA + off, 8, [&](uint64_t, unsigned) { seen.push_back(sc_time_stamp()); });
   sc_time v1, v2, v3;
   gpu_agent.body = [&] {
     v1 = gpu_agent.bus.post(kA, data.data(), 256);

@@ -45,8 +45,11 @@ std::string ParamSpec::allowed() const {
 }
 
 void ParamSet::declare(ParamSpec spec) {
-  if (specs_.count(spec.name)) {
-    // Two modules of the same kind declare the same parameter: the first declaration stands.
+  auto it = specs_.find(spec.name);
+  if (it != specs_.end()) {
+    // Declared again (another module of the same kind, or another scenario sharing the key): the
+    // first declaration's default and source stand; a scenario's key gains the new owner.
+    for (auto& o : spec.owners) it->second.owners.push_back(o);
     return;
   }
   Value v = parse(spec, spec.default_value, "default of " + spec.name);
@@ -64,7 +67,7 @@ void ParamSet::declare_int(const std::string& name, int64_t def, const std::stri
   s.min = double(min);
   s.max = double(max);
   s.source = source;
-  s.owner = owner;
+  if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
 
@@ -80,7 +83,7 @@ void ParamSet::declare_int_choices(const std::string& name, int64_t def, const s
   s.min = double(choices.front());
   s.max = double(choices.back());
   s.source = source;
-  s.owner = owner;
+  if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
 
@@ -94,7 +97,7 @@ void ParamSet::declare_real(const std::string& name, double def, const std::stri
   s.min = min;
   s.max = max;
   s.source = source;
-  s.owner = owner;
+  if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
 
@@ -105,7 +108,7 @@ void ParamSet::declare_bool(const std::string& name, bool def, const std::string
   s.kind = ParamKind::Bool;
   s.default_value = def ? "true" : "false";
   s.source = source;
-  s.owner = owner;
+  if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
 
@@ -118,7 +121,7 @@ void ParamSet::declare_enum(const std::string& name, const std::string& def,
   s.default_value = def;
   s.choices = choices;
   s.source = source;
-  s.owner = owner;
+  if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
 

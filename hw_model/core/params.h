@@ -27,7 +27,7 @@ struct ParamSpec {
   double min = 0, max = 0;    // inclusive range for Int and Real
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
   std::string source;         // where the default comes from (PARAMETERS.md row, standard, derivation)
-  std::string owner;          // "" for the platform, else the scenario that declares it
+  std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
 
   std::string allowed() const;  // human-readable description of what is allowed
 };
@@ -67,7 +67,10 @@ class ParamSet {
   // Every parameter visible to `scenario` (platform ones and that scenario's own), as typed JSON.
   nlohmann::json effective(const std::string& scenario) const;
   bool visible_to(const ParamSpec& s, const std::string& scenario) const {
-    return s.owner.empty() || s.owner == scenario;
+    if (s.owners.empty()) return true;
+    for (auto& o : s.owners)
+      if (o == scenario) return true;
+    return false;
   }
 
  private:

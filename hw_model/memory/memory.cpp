@@ -98,6 +98,15 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
     if (sample > now) wait(sample - now);
     apply_due();
     peek(addr, t.get_data_ptr(), len);
+    if (!read_watches_.empty() && len >= 8) {
+      for (uint64_t q = (addr + 7) & ~7ull; q + 8 <= addr + len; q += 8) {
+        auto it = read_watches_.find(q);
+        if (it == read_watches_.end()) continue;
+        uint64_t v;
+        std::memcpy(&v, t.get_data_ptr() + (q - addr), 8);
+        for (auto& cb : it->second) cb(v);
+      }
+    }
     delay = SC_ZERO_TIME;
   } else {
     t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
@@ -122,8 +131,11 @@ void Memory::apply_due() {
 void Memory::store(uint64_t addr, const unsigned char* p, unsigned len) {
   poke(addr, p, len);  // one copy: an aligned 8-byte write is never seen torn (F1)
   if (watches_.empty()) return;
-  for (auto& w : watches_)
-    if (addr < w.addr + w.len && w.addr < addr + len) w.cb(addr, len);
+  for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
+    auto it = watches_.find(q);
+    if (it != watches_.end())
+      for (auto& cb : it->second) cb(addr, len);
+  }
 }
 
 void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
@@ -157,6 +169,8 @@ void Memory::poke(uint64_t addr, const void* src, unsigned len) {
   }
 }
 
-void Memory::watch(uint64_t addr, unsigned len, Watch cb) { watches_.push_back({addr, len, std::move(cb)}); }
+void Memory::watch(uint64_t addr, unsigned len, Watch cb) {
+  for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) watches_[q].push_back(cb);
+}
 
 }  // namespace gpumodel

@@ -44,9 +44,12 @@ class Memory : public sc_core::sc_module {
   }
   void poke(uint64_t addr, const void* src, unsigned len);
 
-  // Watch a range: the callback runs when a write overlapping it becomes visible.
+  // Watch an aligned 64-bit word: `cb` runs when a write to it becomes visible (monitors, traces).
   using Watch = std::function<void(uint64_t addr, unsigned len)>;
   void watch(uint64_t addr, unsigned len, Watch cb);
+  // Watch reads of an aligned 64-bit word: `cb` gets the 8 bytes a read returned (torn-value monitor).
+  using ReadWatch = std::function<void(uint64_t value)>;
+  void watch_reads(uint64_t addr, ReadWatch cb) { read_watches_[addr & ~7ull].push_back(std::move(cb)); }
 
   sc_core::sc_time read_latency() const { return read_latency_; }
   sc_core::sc_time write_latency() const { return write_latency_; }
@@ -80,12 +83,8 @@ class Memory : public sc_core::sc_module {
   uint64_t writes_applied_ = 0;
   Timeline port_;  // bandwidth reservations
 
-  struct WatchEntry {
-    uint64_t addr;
-    unsigned len;
-    Watch cb;
-  };
-  std::vector<WatchEntry> watches_;
+  std::unordered_map<uint64_t, std::vector<Watch>> watches_;         // by qword address
+  std::unordered_map<uint64_t, std::vector<ReadWatch>> read_watches_;
 
   uint64_t base_, size_;
   sc_core::sc_time read_latency_, write_latency_;

@@ -1,0 +1,123 @@
+#include "scenarios/monitors.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void Monitors::declare_params(ParamSet& ps) {
+  ps.declare_real("monitor.wake_bound_ns", 100000, "ns", 1, 1e12,
+                  "A: 100 us, ten times the 5-10 us signal-to-wake path (PARAMETERS.md), so queueing "
+                  "behind other DPCs does not count, a lost interrupt (rescued only by a later signal "
+                  "or never) does");
+  ps.declare_int("trace.fences", 4, "fences", 0, 64, "A: the first four fences are traced in the VCD");
+}
+
+Monitors::Monitors(Platform& p)
+    : p_(p),
+      deferred_("monitors"),
+      bound_(p.params.get_ns("monitor.wake_bound_ns")),
+      trace_limit_(int(p.params.get_int("trace.fences"))) {
+  waiters_id_ = p_.vcd.add("os.waiters", 16);
+  lost_id_ = p_.vcd.add("monitor.lost_interrupt", 1);
+  p_.vidsch.observer.fence_created = [this](const NativeFence& f) { on_fence(f); };
+  p_.vidsch.observer.waiter_added = [this](const CpuWaiter& w) {
+    Pending& pw = waiting_[w.id];
+    pw.cv_addr = w.fence->cv_addr;
+    pw.value = w.value;
+    by_cv_addr_[pw.cv_addr].push_back(w.id);
+    Memory& m = w.fence->storage == Segment::System ? p_.sysmem : p_.gpu.vram;
+    if (m.peek64(pw.cv_addr) >= pw.value) reach(w.id, pw);
+    p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
+  };
+  auto gone = [this](const CpuWaiter& w) {
+    waiting_.erase(w.id);
+    auto& ids = by_cv_addr_[w.fence->cv_addr];
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == w.id) {
+        ids[i] = ids.back();
+        ids.pop_back();
+        break;
+      }
+    p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
+  };
+  p_.vidsch.observer.waiter_woken = gone;
+  p_.vidsch.observer.waiter_cancelled = gone;
+}
+
+void Monitors::on_fence(const NativeFence& f) {
+  Memory& m = f.storage == Segment::System ? p_.sysmem : p_.gpu.vram;
+  const uint64_t cv = f.cv_addr;
+  record_value(cv, m.peek64(cv));  // what the values hold now counts as written whole
+  record_value(f.mv_addr, m.peek64(f.mv_addr));
+  m.watch(cv, 8, [this, cv, &m](uint64_t, unsigned) {
+    record_value(cv, m.peek64(cv));
+    on_cv_write(cv);
+  });
+  m.watch_reads(cv, [this, cv](uint64_t v) { check_read(cv, v); });
+  const uint64_t mv = f.mv_addr;
+  m.watch(mv, 8, [this, mv, &m](uint64_t, unsigned) { record_value(mv, m.peek64(mv)); });
+  m.watch_reads(mv, [this, mv](uint64_t v) { check_read(mv, v); });
+  if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
+  const std::string base = "fences.f" + std::to_string(traced_++);
+  const Vcd::Id cv_id = p_.vcd.add(base + ".cv", 64), mv_id = p_.vcd.add(base + ".mv", 64, UINT64_MAX),
+                sh_id = p_.vcd.add(base + ".shadow_mv", 64);
+  m.watch(cv, 8, [this, cv_id, cv, &m](uint64_t, unsigned) { p_.vcd.set(cv_id, m.peek64(cv)); });
+  m.watch(mv, 8, [this, mv_id, mv, &m](uint64_t, unsigned) { p_.vcd.set(mv_id, m.peek64(mv)); });
+  const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
+  p_.gpu.vram.watch(sh, 8, [this, sh_id, sh](uint64_t, unsigned) { p_.vcd.set(sh_id, p_.gpu.vram.peek64(sh)); });
+}
+
+void Monitors::on_cv_write(uint64_t cv_addr) {
+  auto it = by_cv_addr_.find(cv_addr);
+  if (it == by_cv_addr_.end()) return;
+  const History& h = history_[cv_addr];
+  const uint64_t cv = h.values[(h.n - 1) % 8];
+  for (uint64_t id : it->second) {
+    Pending& w = waiting_.at(id);
+    if (!w.reached && cv >= w.value) reach(id, w);
+  }
+}
+
+void Monitors::reach(uint64_t id, Pending& w) {
+  w.reached = true;
+  w.reached_at = sc_time_stamp();
+  deferred_.after(bound_, [this, id] {
+    auto it = waiting_.find(id);
+    if (it != waiting_.end() && !it->second.reported) violation(it->second);
+  });
+}
+
+void Monitors::violation(Pending& w) {
+  w.reported = true;
+  if (lost_++ == 0) first_lost_ = w.reached_at;
+  // Mark the window in the waveform: from the moment CV reached the waited value to the verdict.
+  p_.vcd.set(lost_id_, 1, w.reached_at);
+  p_.vcd.set(lost_id_, 0, sc_time_stamp());
+}
+
+void Monitors::record_value(uint64_t addr, uint64_t v) {
+  auto [it, fresh] = history_.try_emplace(addr);
+  History& h = it->second;
+  if (fresh) {
+    h.values[0] = v;
+    return;
+  }
+  h.values[h.n++ % 8] = v;
+}
+
+void Monitors::check_read(uint64_t addr, uint64_t v) {
+  auto it = history_.find(addr);
+  const History h = it == history_.end() ? History{} : it->second;
+  for (unsigned i = 0; i < std::min(h.n, 8u); ++i)
+    if (h.values[i] == v) return;
+  ++torn_;
+}
+
+void Monitors::finish(Results& r) {
+  for (auto& [id, w] : waiting_)
+    if (w.reached && !w.reported) violation(w);  // reached, never woken by the end of the run
+  r.monitors["lost_interrupt"] = lost_;
+  r.monitors["torn_value"] = torn_;
+}
+
+}  // namespace gpumodel

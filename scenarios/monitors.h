@@ -1,0 +1,60 @@
+// Independent monitors of the documents' promises. They observe memory (writes and reads of fence
+// values) and the OS's waiter list (VidSch notifications); they never drive the model. Their verdicts
+// go into the results; a violation fails the run unless the scenario expects it.
+//  * lost_interrupt: a CPU waiter whose value CurrentValue reached and that is not woken within
+//    monitor.wake_bound_ns, or by the end of the run (F3, F7, F8).
+//  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue that returned a value no
+//    write ever stored whole (F1).
+// They also trace the first trace.fences fences (CV, OS MV, shadow MV) and the waiter count.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "hw_model/core/deferred.h"
+#include "scenarios/platform.h"
+#include "scenarios/results.h"
+
+namespace gpumodel {
+
+class Monitors {
+ public:
+  static void declare_params(ParamSet& ps);
+  explicit Monitors(Platform& p);
+  void finish(Results& r);
+
+  uint64_t lost_interrupts() const { return lost_; }
+  uint64_t torn_values() const { return torn_; }
+  sc_core::sc_time first_lost_reached() const { return first_lost_; }
+
+ private:
+  struct Pending {
+    uint64_t cv_addr, value;
+    bool reached = false, reported = false;
+    sc_core::sc_time reached_at;
+  };
+  void on_fence(const NativeFence& f);
+  void on_cv_write(uint64_t cv_addr);
+  void reach(uint64_t id, Pending& w);
+  void violation(Pending& w);
+  void record_value(uint64_t addr, uint64_t v);
+  void check_read(uint64_t addr, uint64_t v);
+
+  Platform& p_;
+  Deferred deferred_;
+  sc_core::sc_time bound_;
+  std::map<uint64_t, Pending> waiting_;                    // by waiter id
+  std::map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
+  struct History {
+    uint64_t values[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the last eight values stored whole (0 initially)
+    unsigned n = 1;
+  };
+  std::map<uint64_t, History> history_;
+  uint64_t lost_ = 0, torn_ = 0;
+  sc_core::sc_time first_lost_ = sc_core::SC_ZERO_TIME;
+  int traced_ = 0, trace_limit_;
+  Vcd::Id waiters_id_, lost_id_;
+};
+
+}  // namespace gpumodel
