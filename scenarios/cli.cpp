@@ -60,6 +60,7 @@ std::string load_scenario_file(const std::string& path, ParamSet& ps) {
     for (auto& s : scenario_registry()) known += (known.empty() ? "" : ", ") + s.name;
     throw ConfigError("scenario file '" + path + "': scenario = '" + scenario + "' is not a scenario; allowed: " + known);
   }
+  ps.apply_scenario_defaults(scenario);
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
@@ -74,9 +75,13 @@ void list_params(const ParamSet& ps) {
   auto print = [&](const std::string& owner) {
     for (auto& [name, s] : ps.specs()) {
       if (owner.empty() ? !s.owners.empty() : !ps.visible_to(s, owner) || s.owners.empty()) continue;
-      std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
+      auto own = s.scenario_defaults.find(owner);
+      const bool mine = own != s.scenario_defaults.end();
+      std::cout << "  " << std::left << std::setw(34) << name << " default "
+                << (mine ? own->second.first : s.default_value)
                 << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ? "" : " " + s.unit)
-                << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
+                << "\n      allowed: " << s.allowed() << "\n      source:  " << (mine ? own->second.second : s.source)
+                << "\n";
     }
   };
   std::cout << "Platform parameters (every scenario):\n";

@@ -29,7 +29,14 @@ Monitors::Monitors(Platform& p)
     if (m.peek64(pw.cv_addr) >= pw.value) reach(w.id, pw);
     p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
   };
-  auto gone = [this](const CpuWaiter& w) {
+  auto gone = [this](const CpuWaiter& w, bool woken) {
+    auto it = waiting_.find(w.id);
+    if (it != waiting_.end() && it->second.reached) {
+      const sc_time late = sc_time_stamp() - it->second.reached_at;
+      if (woken && late > max_reach_to_wake_) max_reach_to_wake_ = late;
+      // A waiter that gives up (times out) long after its value was reached was not told in time.
+      if (!woken && late >= bound_ && !it->second.reported) violation(it->second);
+    }
     waiting_.erase(w.id);
     auto& ids = by_cv_addr_[w.fence->cv_addr];
     for (size_t i = 0; i < ids.size(); ++i)
@@ -40,8 +47,8 @@ Monitors::Monitors(Platform& p)
       }
     p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
   };
-  p_.vidsch.observer.waiter_woken = gone;
-  p_.vidsch.observer.waiter_cancelled = gone;
+  p_.vidsch.observer.waiter_woken = [gone](const CpuWaiter& w) { gone(w, true); };
+  p_.vidsch.observer.waiter_cancelled = [gone](const CpuWaiter& w) { gone(w, false); };
 }
 
 void Monitors::on_fence(const NativeFence& f) {
@@ -117,6 +124,7 @@ void Monitors::finish(Results& r) {
   for (auto& [id, w] : waiting_)
     if (w.reached && !w.reported) violation(w);  // reached, never woken by the end of the run
   r.monitors["lost_interrupt"] = lost_;
+  r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
   r.monitors["torn_value"] = torn_;
 }
 

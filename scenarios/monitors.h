@@ -2,7 +2,8 @@
 // values) and the OS's waiter list (VidSch notifications); they never drive the model. Their verdicts
 // go into the results; a violation fails the run unless the scenario expects it.
 //  * lost_interrupt: a CPU waiter whose value CurrentValue reached and that is not woken within
-//    monitor.wake_bound_ns, or by the end of the run (F3, F7, F8).
+//    monitor.wake_bound_ns (still waiting then, or given up by a timeout after it), or by the end of the
+//    run (F3, F7, F8). The largest reach-to-wake time seen is reported, to check the bound against.
 //  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue that returned a value no
 //    write ever stored whole (F1).
 // They also trace the first trace.fences fences (CV, OS MV, shadow MV) and the waiter count.
@@ -52,6 +53,7 @@ class Monitors {
   };
   std::map<uint64_t, History> history_;
   uint64_t lost_ = 0, torn_ = 0;
+  sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time first_lost_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
   Vcd::Id waiters_id_, lost_id_;

@@ -10,7 +10,9 @@ namespace gpumodel {
 using namespace sc_core;
 
 const std::vector<ScenarioInfo>& scenario_registry() {
-  static const std::vector<ScenarioInfo> all = {copy_bandwidth_scenario(), mmio_roundtrip_scenario()};
+  static const std::vector<ScenarioInfo> all = {
+      copy_bandwidth_scenario(), mmio_roundtrip_scenario(), fence_signal_scenario(),
+      conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario()};
   return all;
 }
 

@@ -47,5 +47,10 @@ sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results
 // Scenario registrations (one per driver file).
 ScenarioInfo copy_bandwidth_scenario();
 ScenarioInfo mmio_roundtrip_scenario();
+ScenarioInfo fence_signal_scenario();
+ScenarioInfo conditional_interrupt_scenario();
+ScenarioInfo gpu_wait_scenario();
+ScenarioInfo fence_race_scenario();
+ScenarioInfo fence_stress_scenario();
 
 }  // namespace gpumodel

@@ -49,7 +49,13 @@ void ParamSet::declare(ParamSpec spec) {
   if (it != specs_.end()) {
     // Declared again (another module of the same kind, or another scenario sharing the key): the
     // first declaration's default and source stand; a scenario's key gains the new owner.
-    for (auto& o : spec.owners) it->second.owners.push_back(o);
+    for (auto& o : spec.owners) {
+      it->second.owners.push_back(o);
+      if (spec.default_value != it->second.default_value || spec.source != it->second.source) {
+        parse(it->second, spec.default_value, "default of " + spec.name + " for " + o);  // validates
+        it->second.scenario_defaults[o] = {spec.default_value, spec.source};
+      }
+    }
     return;
   }
   Value v = parse(spec, spec.default_value, "default of " + spec.name);
@@ -180,6 +186,13 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
     }
   }
   return v;
+}
+
+void ParamSet::apply_scenario_defaults(const std::string& scenario) {
+  for (auto& [name, s] : specs_) {
+    auto it = s.scenario_defaults.find(scenario);
+    if (it != s.scenario_defaults.end()) values_[name] = parse(s, it->second.first, "default of " + name);
+  }
 }
 
 void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {

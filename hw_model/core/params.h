@@ -28,6 +28,8 @@ struct ParamSpec {
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
   std::string source;         // where the default comes from (PARAMETERS.md row, standard, derivation)
   std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
+  // A scenario sharing the key with its own default: scenario -> {default, source}.
+  std::map<std::string, std::pair<std::string, std::string>> scenario_defaults;
 
   std::string allowed() const;  // human-readable description of what is allowed
 };
@@ -48,6 +50,9 @@ class ParamSet {
   void declare_enum(const std::string& name, const std::string& def,
                     const std::vector<std::string>& choices, const std::string& source,
                     const std::string& owner = "");
+
+  // Gives every key the default of `scenario` where that scenario declared its own.
+  void apply_scenario_defaults(const std::string& scenario);
 
   bool known(const std::string& name) const { return specs_.count(name) != 0; }
   const ParamSpec& spec(const std::string& name) const;

@@ -164,7 +164,7 @@ void Cmp::run(const Work& w) {
         const uint64_t cv = bus_.read64(f->cv_addr);
         const bool raise = cv > w.value;
         decision(raise);
-        if (raise) raise_fence_interrupt(w.slot, cv);
+        if (raise) raise_fence_interrupt(w.slot, cv, false);
       }
       // F8: tell the KMD this update is complete.
       if (cfg.ack_addr) bus_.post64(cfg.ack_addr, ++acks_);
@@ -182,8 +182,11 @@ void Cmp::run(const Work& w) {
     case Work::FenceWritten:
       wait(period_ * double(decision_cycles_));
       if (!f) break;
+      // A signal releases: the engine's writes (the CV and what it produced before) are visible
+      // before a waiting queue runs or the CPU hears of it.
+      barrier();
       unblock_satisfied(*f, w.slot, w.value);
-      if (w.irq) raise_fence_interrupt(w.slot, w.value);
+      if (w.irq) raise_fence_interrupt(w.slot, w.value, true);
       break;
     case Work::CpuNotify:
       wait(period_ * double(decision_cycles_));
@@ -216,9 +219,9 @@ void Cmp::barrier() {
   wait(t + barrier_cost_ - sc_time_stamp());
 }
 
-void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
+void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, bool ordered) {
   // The fence's CV must be visible before the CPU hears of it: order the engines' writes first.
-  barrier();
+  if (!ordered) barrier();
   wait(period_ * double(interrupt_cycles_));
   FenceEntry& f = fences_[slot];
   if (cfg.ring_base && cfg.ring_size) {

@@ -97,7 +97,7 @@ class Cmp : public sc_core::sc_module {
   void firmware();  // SC_THREAD
   void run(const Work& w);
   void barrier();   // F7 step 2: every engine write issued so far, and ours, is visible
-  void raise_fence_interrupt(uint32_t slot, uint64_t value);
+  void raise_fence_interrupt(uint32_t slot, uint64_t value, bool ordered);
   void send_msi(uint32_t vector);
   void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
   void decision(bool raise);

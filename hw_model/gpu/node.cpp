@@ -249,6 +249,7 @@ void Node::signal(uint32_t slot, uint64_t value) {
     return;
   }
   ++signals_;
+  last_signal_ = sc_time_stamp();
   post(f->cv_addr, &value, 8);  // F1: one aligned 64-bit write
   if (f->legacy()) {            // a monitored fence interrupts on every GPU signal (F5)
     cmp_.fence_written(slot, value, true);

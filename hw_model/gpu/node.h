@@ -43,6 +43,7 @@ class Node : public sc_core::sc_module {
   const sc_core::sc_event& write_buffer_drained() const { return wb_empty_ev_; }
   sc_core::sc_time last_visible() const { return last_visible_; }
   uint64_t signals() const { return signals_; }
+  sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
 
  private:
   void fetcher();
@@ -74,6 +75,7 @@ class Node : public sc_core::sc_module {
   sc_core::sc_event wb_ev_, wb_empty_ev_;
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
+  sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME;
   void signal(uint32_t slot, uint64_t value);
   void wait_fence(uint32_t slot, uint64_t value);
   void hold_blocked_queue();

@@ -124,6 +124,7 @@ void Cpu::core() {
       ready_.pop_front();
       wait(wake_cost_);
       --e->queued;
+      ++e->dispatches;
       ++running_;
       vcd_.set(threads_id_, uint64_t(running_));
       e->ev.notify(SC_ZERO_TIME);
@@ -179,15 +180,17 @@ bool Cpu::wait_for(KEvent& e, const sc_time& timeout) {
   --running_;
   vcd_.set(threads_id_, uint64_t(running_));
   work_ev_.notify(SC_ZERO_TIME);
+  const uint64_t before = e.dispatches;
   wait(timeout, e.ev);
-  if (timed_out() && e.queued == 0) {
+  const bool woken = e.dispatches != before;
+  if (!woken && e.queued == 0) {
     --e.waiters;
     ++running_;
     vcd_.set(threads_id_, uint64_t(running_));
     work_ev_.notify(SC_ZERO_TIME);
     return false;
   }
-  if (timed_out()) wait(e.ev);  // made ready just before the timeout: the dispatch is on its way
+  if (!woken) wait(e.ev);  // made ready just before the timeout: the dispatch is on its way
   --e.waiters;
   return true;
 }

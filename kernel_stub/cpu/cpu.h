@@ -24,11 +24,26 @@
 
 namespace gpumodel {
 
+// A kernel lock (a spin lock / fast mutex): serialises DDIs that program select-then-write registers.
+struct KLock {
+  bool held = false;
+  sc_core::sc_event released;
+  void acquire() {
+    while (held) sc_core::wait(released);
+    held = true;
+  }
+  void release() {
+    held = false;
+    released.notify(sc_core::SC_ZERO_TIME);
+  }
+};
+
 // A kernel event object a thread can wait on (auto-reset, like a KEVENT SynchronizationEvent).
 struct KEvent {
   bool signaled = false;
   int waiters = 0;
   int queued = 0;  // waiters already made ready, not yet dispatched
+  uint64_t dispatches = 0;
   sc_core::sc_event ev;
 };
 
@@ -64,6 +79,10 @@ class Cpu : public sc_core::sc_module {
   // own cost is not modelled).
   bool wait_for(KEvent& e, const sc_core::sc_time& timeout);
   void signal(KEvent& e);    // KeSetEvent, from a DPC
+  void sleep(const sc_core::sc_time& t) {  // KeDelayExecutionThread: the thread blocks on a timer
+    KEvent never;
+    wait_for(never, t);
+  }
 
   // Device IRQL (KeSynchronizeExecution): while raised, the core takes no interrupt, so a DDI running
   // there is serialised with the ISR (F8). Nests.

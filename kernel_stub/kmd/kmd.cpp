@@ -62,8 +62,10 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
 KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence) {
   using namespace regs;
   if (queues_.size() >= info_.hw_queues || node < 0 || uint32_t(node) >= info_.nodes) return nullptr;
-  auto q = std::make_unique<KmdHwQueue>();
-  q->id = int(queues_.size());
+  // Reserve the queue id before the first MMIO write: another thread may create a queue meanwhile.
+  queues_.push_back(std::make_unique<KmdHwQueue>());
+  KmdHwQueue* q = queues_.back().get();
+  q->id = int(queues_.size()) - 1;
   q->node = node;
   q->ring_size = ring_bytes_;
   q->ring_base = mm_.allocate(Segment::System, ring_bytes_);
@@ -79,8 +81,7 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
   cpu_.mmio_write64(r + kQRptrAddr, q->rptr_addr);
   cpu_.mmio_write32(r + kQPriority, priority);
   cpu_.mmio_write32(r + kQEnable, 1);
-  queues_.push_back(std::move(q));
-  return queues_.back().get();
+  return q;
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
@@ -185,10 +186,12 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   } else {
     return 0;
   }
+  fence_regs_.acquire();
   cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
   cpu_.mmio_write64(kBar0Base + kFenceCvAddr, a.current_value_system_process_gpu_va);
   cpu_.mmio_write64(kBar0Base + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
   cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
+  fence_regs_.release();
   const uint32_t h = slot + 1;
   live_.insert(h);
   cv_addr_[h] = a.current_value_system_process_gpu_va;
@@ -211,8 +214,10 @@ void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) { local_to_global_.erase(h_l
 
 void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   using namespace regs;
+  fence_regs_.acquire();
   cpu_.mmio_write32(kBar0Base + kFenceSelect, slot_of(h_global));
   cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
+  fence_regs_.release();
   live_.erase(h_global);
   cv_addr_.erase(h_global);
   mv_.erase(slot_of(h_global));
@@ -222,6 +227,7 @@ void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
 void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates) {
   using namespace regs;
   bool lowered = ack_raised_mv_;
+  fence_regs_.acquire();
   for (const auto& u : updates) {
     const uint32_t slot = slot_of(u.h_global_native_fence);
     auto it = mv_.find(slot);
@@ -231,10 +237,12 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
     cpu_.mmio_write64(kBar0Base + kFenceMvUpdate, u.monitored_value);
     ++acks_expected_;
   }
+  const uint64_t expected = acks_expected_;
+  fence_regs_.release();
   // F8: after return, any CV a CPU reads was written after the CMP saw the new MV. Only a lowered MV
   // can lose an interrupt, so that is when the driver waits for the CMP's acknowledgement.
   if (!lowered) return;
-  while (cpu_.mem_read64(ack_addr_) < acks_expected_) {
+  while (cpu_.mem_read64(ack_addr_) < expected) {
   }
 }
 

@@ -114,6 +114,7 @@ class Kmd {
   uint64_t ring_base_ = 0, ring_wptr_addr_ = 0;
   uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
   uint64_t unclaimed_ = 0;
+  KLock fence_regs_;  // FENCE_SELECT then program: one sequence at a time
 };
 
 }  // namespace gpumodel

@@ -1,0 +1,70 @@
+// Shared by the native fence scenarios: the fence.* parameters and small helpers.
+#pragma once
+#include <string>
+
+#include "scenarios/scenario.h"
+
+namespace gpumodel {
+
+inline void declare_fence_params(ParamSet& ps, const std::string& owner) {
+  ps.declare_enum("fence.kind", "native", {"native", "legacy"},
+                  "Q: F5: a WDDM 3.2 native fence (GPU wait, conditional interrupt) or a WDDM 2.x "
+                  "monitored fence (no GPU wait, every GPU signal interrupts)",
+                  owner);
+  ps.declare_enum("fence.storage", "system", {"system", "local"},
+                  "Q: F1/F6: CurrentValue and MonitoredValue in system memory (the OS pool; a CPU "
+                  "waiter reads it cheaply) or in the local memory segment",
+                  owner);
+}
+
+struct FenceKind {
+  bool legacy;
+  Segment storage;
+  explicit FenceKind(const ParamSet& ps)
+      : legacy(ps.get_enum("fence.kind") == "legacy"),
+        storage(ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System) {}
+};
+
+inline double ns_between(const sc_core::sc_time& a, const sc_core::sc_time& b) { return to_ns(b) - to_ns(a); }
+
+}  // namespace gpumodel
+
+namespace gpumodel {
+
+// A HW queue whose progress fence is a native fence (F14), and a way to stream more work into it than
+// its ring holds: at most two submissions are in the ring; before a third the thread waits (a CPU
+// wait on the progress fence, so it sleeps) for the oldest to finish.
+struct StreamQueue {
+  KmdHwQueue* q = nullptr;
+  NativeFence* progress = nullptr;
+};
+
+inline StreamQueue make_stream_queue(Platform& p, int node, int process) {
+  StreamQueue s;
+  s.progress = p.vidsch.CreateNativeFence(process, Segment::System, false);
+  s.q = p.kmd.DxgkDdiCreateHwQueue(node, 0, s.progress->handle);
+  return s;
+}
+
+inline void submit_stream(Platform& p, StreamQueue& s, uint64_t count,
+                          const std::function<void(uint64_t, PacketWriter&)>& unit) {
+  const uint64_t budget = s.q->ring_size / 2 - 64;
+  uint64_t i = 0;
+  while (i < count) {
+    PacketWriter w;
+    while (i < count && w.bytes() + 64 <= budget) unit(i++, w);
+    if (s.q->submissions >= 2) p.vidsch.WaitFromCpu(s.progress, s.q->submissions - 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(s.q, w);
+  }
+}
+
+inline nlohmann::ordered_json idle_residency(const Cpu& cpu, const sc_core::sc_time& total) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const char* st : {"C1", "C1E", "C3", "C6"}) {
+    auto it = cpu.residency().find(st);
+    j[st] = it == cpu.residency().end() || total == sc_core::SC_ZERO_TIME ? 0.0 : it->second / total;
+  }
+  return j;
+}
+
+}  // namespace gpumodel

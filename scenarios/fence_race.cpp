@@ -1,0 +1,127 @@
+// fence_race: randomised stress of the engine <-> CMP race of F7. Several nodes signal many native
+// fences (each fence owned by one node, so its values only grow) at random gaps, while CPU threads add
+// and remove waiters at random times (random fence, its next value, random timeout), so MonitoredValue
+// updates keep landing next to signals. With cmp.barrier = true no interrupt is lost. With
+// cmp.barrier = false a signal whose CurrentValue write is still in the engine's write buffer when the
+// CMP reads CV goes unreported: the lost_interrupt monitor fires, and the scenario, told to expect it
+// (monitor.expect_lost_interrupt), passes and reports the count; the VCD marks each window.
+#include <random>
+
+#include "scenarios/fence_common.h"
+
+namespace gpumodel {
+namespace {
+
+class FenceRace : public ScenarioDriver {
+ public:
+  explicit FenceRace(const ParamSet& ps)
+      : storage_(ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System),
+        signals_(uint64_t(ps.get_int("workload.signals"))),
+        fences_(uint64_t(ps.get_int("workload.fences"))),
+        gap_ns_(ps.get_real("workload.signal_gap_ns")),
+        threads_(int(ps.get_int("workload.waiter_threads"))),
+        timeout_us_(ps.get_real("workload.wait_timeout_us")),
+        expect_lost_(ps.get_bool("monitor.expect_lost_interrupt")) {}
+
+  void build(Platform& p, Results& r) override {
+    r.monitors_expected["lost_interrupt"] = expect_lost_;
+    nodes_ = int(p.params.get_int("gpu.nodes"));
+    p.cpu.spawn_thread("setup", [this, &p, &r] { setup(p, r); });
+    for (int t = 0; t < threads_; ++t)
+      p.cpu.spawn_thread("waiter" + std::to_string(t), [this, &p, t] { waiter(p, t); });
+  }
+
+  void finish(Platform& p, Results& r) override {
+    uint64_t executed = 0;
+    for (auto& n : p.gpu.nodes) executed += n->signals();
+    r.metric("signals", signals_);
+    r.metric("cpu_waits", waits_);
+    r.metric("cpu_wait_timeouts", timeouts_);
+    r.metric("mv_updates", p.gpu.cmp.mv_updates());
+    r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
+    r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
+    r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
+    r.metric("lost_interrupts", r.monitors["lost_interrupt"]);
+    r.check(executed >= signals_, "not every signal executed");
+  }
+
+ private:
+  void setup(Platform& p, Results& r) {
+    DxgkAdapterInfo info;
+    if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start failed")) return;
+    for (uint64_t i = 0; i < fences_; ++i) fence_.push_back(p.vidsch.CreateNativeFence(1, storage_, false));
+    ready_ = true;
+    p.cpu.signal(ready_ev_);
+    // One submitter per node; each streams its share of the signals.
+    for (int n = 0; n < nodes_; ++n) {
+      p.cpu.spawn_thread("submit" + std::to_string(n), [this, &p, n] {
+        std::mt19937_64 rng(p.rng() + uint64_t(n));
+        std::uniform_real_distribution<double> gap(0, 2 * gap_ns_);
+        const double mhz = p.params.get_real("gpu.engine_clock_mhz");
+        StreamQueue s = make_stream_queue(p, n, 1);
+        std::vector<NativeFence*> mine;
+        for (uint64_t i = uint64_t(n); i < fences_; i += uint64_t(nodes_)) mine.push_back(fence_[i]);
+        std::vector<uint64_t> value(mine.size(), 0);
+        const uint64_t count = signals_ / uint64_t(nodes_) + (uint64_t(n) < signals_ % uint64_t(nodes_));
+        submit_stream(p, s, count, [&](uint64_t i, PacketWriter& w) {
+          const size_t k = i % mine.size();
+          w.compute(uint64_t(gap(rng) * mhz / 1000.0)).signal(p.vidsch.slot(*mine[k]), ++value[k]);
+        });
+        p.vidsch.WaitFromCpu(s.progress, s.q->submissions);
+        ++done_;
+      });
+    }
+  }
+
+  void waiter(Platform& p, int t) {
+    if (!ready_) p.cpu.wait_for(ready_ev_);
+    std::mt19937_64 rng(p.rng() ^ (0x9E3779B97F4A7C15ull * uint64_t(t + 1)));
+    std::uniform_int_distribution<uint64_t> pick(0, fences_ - 1);
+    std::uniform_real_distribution<double> timeout(0.1 * timeout_us_, timeout_us_);
+    while (done_ < nodes_) {
+      NativeFence* f = fence_[pick(rng)];
+      const uint64_t cv = p.cpu.mem_read64(f->cv_addr);
+      ++waits_;
+      if (!p.vidsch.WaitFromCpu(f, cv + 1, sc_core::sc_time(timeout(rng), sc_core::SC_US))) ++timeouts_;
+    }
+  }
+
+  Segment storage_;
+  uint64_t signals_, fences_;
+  double gap_ns_;
+  int threads_;
+  double timeout_us_;
+  bool expect_lost_;
+  int nodes_ = 1, done_ = 0;
+  std::vector<NativeFence*> fence_;
+  bool ready_ = false;
+  KEvent ready_ev_;
+  uint64_t waits_ = 0, timeouts_ = 0;
+};
+
+}  // namespace
+
+ScenarioInfo fence_race_scenario() {
+  return {"fence_race", "randomised engine/CMP/CPU race on many fences; no lost interrupt with the F7 barrier",
+          [](ParamSet& ps, const std::string& o) {
+            ps.declare_enum("fence.storage", "system", {"system", "local"},
+                            "Q: F1/F6: fence values in system memory or the local segment", o);
+            ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000, "A: the issue's minimum", o);
+            ps.declare_int("workload.fences", 64, "fences", 1, 60000, "A: 64 fences", o);
+            ps.declare_real("workload.signal_gap_ns", 12500, "ns", 0, 1e9,
+                            "A: mean gap between two signals of one node (uniform in [0, 2x]); with 16 "
+                            "fences a node, one fence is signalled about every 200 us, beyond "
+                            "monitor.wake_bound_ns, so a lost interrupt is not hidden by the next signal",
+                            o);
+            ps.declare_int("workload.waiter_threads", 8, "threads", 0, 256, "A: eight CPU threads wait", o);
+            ps.declare_real("workload.wait_timeout_us", 400, "us", 0.001, 1e9,
+                            "A: each CPU wait times out after a random 10-100 % of this", o);
+            ps.declare_bool("monitor.expect_lost_interrupt", false,
+                            "A: the run fails if the lost_interrupt monitor fires; set true with "
+                            "cmp.barrier = false, where the scenario expects it",
+                            o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<FenceRace>(ps); }};
+}
+
+}  // namespace gpumodel

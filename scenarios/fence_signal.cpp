@@ -1,0 +1,80 @@
+// fence_signal: an engine signals a native fence that a CPU thread waits on; the end-to-end latency
+// from the SIGNAL's execution to the thread running again, and its parts, which sum to it:
+//   fence_write_ns   SIGNAL starts -> CurrentValue visible (write buffer, fabric/link, memory)
+//   cmp_decision_ns  CV visible -> MSI issued (engine's MV check, CMP decision, barrier, event entry)
+//   msi_delivery_ns  MSI issued -> MSI at the interrupt controller
+//   idle_exit_ns     MSI arrival -> ISR starts (the core's idle-state exit, 0 if it was busy)
+//   isr_ns           ISR (interrupt entry, KMD ISR reading the event ring)
+//   dpc_ns           ISR end -> DPC end (DPC, CV read, waking the waiter, moving MV)
+//   thread_wake_ns   DPC end -> the waiting thread runs
+#include "scenarios/fence_common.h"
+
+namespace gpumodel {
+namespace {
+
+class FenceSignal : public ScenarioDriver {
+ public:
+  explicit FenceSignal(const ParamSet& ps) : kind_(ps), delay_(ps.get_real("workload.signal_delay_us")) {}
+
+  void build(Platform& p, Results& r) override {
+    p.cpu.spawn_thread("app", [this, &p, &r] { app(p, r); });
+  }
+
+ private:
+  void app(Platform& p, Results& r) {
+    if (!r.check(p.kmd.DxgkDdiStartDevice(nullptr), "adapter start failed")) return;
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
+    Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
+    sc_core::sc_time cv_visible = sc_core::SC_ZERO_TIME;
+    m.watch(f->cv_addr, 8, [&] (uint64_t, unsigned) {
+      if (cv_visible == sc_core::SC_ZERO_TIME && m.peek64(f->cv_addr) >= 1) cv_visible = sc_core::sc_time_stamp();
+    });
+    const double clock_mhz = p.params.get_real("gpu.engine_clock_mhz");
+    PacketWriter w;
+    w.compute(uint64_t(delay_ * clock_mhz)).signal(p.vidsch.slot(*f), 1);  // the GPU works, then signals
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    r.check(p.vidsch.WaitFromCpu(f, 1), "the CPU wait did not complete");
+    const sc_core::sc_time woke = sc_core::sc_time_stamp();
+
+    const sc_core::sc_time start = p.gpu.nodes[0]->last_signal_start();
+    const sc_core::sc_time msi = p.gpu.cmp.last_msi_issued();
+    const auto& s = p.cpu.last_interrupt();
+    const double parts[] = {ns_between(start, cv_visible), ns_between(cv_visible, msi),
+                            ns_between(msi, s.msi_arrival), ns_between(s.msi_arrival, s.isr_start),
+                            ns_between(s.isr_start, s.isr_end), ns_between(s.isr_end, s.dpc_end),
+                            ns_between(s.dpc_end, woke)};
+    const double total = ns_between(start, woke);
+    r.metric("signal_to_wake_ns", total);
+    const char* names[] = {"fence_write_ns", "cmp_decision_ns", "msi_delivery_ns", "idle_exit_ns",
+                           "isr_ns", "dpc_ns", "thread_wake_ns"};
+    double sum = 0;
+    for (int i = 0; i < 7; ++i) {
+      r.metric(names[i], parts[i]);
+      sum += parts[i];
+      r.check(parts[i] >= 0, std::string(names[i]) + " is negative: the stages happened out of order");
+    }
+    r.check(std::abs(sum - total) < 1e-6, "the parts do not sum to signal_to_wake_ns");
+    r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
+    r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
+  }
+
+  FenceKind kind_;
+  double delay_;
+};
+
+}  // namespace
+
+ScenarioInfo fence_signal_scenario() {
+  return {"fence_signal", "an engine signals a fence a CPU thread waits on: signal-to-wake latency and its parts",
+          [](ParamSet& ps, const std::string& o) {
+            declare_fence_params(ps, o);
+            ps.declare_real("workload.signal_delay_us", 50, "us", 0, 1e6,
+                            "A: the GPU computes 50 us before it signals, so the waiter is registered "
+                            "and the CPU idle, as in a frame wait",
+                            o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<FenceSignal>(ps); }};
+}
+
+}  // namespace gpumodel
