@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <vector>
 
@@ -45,13 +46,13 @@ class Monitors {
   Platform& p_;
   Deferred deferred_;
   sc_core::sc_time bound_;
-  std::map<uint64_t, Pending> waiting_;                    // by waiter id
-  std::map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
+  std::unordered_map<uint64_t, Pending> waiting_;                    // by waiter id
+  std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
   struct History {
     uint64_t values[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the last eight values stored whole (0 initially)
     unsigned n = 1;
   };
-  std::map<uint64_t, History> history_;
+  std::unordered_map<uint64_t, History> history_;
   uint64_t lost_ = 0, torn_ = 0;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time first_lost_ = sc_core::SC_ZERO_TIME;

@@ -10,7 +10,9 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -23,18 +25,20 @@ class BusMaster {
  public:
   explicit BusMaster(tlm_utils::simple_initiator_socket<Module>& s) : socket_(s) {}
 
-  // Blocking read: returns when the data has arrived at the initiator.
-  void read(uint64_t addr, void* dst, unsigned len) {
-    tlm::tlm_generic_payload t;
+  // Blocking read: returns when the data has arrived at the initiator. `offset`: the request leaves
+  // that much after now (local time of a loosely-timed initiator), saving a separate wait.
+  void read(uint64_t addr, void* dst, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
+    Lease l(*this);
+    tlm::tlm_generic_payload& t = *l.t;
     setup(t, tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(dst), len);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time d = offset;
     socket_->b_transport(t, d);
     check(t, addr);
     if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
   }
-  uint64_t read64(uint64_t addr) {
+  uint64_t read64(uint64_t addr, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
     uint64_t v = 0;
-    read(addr, &v, 8);
+    read(addr, &v, 8, offset);
     return v;
   }
   uint32_t read32(uint64_t addr) {
@@ -46,7 +50,8 @@ class BusMaster {
   // Posted write: returns the absolute time at which the data becomes visible at the target.
   sc_core::sc_time post(uint64_t addr, const void* src, unsigned len,
                         const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
-    tlm::tlm_generic_payload t;
+    Lease l(*this);
+    tlm::tlm_generic_payload& t = *l.t;
     setup(t, tlm::TLM_WRITE_COMMAND, addr,
           const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
     sc_core::sc_time d = offset;
@@ -77,7 +82,25 @@ class BusMaster {
       SC_REPORT_ERROR("gpumodel/bus", buf);
     }
   }
+  // Payloads are reused (constructing one per transaction shows in the fence hot path); a pool, not
+  // one member, because several processes of a module (fetcher, executor, DMA tags) share the socket.
+  struct Lease {
+    BusMaster& m;
+    tlm::tlm_generic_payload* t;
+    explicit Lease(BusMaster& mm) : m(mm) {
+      if (m.pool_.empty()) {
+        m.owned_.emplace_back(new tlm::tlm_generic_payload);
+        t = m.owned_.back().get();
+      } else {
+        t = m.pool_.back();
+        m.pool_.pop_back();
+      }
+    }
+    ~Lease() { m.pool_.push_back(t); }
+  };
   tlm_utils::simple_initiator_socket<Module>& socket_;
+  std::vector<tlm::tlm_generic_payload*> pool_;
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> owned_;
 };
 
 // Time helpers.

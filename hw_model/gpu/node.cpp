@@ -100,7 +100,9 @@ void Node::finish_queue() {
 void Node::fetcher() {
   std::vector<unsigned char> buf(fetch_bytes_);
   for (;;) {
-    if (!q_ || fetch_ptr_ >= q_->wptr || fifo_.size() * 4 + 4 > fifo_bytes_) {
+    // Fetch whole chunks: wait until a full fetch fits in the FIFO (or all that is left does).
+    const uint64_t space = fifo_bytes_ - std::min<uint64_t>(fifo_bytes_, fifo_.size() * 4);
+    if (!q_ || fetch_ptr_ >= q_->wptr || space < std::min<uint64_t>(fetch_bytes_, q_->wptr - fetch_ptr_)) {
       wait(fetch_ev_);
       continue;
     }
@@ -159,7 +161,7 @@ void Node::executor() {
       pkt[i] = fifo_.front();
       fifo_.pop_front();
     }
-    fetch_ev_.notify(SC_ZERO_TIME);  // FIFO space
+    if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
     set_state("execute");
     execute(pkt, len);
     q_->rptr += uint64_t(len) * 4;
@@ -177,6 +179,10 @@ uint64_t q64(const uint32_t* p) { return uint64_t(p[0]) | (uint64_t(p[1]) << 32)
 }  // namespace
 
 void Node::execute(const uint32_t* p, uint32_t len) {
+  if (header_op(p[0]) == Op::Signal && len == 4) {
+    signal(p[1], q64(p + 2), decode_);  // the hot path: the decode rides on the MV read's offset
+    return;
+  }
   wait(decode_);
   switch (header_op(p[0])) {
     case Op::Nop:
@@ -206,8 +212,8 @@ void Node::execute(const uint32_t* p, uint32_t len) {
     case Op::Interrupt:
       if (len == 2) cmp_.raise_interrupt(p[1]);
       break;
-    case Op::Signal:
-      if (len == 4) signal(p[1], q64(p + 2));
+    case Op::Signal:  // malformed (length): handled above when well formed
+      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": malformed SIGNAL").c_str());
       break;
     case Op::Wait:
       if (len == 4) wait_fence(p[1], q64(p + 2));
@@ -222,12 +228,12 @@ void Node::note_write(uint64_t addr, const sc_time& vis) {
   if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
-void Node::post(uint64_t addr, const void* src, unsigned len) {
+void Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& offset) {
   // Into the write buffer; it leaves for the fabric write_buffer_ later, in order.
   if (len > sizeof(Buffered::data)) SC_REPORT_FATAL("gpumodel/node", "buffered write wider than 8 bytes");
-  Buffered b{sc_time_stamp() + write_buffer_, addr, len, {}};
+  Buffered b{sc_time_stamp() + offset + write_buffer_, addr, len, {}};
   std::memcpy(b.data, src, len);
-  if (wb_.empty()) wb_ev_.notify(write_buffer_);
+  if (wb_.empty()) wb_ev_.notify(offset + write_buffer_);
   wb_.push_back(b);
 }
 
@@ -242,22 +248,24 @@ void Node::drain_wb() {
   else wb_ev_.notify(wb_.front().leave_at - now);
 }
 
-void Node::signal(uint32_t slot, uint64_t value) {
+void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": SIGNAL names a fence slot the CMP does not hold").c_str());
+    wait(decode);
     return;
   }
   ++signals_;
-  last_signal_ = sc_time_stamp();
-  post(f->cv_addr, &value, 8);  // F1: one aligned 64-bit write
-  if (f->legacy()) {            // a monitored fence interrupts on every GPU signal (F5)
+  last_signal_ = sc_time_stamp() + decode;
+  post(f->cv_addr, &value, 8, decode);  // F1: one aligned 64-bit write, once decoded
+  if (f->legacy()) {                    // a monitored fence interrupts on every GPU signal (F5)
+    wait(decode);
     cmp_.fence_written(slot, value, true);
     return;
   }
   // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
   // still be in the write buffer: that is the window the CMP's barrier closes (F7).
-  const uint64_t mv = bus_.read64(cmp_.shadow_mv_addr(slot));
+  const uint64_t mv = bus_.read64(cmp_.shadow_mv_addr(slot), decode);
   cmp_.fence_written(slot, value, value > mv);
 }
 

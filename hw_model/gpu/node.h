@@ -51,7 +51,8 @@ class Node : public sc_core::sc_module {
   void dma_tag();
   void execute(const uint32_t* p, uint32_t len);
   void set_state(const char* s);
-  void post(uint64_t addr, const void* src, unsigned len);  // through the write buffer
+  // Through the write buffer; `offset`: issued that long after now (still executing the packet).
+  void post(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
   void drain_write_buffer();                                 // BARRIER
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
   void start_queue(HwQueue* q);
@@ -76,7 +77,7 @@ class Node : public sc_core::sc_module {
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME;
-  void signal(uint32_t slot, uint64_t value);
+  void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode);
   void wait_fence(uint32_t slot, uint64_t value);
   void hold_blocked_queue();
 
