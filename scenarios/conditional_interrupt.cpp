@@ -51,6 +51,7 @@ class ConditionalInterrupt : public ScenarioDriver {
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
     r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
     r.metric("waiters_woken", p.vidsch.waiters_woken());
+    r.metric("null_array_interrupts", p.vidsch.null_array_interrupts());
     r.metric("cpu_wakeups", p.cpu.wakeups());
     r.metric("cpu_idle_residency", idle_residency(p.cpu, sc_core::sc_time_stamp()));
     r.check(signals == n_, "not every signal executed");

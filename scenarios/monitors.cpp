@@ -56,13 +56,17 @@ void Monitors::on_fence(const NativeFence& f) {
   const uint64_t cv = f.cv_addr;
   record_value(cv, m.peek64(cv));  // what the values hold now counts as written whole
   record_value(f.mv_addr, m.peek64(f.mv_addr));
-  m.watch(cv, 8, [this, cv, &m](uint64_t, unsigned) {
-    record_value(cv, m.peek64(cv));
+  // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
+  auto whole = [](uint64_t q, uint64_t a, unsigned len) { return a <= q && a + len >= q + 8; };
+  m.watch(cv, 8, [this, cv, &m, whole](uint64_t a, unsigned len) {
+    if (whole(cv, a, len)) record_value(cv, m.peek64(cv));
     on_cv_write(cv);
   });
   m.watch_reads(cv, [this, cv](uint64_t v) { check_read(cv, v); });
   const uint64_t mv = f.mv_addr;
-  m.watch(mv, 8, [this, mv, &m](uint64_t, unsigned) { record_value(mv, m.peek64(mv)); });
+  m.watch(mv, 8, [this, mv, &m, whole](uint64_t a, unsigned len) {
+    if (whole(mv, a, len)) record_value(mv, m.peek64(mv));
+  });
   m.watch_reads(mv, [this, mv](uint64_t v) { check_read(mv, v); });
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);

@@ -44,6 +44,7 @@ void VidSch::dpc() {
         continue;
       case DxgkInterruptData::NativeFenceSignaled:
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
+          ++null_scans_;
           for (auto& f : fences_)
             if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get())) &&
                 (!f->legacy || d.evaluate_legacy_monitored_fences))

@@ -85,6 +85,7 @@ class VidSch {
   uint64_t notifications() const { return notifications_; }
   uint64_t fence_interrupts() const { return fence_interrupts_; }
   uint64_t spurious_interrupts() const { return spurious_; }
+  uint64_t null_array_interrupts() const { return null_scans_; }  // F12: scanned every waiter
   uint64_t waiters_woken() const { return woken_; }
   uint64_t mv_updates() const { return mv_updates_; }
   size_t waiter_count() const { return waiter_count_; }
@@ -124,6 +125,7 @@ class VidSch {
     uint64_t page = 0, next = 4096;
   };
   std::map<std::tuple<int, int, bool>, Pool> pools_;
+  uint64_t null_scans_ = 0;
   uint64_t notifications_ = 0, fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
   uint32_t bugcheck_code_ = 0;
   std::vector<uint64_t> bugcheck_params_;

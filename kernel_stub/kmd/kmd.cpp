@@ -195,9 +195,10 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   const uint32_t h = slot + 1;
   live_.insert(h);
   cv_addr_[h] = a.current_value_system_process_gpu_va;
-  // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2).
+  // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A slot without a recorded MV counts
+  // as lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
   cpu_.raise_device_irql();
-  mv_[slot] = 0;  // force the update to count as "lowered" so it is acknowledged before first use
+  mv_.erase(slot);
   DxgkDdiUpdateMonitoredValues({{h, UINT64_MAX}});
   cpu_.lower_device_irql();
   return h;

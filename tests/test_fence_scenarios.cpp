@@ -1,0 +1,125 @@
+// The native fence scenarios through the CLI: the acceptance figures.
+#include <cmath>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "tb.h"
+
+using namespace tb;
+
+namespace {
+nlohmann::json run(const std::string& sc, const std::string& args, const std::string& tag, int want = 0) {
+  const std::string out = "fence_scenario_" + tag + ".json";
+  const Run r = run_cli(scenario(sc) + " " + args + " --results " + out);
+  INFO(sc << " " << args << "\n" << r.out << r.err);
+  REQUIRE(r.code == want);
+  return nlohmann::json::parse(slurp(out));
+}
+double m(const nlohmann::json& j, const char* k) { return j["metrics"][k].get<double>(); }
+}  // namespace
+
+TEST_CASE("fence_signal: signal-to-wake lands in 5-10 us and its parts sum to it", "[F3][F4][H2]") {
+  auto j = run("fence_signal", "", "sig");
+  const double total = m(j, "signal_to_wake_ns");
+  CHECK(total >= 5000);
+  CHECK(total <= 10000);
+  double sum = 0;
+  for (const char* k : {"fence_write_ns", "cmp_decision_ns", "msi_delivery_ns", "idle_exit_ns", "isr_ns", "dpc_ns", "thread_wake_ns"}) {
+    CHECK(m(j, k) >= 0);
+    sum += m(j, k);
+  }
+  CHECK(sum == Approx(total).margin(1e-6));
+  CHECK(m(j, "interrupts_raised") == 1);
+  CHECK(m(j, "idle_exit_ns") == Approx(2000).margin(1e-6));  // the CPU slept in C1 (cpu.c1_exit_ns)
+}
+
+TEST_CASE("fence_signal: each part's parameter moves that part and the total by exactly its change", "[F3][H2]") {
+  auto base = run("fence_signal", "", "base");
+  struct Knob {
+    const char* param;
+    double base_value, delta;
+    const char* part;
+  } knobs[] = {{"cpu.c1_exit_ns", 2000, 1000, "idle_exit_ns"},
+               {"cpu.interrupt_entry_ns", 500, 700, "isr_ns"},
+               {"cpu.isr_ns", 2000, 1500, "isr_ns"},
+               {"cpu.dpc_ns", 1000, 500, "dpc_ns"},
+               {"cpu.thread_wake_ns", 2000, 250, "thread_wake_ns"},
+               {"cmp.interrupt_cycles", 32, 100, "cmp_decision_ns"}};  // 1 GHz: 1 ns a cycle
+  int i = 0;
+  for (auto k : knobs) {
+    std::ostringstream v;
+    v << k.base_value + k.delta;  // "132", not "132.000000": integer keys take integers
+    auto j = run("fence_signal", std::string("--") + k.param + "=" + v.str(), "knob" + std::to_string(i++));
+    INFO(k.param);
+    CHECK(m(j, "signal_to_wake_ns") == Approx(m(base, "signal_to_wake_ns") + k.delta).margin(1e-6));
+    CHECK(m(j, k.part) == Approx(m(base, k.part) + k.delta).margin(1e-6));
+  }
+}
+
+TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one per signal legacy, none without waiters", "[F3][F5]") {
+  auto native = run("conditional_interrupt", "", "native");
+  CHECK(m(native, "signals") == 100);
+  CHECK(m(native, "interrupts_raised") == 10);  // a waiter on every 10th of 100 values
+  CHECK(m(native, "interrupts_suppressed") == 90);
+  CHECK(m(native, "waiters_woken") == 10);
+  CHECK(m(native, "spurious_interrupts") == 0);
+  CHECK(m(native, "cpu_wakeups") == 10);
+  auto legacy = run("conditional_interrupt", "--fence.kind=legacy", "legacy");
+  CHECK(m(legacy, "interrupts_raised") == 100);
+  CHECK(m(legacy, "waiters_woken") == 10);
+  CHECK(m(legacy, "cpu_wakeups") == 100);
+  auto none = run("conditional_interrupt", "--workload.wait_every=0", "none");
+  CHECK(m(none, "interrupts_raised") == 0);
+  CHECK(m(none, "cpu_wakeups") == 0);
+  // The CPU spends more of the run asleep when the GPU does not wake it for nothing.
+  CHECK(native["metrics"]["cpu_idle_residency"]["C1"].get<double>() >
+        legacy["metrics"]["cpu_idle_residency"]["C1"].get<double>());
+}
+
+TEST_CASE("conditional_interrupt with a NULL signaled-fence array: the OS scans every waiter and still wakes each", "[F12]") {
+  auto j = run("conditional_interrupt", "--cmp.report_fence_set=false", "null");
+  CHECK(m(j, "null_array_interrupts") == 10);
+  CHECK(m(j, "waiters_woken") == 10);
+  auto exact = run("conditional_interrupt", "", "exact");
+  CHECK(m(exact, "null_array_interrupts") == 0);
+}
+
+TEST_CASE("gpu_wait: native unblocks on the GPU well under 2 us, legacy costs a CPU round trip (>= 5x)", "[F5]") {
+  auto native = run("gpu_wait", "", "gw_native");
+  auto legacy = run("gpu_wait", "--fence.kind=legacy", "gw_legacy");
+  const double n = m(native, "signal_to_unblock_ns"), l = m(legacy, "signal_to_unblock_ns");
+  CHECK(n < 2000);
+  CHECK(l >= 5 * n);
+  CHECK(m(native, "gpu_unblocks") == 1);
+  CHECK(m(legacy, "gpu_unblocks") == 0);  // the OS held B's work and submitted it from the DPC
+}
+
+TEST_CASE("fence_race: no lost interrupt with the CMP barrier, lost ones without it, marked in the VCD", "[F7][F8]") {
+  const std::string shorter = "--workload.signals=20000 --seed 3";
+  auto with = run("fence_race", shorter, "race_with");
+  CHECK(with["monitors"]["lost_interrupt"]["violations"] == 0);
+  CHECK(m(with, "cpu_waits") > 1000);
+  CHECK(with["monitors"]["torn_value"]["violations"] == 0);
+  // The same seed and workload without the barrier: the monitor fires, the scenario expects it.
+  const Run r = run_cli(scenario("fence_race_no_barrier") + " " + shorter +
+                        " --vcd race.vcd --results fence_scenario_race_without.json");
+  REQUIRE(r.code == 0);
+  auto without = nlohmann::json::parse(slurp("fence_scenario_race_without.json"));
+  CHECK(without["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);
+  CHECK(without["verdict"] == "pass");
+  const std::string vcd = slurp("race.vcd");
+  CHECK(vcd.find("lost_interrupt") != std::string::npos);
+  CHECK(vcd.find("shadow_mv") != std::string::npos);
+  // Expecting a violation that does not happen fails the run.
+  run("fence_race", shorter + " --monitor.expect_lost_interrupt=true", "race_expect", 1);
+}
+
+TEST_CASE("fence_stress runs its signals and reports its speed under host only", "[H4]") {
+  auto j = run("fence_stress", "--workload.signals=20000 --bench.switches=20000", "stress");
+  CHECK(m(j, "signals_executed") >= 20000);
+  CHECK(m(j, "interrupts_raised") <= 4);  // no CPU waiter but the four submitters' final progress waits
+  for (const char* k : {"signals_per_wall_s", "ns_per_signal", "bare_switch_ns", "cost_ratio"})
+    CHECK(j["host"].contains(k));
+  CHECK_FALSE(j["metrics"].contains("ns_per_signal"));
+}

@@ -1,0 +1,318 @@
+// Native fences end to end in one process each: MV rules, conditional interrupt and the DPC, the F8
+// re-read, lifetime and the bug check, CPU signals, progress fences, storage, the torn-value monitor.
+#include "hw_model/gpu/regs.h"
+#include "scenarios/monitors.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+
+namespace {
+sc_time us(double v) { return sc_time(v, SC_US); }
+struct FenceBench {
+  ParamSet ps;
+  Vcd vcd;
+  Platform p;
+  Monitors mon;
+  explicit FenceBench(std::map<std::string, std::string> o = {{"gpu.timestamp_tick_ps", "1"}})
+      : ps(params(o)), p(ps, vcd, 1), mon(p) {}
+  uint64_t shadow(const NativeFence* f) { return p.gpu.vram.peek64(p.gpu.cmp.shadow_mv_addr(p.vidsch.slot(*f))); }
+  uint64_t os_mv(const NativeFence* f) { return p.sysmem.peek64(f->mv_addr); }
+};
+}  // namespace
+
+TEST_CASE("MonitoredValue is the least waited value - 1, UINT64_MAX without waiters, as waiters come and go", "[F2][F13]") {
+  FenceBench b;
+  auto& p = b.p;
+  NativeFence* f = nullptr;
+  bool ok10 = true, ok5 = true;
+  p.cpu.spawn_thread("w10", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    ok10 = p.vidsch.WaitFromCpu(f, 10, us(100));  // nobody signals: times out at ~100 us
+  });
+  p.cpu.spawn_thread("w5", [&] {
+    p.cpu.sleep(us(40));
+    ok5 = p.vidsch.WaitFromCpu(f, 5, us(30));  // times out at ~70 us
+  });
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // (OS MV, CMP shadow MV) at 30, 60, 90, 150 us
+  sc_spawn([&] {
+    for (double t : {30.0, 60.0, 90.0, 150.0}) {
+      wait(us(t) - sc_time_stamp());
+      seen.emplace_back(b.os_mv(f), b.shadow(f));
+    }
+  });
+  sc_start();
+  CHECK_FALSE(ok10);
+  CHECK_FALSE(ok5);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == std::make_pair<uint64_t, uint64_t>(9, 9));  // one waiter on 10
+  CHECK(seen[1] == std::make_pair<uint64_t, uint64_t>(4, 4));  // the waiter on 5 is the least
+  CHECK(seen[2] == std::make_pair<uint64_t, uint64_t>(9, 9));  // it left: back to 10 - 1
+  CHECK(seen[3] == std::make_pair(UINT64_MAX, UINT64_MAX));    // nobody waits
+  CHECK(p.gpu.cmp.mv_updates() >= 5);  // creation + 4 changes, each through DxgkDdiUpdateMonitoredValues
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("Only a signal past MV interrupts, the DPC wakes its waiter and moves MV to the next", "[F3][F4]") {
+  FenceBench b;
+  auto& p = b.p;
+  NativeFence* f = nullptr;
+  uint64_t mv_after_first = 0;
+  std::vector<sc_time> woke;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    for (uint64_t v = 1; v <= 6; ++v) w.compute(60000).signal(p.vidsch.slot(*f), v);  // every 30 us
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.spawn_thread("w6", [&] {
+      p.vidsch.WaitFromCpu(f, 6);
+      woke.push_back(sc_time_stamp());
+    });
+    p.vidsch.WaitFromCpu(f, 3);
+    woke.push_back(sc_time_stamp());
+    mv_after_first = b.os_mv(f);
+  });
+  sc_start();
+  REQUIRE(woke.size() == 2);
+  CHECK(p.gpu.cmp.fence_interrupts() == 2);  // signals 3 and 6
+  CHECK(p.gpu.cmp.suppressed() == 4);        // 1, 2, 4, 5: CV not past MV
+  CHECK(mv_after_first == 5);                // F4: the remaining waiter's 6 - 1
+  CHECK(b.os_mv(f) == UINT64_MAX);
+  CHECK(p.vidsch.waiters_woken() == 2);
+  CHECK(p.vidsch.spurious_interrupts() == 0);
+}
+
+TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU interrupt", "[F5]") {
+  FenceBench b;
+  auto& p = b.p;
+  uint64_t ts = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+    ts = p.kmd.scratch();
+    PacketWriter a, w;
+    w.timestamp(ts);
+    a.compute(40000).signal(p.vidsch.slot(*f), 1);
+    p.vidsch.SubmitAfterWait(qb, f, 1, w);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
+  });
+  sc_start();
+  const double rate = 16.0 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538);
+  const sc_time t_s = p.gpu.nodes[0]->last_signal_start();
+  // A's queue drains with the SIGNAL; its read-pointer write-back enters A's 100 ns write buffer as the
+  // MV check returns (250 ns VRAM read + 8 B at 1008 GB/s). The CMP (20 cycles) then barriers: that
+  // write leaves the buffer, crosses the link (32-byte TLP, 200 ns hop, 30 ns root complex) and DRAM
+  // (8 B at 76.8 GB/s, 90 ns), plus the 200 ns barrier handshake; B then resumes and decodes (4 ns).
+  const sc_time check = sc_time(250, SC_NS) + sc_time(8 / 1.008, SC_PS);
+  const sc_time rptr_vis = check + sc_time(100, SC_NS) + ser(32, rate) + sc_time(230, SC_NS) +
+                           sc_time(8 / 0.0768, SC_PS) + sc_time(90, SC_NS);
+  const sc_time expect = t_s + rptr_vis + sc_time(200, SC_NS) + sc_time(4, SC_NS);
+  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == expect);
+  CHECK(p.cpu.interrupts() == 0);  // nothing went through the CPU
+  CHECK(p.gpu.cmp.gpu_unblocks() == 1);
+}
+
+TEST_CASE("A signal landing during DxgkDdiUpdateMonitoredValues: the CV re-read wakes the waiter, the interrupt is spurious", "[F8]") {
+  FenceBench b;
+  auto& p = b.p;
+  bool ok = false;
+  NativeFence* f = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    // Calibrate the submit-to-execute path on this queue, then place the signal right after the
+    // waiter's first CV read: it is visible only when the CMP and the OS re-read CV.
+    const uint64_t ts = p.kmd.scratch();
+    PacketWriter cal;
+    cal.timestamp(ts);
+    const sc_time t0 = sc_time_stamp();
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, cal);
+    p.cpu.sleep(us(20));
+    const sc_time path = sc_time(double(p.sysmem.peek64(ts)), SC_PS) - t0;  // includes one decode
+    PacketWriter w;
+    w.compute(20000).signal(p.vidsch.slot(*f), 1);  // 10 us, then the signal
+    const sc_time t1 = sc_time_stamp();
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    const sc_time signal_at = t1 + path + us(10) + sc_time(4, SC_NS);
+    p.cpu.sleep(signal_at - sc_time(300, SC_NS) - sc_time_stamp());
+    ok = p.vidsch.WaitFromCpu(f, 1);
+  });
+  sc_start();
+  CHECK(ok);
+  CHECK(p.vidsch.waiters_woken() == 1);
+  CHECK(p.gpu.cmp.fence_interrupts() == 1);       // the CMP's step 3 saw CV > MV and raised
+  CHECK(p.vidsch.spurious_interrupts() == 1);     // ... but the re-read had already woken the waiter
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("Fence lifetime: global and local handles, close then destroy on the last close", "[F11]") {
+  FenceBench b;
+  auto& p = b.p;
+  std::vector<bool> valid;
+  uint32_t la = 0, lb = 0, h = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(/*process A*/ 1, Segment::System, /*shareable*/ true);
+    h = f->handle;
+    lb = p.vidsch.OpenNativeFence(/*process B*/ 2, f);
+    la = f->local_handles.at(1);
+    auto fence_valid = [&] {
+      p.cpu.sleep(us(2));  // let the posted register writes land
+      return p.gpu.cmp.fence(p.vidsch.slot(*f))->valid();
+    };
+    valid.push_back(fence_valid());
+    p.vidsch.DestroySynchronizationObject(1, f);  // A closes: DxgkDdiCloseNativeFence only
+    valid.push_back(fence_valid());
+    p.vidsch.DestroySynchronizationObject(2, f);  // B closes last: close, then destroy
+    valid.push_back(fence_valid());
+  });
+  sc_start();
+  CHECK(h != 0);
+  CHECK(la != lb);
+  CHECK(valid == std::vector<bool>{true, true, false});
+}
+
+namespace {
+// A waiter on a fence the GPU signals at ~20 us; another thread destroys the fence after the CMP has
+// written the interrupt's event entry but before the ISR reads it.
+void destroyed_fence_in_flight(FenceBench& b) {
+  auto& p = b.p;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(40000).signal(p.vidsch.slot(*f), 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.spawn_thread("destroyer", [&p, f] {
+      while (p.gpu.cmp.fence_interrupts() == 0) p.cpu.sleep(sc_time(50, SC_NS));
+      p.vidsch.DestroySynchronizationObject(1, f);
+    });
+    p.vidsch.WaitFromCpu(f, 1);
+  });
+  sc_start();
+}
+}  // namespace
+
+TEST_CASE("Naming a destroyed fence in the signaled-fence array is a bug check", "[F11][F12]") {
+  FenceBench b(std::map<std::string, std::string>{{"gpu.timestamp_tick_ps", "1"}, {"kmd.validate_signaled_handles", "false"}});
+  destroyed_fence_in_flight(b);
+  REQUIRE(b.p.vidsch.bugchecked());
+  CHECK(b.p.vidsch.bugcheck_code() == 0x113);
+  CHECK(b.p.vidsch.bugcheck_params().at(1) == 1);  // the destroyed fence's global handle
+}
+
+TEST_CASE("A KMD that drops destroyed fences from the array keeps the OS running", "[F11][F12]") {
+  FenceBench b;  // kmd.validate_signaled_handles = true
+  destroyed_fence_in_flight(b);
+  CHECK_FALSE(b.p.vidsch.bugchecked());
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+}
+
+TEST_CASE("A CPU signal wakes CPU waiters and, through the notification, unblocks a GPU wait", "[F13][F5]") {
+  FenceBench b;
+  auto& p = b.p;
+  bool cpu_ok = false;
+  sc_time signalled;
+  uint64_t ts = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    ts = p.kmd.scratch();
+    PacketWriter w;
+    w.timestamp(ts);
+    p.vidsch.SubmitAfterWait(q, f, 5, w);
+    p.cpu.spawn_thread("waiter", [&p, f, &cpu_ok] { cpu_ok = p.vidsch.WaitFromCpu(f, 5); });
+    p.cpu.sleep(us(20));
+    signalled = sc_time_stamp();
+    p.vidsch.SignalFromCpu(f, 5);  // DxgkDdiUpdateCurrentValuesFromCpu
+  });
+  sc_start();
+  CHECK(cpu_ok);
+  const sc_time b_ran(double(p.sysmem.peek64(ts)), SC_PS);
+  CHECK(b_ran > signalled);
+  CHECK(b_ran < signalled + us(3));  // CV store, notify MMIO, CMP rescan: on the order of a microsecond
+  CHECK(p.gpu.cmp.gpu_unblocks() == 1);
+  CHECK(p.gpu.cmp.fence_interrupts() == 0);  // the CPU signalled: no GPU interrupt needed
+}
+
+TEST_CASE("A HW queue's native progress fence advances with every submission", "[F14]") {
+  FenceBench b;
+  auto& p = b.p;
+  bool ok = false;
+  NativeFence* pf = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    pf = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0, 0, pf->handle);  // NativeProgressFence
+    for (int i = 0; i < 3; ++i) {
+      PacketWriter w;
+      w.compute(1000);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    }
+    ok = p.vidsch.WaitFromCpu(pf, 3);
+  });
+  sc_start();
+  CHECK(ok);
+  CHECK(p.sysmem.peek64(pf->cv_addr) == 3);
+}
+
+TEST_CASE("Fence storage: non-shareable packed at the caps stride, shareable on pages of their own", "[F6][F1]") {
+  FenceBench b;
+  auto& p = b.p;
+  std::vector<NativeFence*> a, s;
+  NativeFence *other = nullptr, *local = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    for (int i = 0; i < 3; ++i) a.push_back(p.vidsch.CreateNativeFence(1, Segment::System, false));
+    for (int i = 0; i < 2; ++i) s.push_back(p.vidsch.CreateNativeFence(1, Segment::System, true));
+    other = p.vidsch.CreateNativeFence(2, Segment::System, false);
+    local = p.vidsch.CreateNativeFence(1, Segment::Local, false);
+  });
+  sc_start();
+  const uint64_t stride = 64;  // kmd.fence_stride_bytes
+  CHECK(a[1]->cv_addr == a[0]->cv_addr + stride);
+  CHECK(a[2]->cv_addr == a[1]->cv_addr + stride);
+  CHECK(a[0]->cv_addr / 4096 == a[2]->cv_addr / 4096);  // one shared page
+  CHECK(a[0]->mv_addr / 4096 != a[0]->cv_addr / 4096);  // CV and MV stored apart
+  for (auto* f : s) {
+    CHECK(f->cv_addr % 4096 == 0);
+    CHECK(f->mv_addr % 4096 == 0);
+  }
+  CHECK(s[0]->cv_addr / 4096 != s[1]->cv_addr / 4096);
+  CHECK(other->cv_addr / 4096 != a[0]->cv_addr / 4096);  // another process: another page
+  CHECK(local->cv_addr >= regs::kVramBase);              // the local segment
+  for (auto* f : a) CHECK(f->cv_addr % 8 == 0);          // aligned: 64-bit writes are atomic (F1)
+}
+
+TEST_CASE("The torn_value monitor catches a 64-bit value written in two halves", "[F1]") {
+  FenceBench b;
+  auto& p = b.p;
+  Probe bad("bad_agent");  // an agent that (wrongly) writes a CV as two 32-bit stores
+  bad.sock.bind(p.gpu.fabric.tsock);
+  NativeFence* f = nullptr;
+  uint64_t seen = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.cpu.sleep(us(20));  // the bad agent has written the low half only
+    seen = p.cpu.mem_read64(f->cv_addr);
+  });
+  bad.body = [&] {
+    wait(us(15));
+    const uint64_t v = 0x0000000500000007ull;
+    bad.bus.post(f->cv_addr, &v, 4);  // low half now...
+    wait(us(10));
+    bad.bus.post(f->cv_addr + 4, reinterpret_cast<const char*>(&v) + 4, 4);  // ...high half later
+  };
+  sc_start();
+  CHECK(seen == 7);  // half old (0), half new (7)
+  CHECK(b.mon.torn_values() == 1);
+}
