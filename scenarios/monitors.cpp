@@ -19,11 +19,13 @@ Monitors::Monitors(Platform& p)
       trace_limit_(int(p.params.get_int("trace.fences"))) {
   waiters_id_ = p_.vcd.add("os.waiters", 16);
   lost_id_ = p_.vcd.add("monitor.lost_interrupt", 1);
+  lost_fence_id_ = p_.vcd.add("monitor.lost_fence", 16, 0xffff);
   p_.vidsch.observer.fence_created = [this](const NativeFence& f) { on_fence(f); };
   p_.vidsch.observer.waiter_added = [this](const CpuWaiter& w) {
     Pending& pw = waiting_[w.id];
     pw.cv_addr = w.fence->cv_addr;
     pw.value = w.value;
+    pw.slot = p_.vidsch.slot(*w.fence);
     by_cv_addr_[pw.cv_addr].push_back(w.id);
     Memory& m = w.fence->storage == Segment::System ? p_.sysmem : p_.gpu.vram;
     if (m.peek64(pw.cv_addr) >= pw.value) reach(w.id, pw);
@@ -70,11 +72,15 @@ void Monitors::on_fence(const NativeFence& f) {
   m.watch_reads(mv, [this, mv](uint64_t v) { check_read(mv, v); });
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);
-  const Vcd::Id cv_id = p_.vcd.add(base + ".cv", 64), mv_id = p_.vcd.add(base + ".mv", 64, UINT64_MAX),
+  const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
+  // Traced from the values memory holds now (the fence may have been created a while ago).
+  const Vcd::Id cv_id = p_.vcd.add(base + ".cv", 64), mv_id = p_.vcd.add(base + ".mv", 64),
                 sh_id = p_.vcd.add(base + ".shadow_mv", 64);
+  p_.vcd.set(cv_id, m.peek64(cv));
+  p_.vcd.set(mv_id, m.peek64(mv));
+  p_.vcd.set(sh_id, p_.gpu.vram.peek64(sh));
   m.watch(cv, 8, [this, cv_id, cv, &m](uint64_t, unsigned) { p_.vcd.set(cv_id, m.peek64(cv)); });
   m.watch(mv, 8, [this, mv_id, mv, &m](uint64_t, unsigned) { p_.vcd.set(mv_id, m.peek64(mv)); });
-  const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
   p_.gpu.vram.watch(sh, 8, [this, sh_id, sh](uint64_t, unsigned) { p_.vcd.set(sh_id, p_.gpu.vram.peek64(sh)); });
 }
 
@@ -103,6 +109,7 @@ void Monitors::violation(Pending& w) {
   if (lost_++ == 0) first_lost_ = w.reached_at;
   // Mark the window in the waveform: from the moment CV reached the waited value to the verdict.
   p_.vcd.set(lost_id_, 1, w.reached_at);
+  p_.vcd.set(lost_fence_id_, w.slot, w.reached_at);
   p_.vcd.set(lost_id_, 0, sc_time_stamp());
 }
 

@@ -33,6 +33,7 @@ class Monitors {
  private:
   struct Pending {
     uint64_t cv_addr, value;
+    uint32_t slot = 0;
     bool reached = false, reported = false;
     sc_core::sc_time reached_at;
   };
@@ -57,7 +58,7 @@ class Monitors {
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time first_lost_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
-  Vcd::Id waiters_id_, lost_id_;
+  Vcd::Id waiters_id_, lost_id_, lost_fence_id_;
 };
 
 }  // namespace gpumodel
