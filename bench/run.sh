@@ -24,3 +24,12 @@ run "copy_bandwidth 16 MiB Gen4 x16 d2h" scenarios/copy_bandwidth.ini
 run "copy_bandwidth 256 MiB Gen5 x16 d2h" scenarios/copy_bandwidth.ini --copy.bytes=268435456 --link.gen=5
 run "copy_bandwidth 16 MiB h2d" scenarios/copy_bandwidth.ini --copy.direction=h2d
 run "mmio_roundtrip" scenarios/mmio_roundtrip.ini
+run "fence_race 100k signals (barrier)" scenarios/fence_race.ini
+# The fence hot path: 1,000,000 signals; its own speed figures come from the results' host section.
+"$build/gpumodel" scenarios/fence_stress.ini --results "$tmp/s.json" >/dev/null
+python3 - "$tmp/s.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["host"]
+print("fence_stress 1M signals: %.0f signals/wall-s, %.0f ns/signal, bare switch %.0f ns, cost ratio %.2f"
+      % (h["signals_per_wall_s"], h["ns_per_signal"], h["bare_switch_ns"], h["cost_ratio"]))
+PY

@@ -24,6 +24,12 @@ const char* kUsage =
     "       gpumodel --help\n";
 
 // Reads `scenario = NAME` and every `[section] key = value` of an INI file into `ps`.
+std::string owners_of(const ParamSpec& s) {
+  std::string o;
+  for (auto& n : s.owners) o += (o.empty() ? "'" : ", '") + n + "'";
+  return (s.owners.size() > 1 ? "scenarios " : "scenario ") + o;
+}
+
 std::string load_scenario_file(const std::string& path, ParamSet& ps) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
@@ -64,8 +70,8 @@ std::string load_scenario_file(const std::string& path, ParamSet& ps) {
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
-      throw ConfigError("scenario file '" + path + "': key '" + key + "' belongs to scenario '" + s.owners.front() +
-                        "', not '" + scenario + "'");
+      throw ConfigError("scenario file '" + path + "': key '" + key + "' belongs to " + owners_of(s) +
+                        ", not '" + scenario + "'");
     ps.set(key, value, "scenario file '" + path + "'");
   }
   return scenario;
@@ -168,7 +174,7 @@ int run(int argc, char** argv) {
     if (!ps.known(key)) throw ConfigError("command line: unknown key '" + key + "' (gpumodel --list-params lists every key)");
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, opt.scenario))
-      throw ConfigError("command line: key '" + key + "' belongs to scenario '" + s.owners.front() + "', not '" + opt.scenario + "'");
+      throw ConfigError("command line: key '" + key + "' belongs to " + owners_of(s) + ", not '" + opt.scenario + "'");
     ps.set(key, o.value.front(), "command line");
   }
   if (vm.count("vcd")) {
