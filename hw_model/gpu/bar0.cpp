@@ -42,13 +42,11 @@ void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
     const uint64_t v = read_reg(off, len);
     std::memcpy(t.get_data_ptr(), &v, len);
     delay = SC_ZERO_TIME;
-    ++reads_;
   } else {
     uint64_t v = 0;
     std::memcpy(&v, t.get_data_ptr(), len);
     delay += write_latency_;
     deferred_.after(delay, [this, off, v, len] { write_reg(off, v, len); });
-    ++writes_;
   }
   t.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -26,9 +26,6 @@ class Bar0 : public sc_core::sc_module {
   static void declare_params(ParamSet& ps);
   Bar0(sc_core::sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes);
 
-  uint64_t reads() const { return reads_; }
-  uint64_t writes() const { return writes_; }
-
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   uint64_t read_reg(uint64_t off, unsigned len) const;
@@ -41,7 +38,6 @@ class Bar0 : public sc_core::sc_module {
   uint64_t tick_ps_;
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
-  uint64_t reads_ = 0, writes_ = 0;
 };
 
 }  // namespace gpumodel

@@ -36,7 +36,6 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
     : sc_module(name),
       isock("isock"),
       bus_(isock),
-      deferred_("deferred"),
       vcd_(vcd),
       queues_(size_t(queues)),
       fences_(kFenceSlots),
@@ -56,19 +55,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
   SC_THREAD(firmware);
 }
 
-sc_time Cmp::reserve(uint64_t n) {
-  const sc_time start = max_time(sc_time_stamp(), busy_until_);
-  busy_until_ = start + period_ * double(n);
-  return busy_until_;
-}
-
-void Cmp::doorbell(int q, uint64_t wptr) {
-  deferred_.at(reserve(doorbell_cycles_), [this, q, wptr] {
-    HwQueue& hq = queues_.at(size_t(q));
-    if (wptr > hq.wptr) hq.wptr = wptr;
-    if (hq.enabled && size_t(hq.node) < nodes_.size()) nodes_[size_t(hq.node)]->kick(hq);
-  });
-}
+void Cmp::doorbell(int q, uint64_t wptr) { push({Work::Doorbell, uint32_t(q), wptr, nullptr, false}); }
 
 void Cmp::queue_enabled(int q) {
   HwQueue& hq = queues_.at(size_t(q));
@@ -147,8 +134,15 @@ void Cmp::firmware() {
 }
 
 void Cmp::run(const Work& w) {
-  FenceEntry* f = w.kind == Work::Vector ? nullptr : fence(w.slot);
+  FenceEntry* f = w.kind == Work::Vector || w.kind == Work::Doorbell ? nullptr : fence(w.slot);
   switch (w.kind) {
+    case Work::Doorbell: {
+      wait(period_ * double(doorbell_cycles_));
+      HwQueue& hq = queues_.at(w.slot);
+      if (w.value > hq.wptr) hq.wptr = w.value;
+      if (hq.enabled && size_t(hq.node) < nodes_.size()) nodes_[size_t(hq.node)]->kick(hq);
+      break;
+    }
     case Work::Vector:
       wait(period_ * double(interrupt_cycles_));
       send_msi(uint32_t(w.value));

@@ -20,7 +20,6 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw_model/core/bus.h"
-#include "hw_model/core/deferred.h"
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
@@ -76,7 +75,6 @@ class Cmp : public sc_core::sc_module {
   void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
 
-  sc_core::sc_time clock_period() const { return period_; }
   // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
   uint64_t fence_interrupts() const { return fence_irqs_; }
@@ -87,7 +85,7 @@ class Cmp : public sc_core::sc_module {
 
  private:
   struct Work {
-    enum Kind { MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector } kind;
+    enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector } kind;
     uint32_t slot;
     uint64_t value;
     HwQueue* q;
@@ -101,10 +99,8 @@ class Cmp : public sc_core::sc_module {
   void send_msi(uint32_t vector);
   void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
   void decision(bool raise);
-  sc_core::sc_time reserve(uint64_t cycles);  // occupies the CMP for doorbells; returns when done
 
   BusMaster<Cmp> bus_;
-  Deferred deferred_;
   Vcd& vcd_;
   std::vector<HwQueue> queues_;
   std::vector<Node*> nodes_;
@@ -113,7 +109,7 @@ class Cmp : public sc_core::sc_module {
   uint32_t select_ = 0;
   std::deque<Work> fifo_;
   sc_core::sc_event fw_ev_;
-  sc_core::sc_time period_, busy_until_ = sc_core::SC_ZERO_TIME, timeslice_, barrier_cost_;
+  sc_core::sc_time period_, timeslice_, barrier_cost_;
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
   bool use_barrier_, report_set_;

@@ -116,9 +116,7 @@ void Node::fetcher() {
       wait(fetch_ev_);
       continue;
     }
-    fetching_ = true;
     bus_.read(q->ring_base + off, buf.data(), unsigned(n));
-    fetching_ = false;
     if (g != gen_) continue;  // the node switched queues meanwhile: drop the stale bytes
     for (uint64_t i = 0; i < n; i += 4) {
       uint32_t dw;

@@ -86,7 +86,6 @@ class Node : public sc_core::sc_module {
   uint64_t fetch_ptr_ = 0;
   unsigned gen_ = 0;          // bumps when the queue changes, so a fetch in flight is discarded
   std::deque<uint32_t> fifo_;
-  bool fetching_ = false;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 
   // Write buffer state: when the last posted write becomes visible, and the last one to system memory.

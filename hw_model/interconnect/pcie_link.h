@@ -39,17 +39,7 @@ class PcieLink : public sc_core::sc_module {
 
   // The model's own figures, for results and tests.
   double bytes_per_ns() const { return bytes_per_ns_; }       // after encoding and DLLP overhead
-  double raw_bytes_per_ns() const { return raw_bytes_per_ns_; }
-  double link_overhead_fraction() const { return dll_overhead_; }
-  double posted_write_gbps() const {                           // payload GB/s for MPS-sized writes
-    return bytes_per_ns_ * double(mps_) / double(mps_ + kMwrOverhead);
-  }
-  sc_core::sc_time tlp_time(unsigned payload, unsigned overhead) const {
-    return sc_core::sc_time(double(payload + overhead) / bytes_per_ns_ * 1000.0, sc_core::SC_PS);
-  }
-  sc_core::sc_time hop() const { return hop_; }
   unsigned max_payload() const { return mps_; }
-  unsigned max_read_request() const { return mrrs_; }
 
   struct Direction {
     std::string name;

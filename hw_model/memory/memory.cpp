@@ -122,7 +122,6 @@ void Memory::apply_due() {
     Pending* w = pending_.back();
     pending_.pop_back();
     store(w->addr, w->data.data(), unsigned(w->data.size()));
-    ++writes_applied_;
     free_.push_back(w);
   }
   if (!pending_.empty()) apply_ev_.notify(pending_.front()->visible_at - now);

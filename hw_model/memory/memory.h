@@ -53,7 +53,6 @@ class Memory : public sc_core::sc_module {
 
   sc_core::sc_time read_latency() const { return read_latency_; }
   sc_core::sc_time write_latency() const { return write_latency_; }
-  uint64_t writes_applied() const { return writes_applied_; }
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
@@ -80,7 +79,6 @@ class Memory : public sc_core::sc_module {
   std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
   sc_core::sc_event apply_ev_;
   uint64_t seq_ = 0;
-  uint64_t writes_applied_ = 0;
   Timeline port_;  // bandwidth reservations
 
   std::unordered_map<uint64_t, std::vector<Watch>> watches_;         // by qword address

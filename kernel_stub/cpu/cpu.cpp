@@ -82,8 +82,6 @@ const Cpu::CState& Cpu::choose_idle_state() const {
   return cstates_[pick];
 }
 
-sc_time Cpu::idle_exit_latency() const { return choose_idle_state().exit; }
-
 void Cpu::core() {
   for (;;) {
     if (intc_.pending() && irql_ == 0) {

@@ -95,7 +95,6 @@ class Cpu : public sc_core::sc_module {
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
   uint64_t interrupts() const { return interrupts_; }
   uint64_t wakeups() const { return wakeups_; }   // idle exits
-  sc_core::sc_time idle_exit_latency() const;     // of the state the core would pick now
   // Time stamps of the last interrupt's stages, for latency breakdowns.
   struct Stamps {
     sc_core::sc_time msi_arrival, isr_start, isr_end, dpc_start, dpc_end;

@@ -15,7 +15,6 @@ class VidMm {
   VidMm(uint64_t sys_base, uint64_t sys_size, uint64_t local_base, uint64_t local_size);
   // Returns the physical address; a request that does not fit is a model fault (reported).
   uint64_t allocate(Segment seg, uint64_t bytes, uint64_t align = 4096);
-  uint64_t used(Segment seg) const { return seg == Segment::System ? sys_.next - sys_.base : local_.next - local_.base; }
 
  private:
   struct Heap {

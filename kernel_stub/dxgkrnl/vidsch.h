@@ -89,7 +89,6 @@ class VidSch {
   uint64_t waiters_woken() const { return woken_; }
   uint64_t mv_updates() const { return mv_updates_; }
   size_t waiter_count() const { return waiter_count_; }
-  const std::vector<std::unique_ptr<NativeFence>>& fences() const { return fences_; }
   bool bugchecked() const { return bugcheck_code_ != 0; }
   uint32_t bugcheck_code() const { return bugcheck_code_; }
   const std::vector<uint64_t>& bugcheck_params() const { return bugcheck_params_; }
