@@ -75,11 +75,14 @@ TEST_CASE("mmio_roundtrip: a parameter moves the latency by exactly its change",
 }
 
 TEST_CASE("Same scenario and seed give identical results (but host) and VCD (but $date)", "[H4]") {
-  for (const char* sc : {"copy_bandwidth", "mmio_roundtrip"}) {
+  const std::pair<const char*, const char*> runs[] = {
+      {"copy_bandwidth", ""}, {"mmio_roundtrip", ""}, {"fence_signal", ""},
+      {"fence_race_no_barrier", "--workload.signals=5000"}};  // random workload, hashed monitor state
+  for (auto [sc, extra] : runs) {
     std::string vcd[2], json[2];
     for (int i = 0; i < 2; ++i) {
       const std::string tag = std::string(sc) + std::to_string(i);
-      const Run r = run_cli(scenario(sc) + " --seed 7 --vcd det_" + tag + ".vcd --results det_" + tag + ".json");
+      const Run r = run_cli(scenario(sc) + " " + extra + " --seed 7 --vcd det_" + tag + ".vcd --results det_" + tag + ".json");
       REQUIRE(r.code == 0);
       auto j = nlohmann::json::parse(slurp("det_" + tag + ".json"));
       CHECK(j["host"].contains("wall_s"));

@@ -13,6 +13,9 @@ using namespace sc_core;
 void Kmd::declare_params(ParamSet& ps) {
   ps.declare_int_choices("kmd.ring_bytes", 65536, "bytes", {4096, 16384, 65536, 262144, 1048576},
                          "A: 64 KiB ring per HW queue");
+  ps.declare_int_choices("kmd.event_ring_entries", 1024, "entries", {4, 16, 64, 256, 1024, 4096},
+                         "A: 1024 interrupt event entries (16 KiB); when the KMD falls behind the CMP drops "
+                         "entries and the KMD reports a NULL array (F12)");
   ps.declare_int_choices("kmd.fence_stride_bytes", 64, "bytes", {8, 16, 32, 64, 128, 256},
                          "A: DXGK_NATIVE_FENCE_CAPS stride, one 64-byte cache line per fence value (F6)");
   ps.declare_bool("kmd.validate_signaled_handles", true,
@@ -28,6 +31,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
       mm_(mm),
       sch_(sch),
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
+      event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
       ack_raised_mv_(ps.get_bool("kmd.ack_raised_mv")) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
@@ -47,13 +51,13 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   scratch_ = mm_.allocate(Segment::System, 4096);
   // Native fence support: shadow MV table in VRAM, event ring and acknowledgement word in system memory.
   ack_addr_ = mm_.allocate(Segment::System, 64, 64);
-  ring_base_ = mm_.allocate(Segment::System, 16ull * kEventRingEntries);
+  ring_base_ = mm_.allocate(Segment::System, 16ull * event_entries_);
   ring_wptr_addr_ = mm_.allocate(Segment::System, 64, 64);
   const uint64_t shadow = mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots);
   cpu_.mmio_write64(kBar0Base + kFenceAckAddr, ack_addr_);
   cpu_.mmio_write64(kBar0Base + kShadowMvBase, shadow);
   cpu_.mmio_write64(kBar0Base + kEventRingBase, ring_base_);
-  cpu_.mmio_write32(kBar0Base + kEventRingSize, kEventRingEntries);
+  cpu_.mmio_write32(kBar0Base + kEventRingSize, event_entries_);
   cpu_.mmio_write64(kBar0Base + kEventRingWptrAddr, ring_wptr_addr_);
   if (info) *info = info_;
   return true;
@@ -137,8 +141,8 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   };
   std::vector<Entry> entries(wptr - ring_rptr_);
   for (uint32_t i = 0; i < entries.size();) {  // at most two reads: the ring wraps
-    const uint32_t idx = (ring_rptr_ + i) & (kEventRingEntries - 1);
-    const uint32_t n = std::min<uint32_t>(uint32_t(entries.size()) - i, kEventRingEntries - idx);
+    const uint32_t idx = (ring_rptr_ + i) & (event_entries_ - 1);
+    const uint32_t n = std::min<uint32_t>(uint32_t(entries.size()) - i, event_entries_ - idx);
     cpu_.mem_read(ring_base_ + 16ull * idx, &entries[i], 16 * n);
     i += n;
   }

@@ -61,7 +61,6 @@ struct DxgkCurrentValueUpdate {    // one element of DXGKARG_UPDATECURRENTVALUES
 class Kmd {
  public:
   static constexpr uint32_t kMsiDataBase = 0x40;  // vectors below are reserved by the platform
-  static constexpr uint32_t kEventRingEntries = 1024;
 
   static void declare_params(ParamSet& ps);
   Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch);
@@ -95,7 +94,7 @@ class Kmd {
   Cpu& cpu_;
   VidMm& mm_;
   VidSch& sch_;
-  uint32_t ring_bytes_;
+  uint32_t ring_bytes_, event_entries_;
   bool validate_handles_, ack_raised_mv_;
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
