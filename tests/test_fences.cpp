@@ -122,10 +122,15 @@ TEST_CASE("A signal landing during DxgkDdiUpdateMonitoredValues: the CV re-read 
   auto& p = b.p;
   bool ok = false;
   NativeFence* f = nullptr;
+  sc_time ddi_returned;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    // The first DDI after this point lowers MV for the waiter (a second one raises it again later).
+    p.vidsch.observer.monitored_values_updated = [&] {
+      if (ddi_returned == SC_ZERO_TIME) ddi_returned = sc_time_stamp();
+    };
     // Calibrate the submit-to-execute path on this queue, then place the signal right after the
     // waiter's first CV read: it is visible only when the CMP and the OS re-read CV.
     const uint64_t ts = p.kmd.scratch();
@@ -149,6 +154,10 @@ TEST_CASE("A signal landing during DxgkDdiUpdateMonitoredValues: the CV re-read 
   CHECK(p.gpu.cmp.fence_interrupts() == 1);       // the CMP's step 3 saw CV > MV and raised
   CHECK(p.vidsch.spurious_interrupts() == 1);     // ... but the re-read had already woken the waiter
   CHECK(b.mon.lost_interrupts() == 0);
+  // The DDI ran at device IRQL: the MSI arrived while it polled the CMP, the ISR waited for it.
+  const auto& s = p.cpu.last_interrupt();
+  CHECK(s.msi_arrival < ddi_returned);
+  CHECK(s.isr_start >= ddi_returned);
 }
 
 TEST_CASE("Fence lifetime: global and local handles, close then destroy on the last close", "[F11]") {

@@ -116,6 +116,7 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
     mv_updates_ += ups.size();
     cpu_.raise_device_irql();  // F8: serialised with the ISR
     kmd_->DxgkDdiUpdateMonitoredValues(ups);
+    if (observer.monitored_values_updated) observer.monitored_values_updated();
     cpu_.lower_device_irql();
     // F8: re-sample CV after the DDI returns and satisfy what it already covers.
     todo.clear();

@@ -53,6 +53,7 @@ struct NativeFence {
 struct VidSchObserver {
   std::function<void(const CpuWaiter&)> waiter_added, waiter_woken, waiter_cancelled;
   std::function<void(const NativeFence&)> fence_created;
+  std::function<void()> monitored_values_updated;  // DxgkDdiUpdateMonitoredValues returned
 };
 
 class VidSch {
