@@ -22,7 +22,7 @@ class ConditionalInterrupt : public ScenarioDriver {
       ready_ = true;
       p.cpu.signal(ready_ev_);
       KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
-      const uint64_t cycles = uint64_t(interval_ns_ * p.params.get_real("gpu.engine_clock_mhz") / 1000.0);
+      const uint64_t cycles = engine_cycles(p.params, interval_ns_);
       const uint32_t slot = p.vidsch.slot(*fence_);
       // The whole stream, in submissions of half a ring; between them the thread sleeps for the time
       // the GPU needs, so the CPU is idle unless an interrupt wakes it.
@@ -49,7 +49,7 @@ class ConditionalInterrupt : public ScenarioDriver {
     r.metric("signals", signals);
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
-    r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
+    r.metric("spurious_interrupts", spurious_interrupts(p));
     r.metric("waiters_woken", p.vidsch.waiters_woken());
     r.metric("null_array_interrupts", p.vidsch.null_array_interrupts());
     r.metric("cpu_wakeups", p.cpu.wakeups());

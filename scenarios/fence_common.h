@@ -17,15 +17,28 @@ inline void declare_fence_params(ParamSet& ps, const std::string& owner) {
                   owner);
 }
 
+inline Segment fence_storage(const ParamSet& ps) {
+  return ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System;
+}
+
 struct FenceKind {
   bool legacy;
   Segment storage;
-  explicit FenceKind(const ParamSet& ps)
-      : legacy(ps.get_enum("fence.kind") == "legacy"),
-        storage(ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System) {}
+  explicit FenceKind(const ParamSet& ps) : legacy(ps.get_enum("fence.kind") == "legacy"), storage(fence_storage(ps)) {}
 };
 
 inline double ns_between(const sc_core::sc_time& a, const sc_core::sc_time& b) { return to_ns(b) - to_ns(a); }
+
+// A COMPUTE packet's operand for `ns` of engine time at gpu.engine_clock_mhz.
+inline uint64_t engine_cycles(const ParamSet& ps, double ns) {
+  return uint64_t(ns * ps.get_real("gpu.engine_clock_mhz") / 1000.0);
+}
+
+// Interrupts that woke no CPU waiter (F8 allows them): the DPC's, and MSIs whose entries an earlier
+// ISR had already taken.
+inline uint64_t spurious_interrupts(const Platform& p) {
+  return p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts();
+}
 
 }  // namespace gpumodel
 

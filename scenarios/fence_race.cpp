@@ -15,7 +15,7 @@ namespace {
 class FenceRace : public ScenarioDriver {
  public:
   explicit FenceRace(const ParamSet& ps)
-      : storage_(ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System),
+      : storage_(fence_storage(ps)),
         signals_(uint64_t(ps.get_int("workload.signals"))),
         fences_(uint64_t(ps.get_int("workload.fences"))),
         gap_ns_(ps.get_real("workload.signal_gap_ns")),
@@ -40,7 +40,7 @@ class FenceRace : public ScenarioDriver {
     r.metric("mv_updates", p.gpu.cmp.mv_updates());
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
-    r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
+    r.metric("spurious_interrupts", spurious_interrupts(p));
     r.metric("lost_interrupts", r.monitors["lost_interrupt"]);
     r.check(executed >= signals_, "not every signal executed");
   }
@@ -57,7 +57,6 @@ class FenceRace : public ScenarioDriver {
       p.cpu.spawn_thread("submit" + std::to_string(n), [this, &p, n] {
         std::mt19937_64 rng(p.rng() + uint64_t(n));
         std::uniform_real_distribution<double> gap(0, 2 * gap_ns_);
-        const double mhz = p.params.get_real("gpu.engine_clock_mhz");
         StreamQueue s = make_stream_queue(p, n, 1);
         std::vector<NativeFence*> mine;
         for (uint64_t i = uint64_t(n); i < fences_; i += uint64_t(nodes_)) mine.push_back(fence_[i]);
@@ -65,7 +64,7 @@ class FenceRace : public ScenarioDriver {
         const uint64_t count = signals_ / uint64_t(nodes_) + (uint64_t(n) < signals_ % uint64_t(nodes_));
         submit_stream(p, s, count, [&](uint64_t i, PacketWriter& w) {
           const size_t k = i % mine.size();
-          w.compute(uint64_t(gap(rng) * mhz / 1000.0)).signal(p.vidsch.slot(*mine[k]), ++value[k]);
+          w.compute(engine_cycles(p.params, gap(rng))).signal(p.vidsch.slot(*mine[k]), ++value[k]);
         });
         p.vidsch.WaitFromCpu(s.progress, s.q->submissions);
         ++done_;

@@ -30,9 +30,8 @@ class FenceSignal : public ScenarioDriver {
     m.watch(f->cv_addr, 8, [&] (uint64_t, unsigned) {
       if (cv_visible == sc_core::SC_ZERO_TIME && m.peek64(f->cv_addr) >= 1) cv_visible = sc_core::sc_time_stamp();
     });
-    const double clock_mhz = p.params.get_real("gpu.engine_clock_mhz");
     PacketWriter w;
-    w.compute(uint64_t(delay_ * clock_mhz)).signal(p.vidsch.slot(*f), 1);  // the GPU works, then signals
+    w.compute(engine_cycles(p.params, delay_ * 1000)).signal(p.vidsch.slot(*f), 1);  // the GPU works, then signals
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     r.check(p.vidsch.WaitFromCpu(f, 1), "the CPU wait did not complete");
     const sc_core::sc_time woke = sc_core::sc_time_stamp();
@@ -56,7 +55,7 @@ class FenceSignal : public ScenarioDriver {
     }
     r.check(std::abs(sum - total) < 1e-6, "the parts do not sum to signal_to_wake_ns");
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
-    r.metric("spurious_interrupts", p.vidsch.spurious_interrupts() + p.kmd.unclaimed_interrupts());
+    r.metric("spurious_interrupts", spurious_interrupts(p));
   }
 
   FenceKind kind_;

@@ -22,7 +22,7 @@ class GpuWait : public ScenarioDriver {
       ts_ = p.kmd.scratch();
       PacketWriter b, a;
       b.timestamp(ts_).interrupt(3);  // B's work after the wait: note when it starts, then tell the app
-      a.compute(uint64_t(delay_us_ * p.params.get_real("gpu.engine_clock_mhz"))).signal(p.vidsch.slot(*f), 1);
+      a.compute(engine_cycles(p.params, delay_us_ * 1000)).signal(p.vidsch.slot(*f), 1);
       p.vidsch.SubmitAfterWait(qb, f, 1, b);
       p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
       p.cpu.wait_for(p.vidsch.interrupt_event(3));

@@ -61,8 +61,9 @@ void Monitors::on_fence(const NativeFence& f) {
   // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
   auto whole = [](uint64_t q, uint64_t a, unsigned len) { return a <= q && a + len >= q + 8; };
   m.watch(cv, 8, [this, cv, &m, whole](uint64_t a, unsigned len) {
-    if (whole(cv, a, len)) record_value(cv, m.peek64(cv));
-    on_cv_write(cv);
+    const uint64_t v = m.peek64(cv);
+    if (whole(cv, a, len)) record_value(cv, v);
+    on_cv_write(cv, v);
   });
   m.watch_reads(cv, [this, cv](uint64_t v) { check_read(cv, v); });
   const uint64_t mv = f.mv_addr;
@@ -84,11 +85,9 @@ void Monitors::on_fence(const NativeFence& f) {
   p_.gpu.vram.watch(sh, 8, [this, sh_id, sh](uint64_t, unsigned) { p_.vcd.set(sh_id, p_.gpu.vram.peek64(sh)); });
 }
 
-void Monitors::on_cv_write(uint64_t cv_addr) {
+void Monitors::on_cv_write(uint64_t cv_addr, uint64_t cv) {
   auto it = by_cv_addr_.find(cv_addr);
   if (it == by_cv_addr_.end()) return;
-  const History& h = history_[cv_addr];
-  const uint64_t cv = h.values[(h.n - 1) % 8];
   for (uint64_t id : it->second) {
     Pending& w = waiting_.at(id);
     if (!w.reached && cv >= w.value) reach(id, w);
@@ -106,7 +105,7 @@ void Monitors::reach(uint64_t id, Pending& w) {
 
 void Monitors::violation(Pending& w) {
   w.reported = true;
-  if (lost_++ == 0) first_lost_ = w.reached_at;
+  ++lost_;
   // Mark the window in the waveform: from the moment CV reached the waited value to the verdict.
   p_.vcd.set(lost_id_, 1, w.reached_at);
   p_.vcd.set(lost_fence_id_, w.slot, w.reached_at);

@@ -28,7 +28,6 @@ class Monitors {
 
   uint64_t lost_interrupts() const { return lost_; }
   uint64_t torn_values() const { return torn_; }
-  sc_core::sc_time first_lost_reached() const { return first_lost_; }
 
  private:
   struct Pending {
@@ -38,7 +37,7 @@ class Monitors {
     sc_core::sc_time reached_at;
   };
   void on_fence(const NativeFence& f);
-  void on_cv_write(uint64_t cv_addr);
+  void on_cv_write(uint64_t cv_addr, uint64_t cv);
   void reach(uint64_t id, Pending& w);
   void violation(Pending& w);
   void record_value(uint64_t addr, uint64_t v);
@@ -56,7 +55,6 @@ class Monitors {
   std::unordered_map<uint64_t, History> history_;
   uint64_t lost_ = 0, torn_ = 0;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
-  sc_core::sc_time first_lost_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
   Vcd::Id waiters_id_, lost_id_, lost_fence_id_;
 };

@@ -39,7 +39,7 @@ void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
   }
   if (t.is_read()) {
     wait(delay + read_latency_);  // sampled when the request has crossed the register bus
-    const uint64_t v = read_reg(off, len);
+    const uint64_t v = read_reg(off);
     std::memcpy(t.get_data_ptr(), &v, len);
     delay = SC_ZERO_TIME;
   } else {
@@ -51,7 +51,7 @@ void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
   t.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-uint64_t Bar0::read_reg(uint64_t off, unsigned len) const {
+uint64_t Bar0::read_reg(uint64_t off) const {
   using namespace regs;
   if (off == kId) return kIdValue;
   if (off == kCaps) return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8);
@@ -76,7 +76,6 @@ uint64_t Bar0::read_reg(uint64_t off, unsigned len) const {
       case kNPackets: return n.packets_executed();
     }
   }
-  (void)len;
   return 0;  // unimplemented registers read as zero, as on hardware
 }
 

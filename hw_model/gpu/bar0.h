@@ -28,7 +28,7 @@ class Bar0 : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
-  uint64_t read_reg(uint64_t off, unsigned len) const;
+  uint64_t read_reg(uint64_t off) const;
   void write_reg(uint64_t off, uint64_t v, unsigned len);
 
   Cmp& cmp_;

@@ -58,24 +58,23 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
 void Cmp::doorbell(int q, uint64_t wptr) { push({Work::Doorbell, uint32_t(q), wptr, nullptr, false}); }
 
 void Cmp::queue_enabled(int q) {
-  HwQueue& hq = queues_.at(size_t(q));
+  const HwQueue& hq = queues_.at(size_t(q));
   if (hq.node < 0 || size_t(hq.node) >= nodes_.size()) {
     SC_REPORT_ERROR("gpumodel/cmp", "HW queue enabled on a node the adapter does not have");
   }
-  if (last_pick_.size() < nodes_.size()) last_pick_.assign(nodes_.size(), -1);
 }
 
 HwQueue* Cmp::pick(int node) {
   // Highest priority first; among equals, round robin after the last queue picked on this node.
   HwQueue* best = nullptr;
   const int n = int(queues_.size());
-  const int start = last_pick_.empty() ? 0 : last_pick_[size_t(node)] + 1;
+  const int start = last_pick_[size_t(node)] + 1;
   for (int k = 0; k < n; ++k) {
     HwQueue& q = queues_[size_t((start + k) % n)];
     if (q.node != node || !q.runnable()) continue;
     if (!best || q.priority > best->priority) best = &q;
   }
-  if (best && !last_pick_.empty()) last_pick_[size_t(node)] = best->id;
+  if (best) last_pick_[size_t(node)] = best->id;
   return best;
 }
 
@@ -158,7 +157,7 @@ void Cmp::run(const Work& w) {
         const uint64_t cv = bus_.read64(f->cv_addr);
         const bool raise = cv > w.value;
         decision(raise);
-        if (raise) raise_fence_interrupt(w.slot, cv, false);
+        if (raise) raise_fence_interrupt(w.slot, cv);
       }
       // F8: tell the KMD this update is complete.
       if (cfg.ack_addr) bus_.post64(cfg.ack_addr, ++acks_);
@@ -180,7 +179,7 @@ void Cmp::run(const Work& w) {
       // before a waiting queue runs or the CPU hears of it.
       barrier();
       unblock_satisfied(*f, w.slot, w.value);
-      if (w.irq) raise_fence_interrupt(w.slot, w.value, true);
+      if (w.irq) raise_fence_interrupt(w.slot, w.value);
       break;
     case Work::CpuNotify:
       wait(period_ * double(decision_cycles_));
@@ -213,9 +212,7 @@ void Cmp::barrier() {
   wait(t + barrier_cost_ - sc_time_stamp());
 }
 
-void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, bool ordered) {
-  // The fence's CV must be visible before the CPU hears of it: order the engines' writes first.
-  if (!ordered) barrier();
+void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
   wait(period_ * double(interrupt_cycles_));
   FenceEntry& f = fences_[slot];
   if (cfg.ring_base && cfg.ring_size) {

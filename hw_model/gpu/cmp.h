@@ -44,7 +44,10 @@ class Cmp : public sc_core::sc_module {
   static void declare_params(ParamSet& ps);
   Cmp(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues);
 
-  void attach(Node* n) { nodes_.push_back(n); }
+  void attach(Node* n) {
+    nodes_.push_back(n);
+    last_pick_.push_back(-1);
+  }
   HwQueue& queue(int q) { return queues_.at(size_t(q)); }
   int queue_count() const { return int(queues_.size()); }
 
@@ -95,7 +98,9 @@ class Cmp : public sc_core::sc_module {
   void firmware();  // SC_THREAD
   void run(const Work& w);
   void barrier();   // F7 step 2: every engine write issued so far, and ours, is visible
-  void raise_fence_interrupt(uint32_t slot, uint64_t value, bool ordered);
+  // Event entry + MSI. The caller has made `value` visible: the MV update read it from memory, a
+  // signal's path barriers first.
+  void raise_fence_interrupt(uint32_t slot, uint64_t value);
   void send_msi(uint32_t vector);
   void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
   void decision(bool raise);

@@ -21,7 +21,6 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
   pending_.push_back(d);
-  ++notifications_;
 }
 
 void VidSch::DxgkCbQueueDpc(std::function<void()> kmd_dpc) {
@@ -197,7 +196,6 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   w.id = next_waiter_++;
   w.fence = f;
   w.value = value;
-  w.since = sc_time_stamp();
   auto pos = f->waiters.emplace(value, &w);
   ++waiter_count_;
   if (observer.waiter_added) observer.waiter_added(w);

@@ -36,7 +36,6 @@ struct CpuWaiter {
   NativeFence* fence = nullptr;
   uint64_t value = 0;
   KEvent ev;
-  sc_core::sc_time since;
 };
 
 struct NativeFence {
@@ -83,7 +82,6 @@ class VidSch {
   void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
 
   // Results.
-  uint64_t notifications() const { return notifications_; }
   uint64_t fence_interrupts() const { return fence_interrupts_; }
   uint64_t spurious_interrupts() const { return spurious_; }
   uint64_t null_array_interrupts() const { return null_scans_; }  // F12: scanned every waiter
@@ -126,7 +124,7 @@ class VidSch {
   };
   std::map<std::tuple<int, int, bool>, Pool> pools_;
   uint64_t null_scans_ = 0;
-  uint64_t notifications_ = 0, fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
+  uint64_t fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
   uint32_t bugcheck_code_ = 0;
   std::vector<uint64_t> bugcheck_params_;
 };

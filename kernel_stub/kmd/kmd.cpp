@@ -160,7 +160,7 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     } else if (e.type == regs::kEventNativeFence) {
       any_native = true;
       if (e.handle == 0) null_array = true;
-      else if (!validate_handles_ || live_.count(e.handle)) native.signaled.push_back(e.handle);
+      else if (!validate_handles_ || fences_.count(e.handle)) native.signaled.push_back(e.handle);
     }
   }
   if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter (and legacy ones)
@@ -197,12 +197,10 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
   const uint32_t h = slot + 1;
-  live_.insert(h);
-  cv_addr_[h] = a.current_value_system_process_gpu_va;
-  // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A slot without a recorded MV counts
-  // as lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
+  fences_[h].cv_addr = a.current_value_system_process_gpu_va;
+  // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
+  // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
   cpu_.raise_device_irql();
-  mv_.erase(slot);
   DxgkDdiUpdateMonitoredValues({{h, UINT64_MAX}});
   cpu_.lower_device_irql();
   return h;
@@ -223,9 +221,7 @@ void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   cpu_.mmio_write32(kBar0Base + kFenceSelect, slot_of(h_global));
   cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
   fence_regs_.release();
-  live_.erase(h_global);
-  cv_addr_.erase(h_global);
-  mv_.erase(slot_of(h_global));
+  fences_.erase(h_global);
   free_slots_.push_back(slot_of(h_global));
 }
 
@@ -235,9 +231,10 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
   fence_regs_.acquire();
   for (const auto& u : updates) {
     const uint32_t slot = slot_of(u.h_global_native_fence);
-    auto it = mv_.find(slot);
-    if (it == mv_.end() || u.monitored_value < it->second) lowered = true;
-    mv_[slot] = u.monitored_value;
+    Fence& f = fences_[u.h_global_native_fence];
+    if (!f.mv_set || u.monitored_value < f.mv) lowered = true;
+    f.mv = u.monitored_value;
+    f.mv_set = true;
     cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
     cpu_.mmio_write64(kBar0Base + kFenceMvUpdate, u.monitored_value);
     ++acks_expected_;
@@ -255,7 +252,7 @@ void Kmd::DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUp
                                             bool notification_only) {
   for (const auto& u : updates) {
     // F1: one aligned 64-bit store; then the CMP rescans the queues waiting on this fence.
-    if (!notification_only) cpu_.mem_write(cv_addr_.at(u.h_global_native_fence), &u.current_value, 8);
+    if (!notification_only) cpu_.mem_write(fences_.at(u.h_global_native_fence).cv_addr, &u.current_value, 8);
     cpu_.mmio_write32(regs::kBar0Base + regs::kFenceNotify, slot_of(u.h_global_native_fence));
   }
 }

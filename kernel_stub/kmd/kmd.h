@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "hw_model/core/params.h"
@@ -103,12 +102,15 @@ class Kmd {
   // Native fence bookkeeping.
   std::vector<uint32_t> free_slots_;
   uint32_t next_slot_ = 0;
-  std::set<uint32_t> live_;        // global handles created and not destroyed
   std::map<uint32_t, uint32_t> local_to_global_;
   uint32_t next_local_ = 0x1000;
   uint64_t ack_addr_ = 0, acks_expected_ = 0;
-  std::map<uint32_t, uint64_t> mv_;  // last MV the KMD gave the CMP, per slot
-  std::map<uint32_t, uint64_t> cv_addr_;  // per global handle
+  struct Fence {  // per live global handle (created, not destroyed)
+    uint64_t cv_addr = 0;
+    uint64_t mv = 0;
+    bool mv_set = false;  // the CMP has been given an MV for it
+  };
+  std::map<uint32_t, Fence> fences_;
   // Event ring (interrupt payloads).
   uint64_t ring_base_ = 0, ring_wptr_addr_ = 0;
   uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
