@@ -53,6 +53,33 @@ struct Probe : sc_core::sc_module {
 // same way sc_time does.
 inline sc_time ser(double bytes, double bytes_per_ns) { return sc_time(bytes / bytes_per_ns * 1000.0, SC_PS); }
 
+// The default platform's timing, derived independently of the model's code (tests compare the two).
+namespace dflt {
+// Payload bytes per ns of a PCIe link: GT/s x lanes x 128/130 / 8, less one 8-byte ACK and one 8-byte
+// UpdateFC DLLP every `ackfc` symbols (PCIe Base Spec 5.0 tables 3-7..3-9, 2-46..2-48) and a 4-symbol
+// SKP ordered set every 1538.
+inline double pcie_rate(double gts, int lanes, int ackfc) {
+  return gts * lanes * 128 / 130 / 8 * (1 - 16.0 / ackfc - 4.0 / 1538);
+}
+const double kRate = pcie_rate(16, 16, 168);  // Gen4 x16, MPS 256
+const sc_time kHop(200, SC_NS), kRc(30, SC_NS), kDram(90, SC_NS);
+const sc_time kDecode(4, SC_NS);    // 8 engine cycles at 2 GHz
+const sc_time kWb(100, SC_NS);      // node.write_buffer_ns
+const sc_time kBarWrite(20, SC_NS); // gpu.bar0_write_latency_ns
+inline sc_time dram_xfer(double bytes) { return sc_time(bytes / 0.0768, SC_PS); }  // 76.8 GB/s port
+inline sc_time vram_xfer(double bytes) { return sc_time(bytes / 1.008, SC_PS); }   // 1008 GB/s port
+// The KMD stores `bytes` of packets into the ring (20 GB/s) and posts the doorbell: root complex, one
+// 32-byte TLP down, hop, BAR0 write latency; the CMP spends 64 cycles at 1 GHz before it kicks the node.
+inline sc_time submit_to_kick(double bytes) {
+  return sc_time(bytes / 20.0, SC_NS) + kRc + ser(8 + 24, kRate) + kHop + kBarWrite + sc_time(64, SC_NS);
+}
+// A node's read of `bytes` from system memory: a request TLP up, hop, root complex, DRAM, and a
+// completion with the data back down.
+inline sc_time sysmem_read(double bytes) {
+  return ser(24, kRate) + kHop + kRc + dram_xfer(bytes) + kDram + kRc + ser(bytes + 20, kRate) + kHop;
+}
+}  // namespace dflt
+
 struct Run {
   int code = -1;
   std::string out, err;

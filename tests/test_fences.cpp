@@ -102,16 +102,15 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
   });
   sc_start();
-  const double rate = 16.0 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538);
+  using namespace tb::dflt;
   const sc_time t_s = p.gpu.nodes[0]->last_signal_start();
   // A's queue drains with the SIGNAL; its read-pointer write-back enters A's 100 ns write buffer as the
   // MV check returns (250 ns VRAM read + 8 B at 1008 GB/s). The CMP (20 cycles) then barriers: that
   // write leaves the buffer, crosses the link (32-byte TLP, 200 ns hop, 30 ns root complex) and DRAM
   // (8 B at 76.8 GB/s, 90 ns), plus the 200 ns barrier handshake; B then resumes and decodes (4 ns).
-  const sc_time check = sc_time(250, SC_NS) + sc_time(8 / 1.008, SC_PS);
-  const sc_time rptr_vis = check + sc_time(100, SC_NS) + ser(32, rate) + sc_time(230, SC_NS) +
-                           sc_time(8 / 0.0768, SC_PS) + sc_time(90, SC_NS);
-  const sc_time expect = t_s + rptr_vis + sc_time(200, SC_NS) + sc_time(4, SC_NS);
+  const sc_time check = sc_time(250, SC_NS) + vram_xfer(8);
+  const sc_time rptr_vis = check + kWb + ser(32, kRate) + kHop + kRc + dram_xfer(8) + kDram;
+  const sc_time expect = t_s + rptr_vis + sc_time(200, SC_NS) + kDecode;
   CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == expect);
   CHECK(p.cpu.interrupts() == 0);  // nothing went through the CPU
   CHECK(p.gpu.cmp.gpu_unblocks() == 1);
@@ -245,9 +244,13 @@ TEST_CASE("A CPU signal wakes CPU waiters and, through the notification, unblock
   });
   sc_start();
   CHECK(cpu_ok);
+  using namespace tb::dflt;
   const sc_time b_ran(double(p.sysmem.peek64(ts)), SC_PS);
-  CHECK(b_ran > signalled);
-  CHECK(b_ran < signalled + us(3));  // CV store, notify MMIO, CMP rescan: on the order of a microsecond
+  // The KMD stores CV (8 B at 20 GB/s), posts the 4-byte notify (root complex, 28-byte TLP, hop, BAR0
+  // write latency); the CMP spends 20 cycles, reads CV across the link, unblocks B, which holds its
+  // fetched TIMESTAMP and decodes it.
+  const sc_time notify_at_cmp = sc_time(8 / 20.0, SC_NS) + kRc + ser(4 + 24, kRate) + kHop + kBarWrite;
+  CHECK(b_ran == signalled + notify_at_cmp + sc_time(20, SC_NS) + sysmem_read(8) + kDecode);
   CHECK(p.gpu.cmp.gpu_unblocks() == 1);
   CHECK(p.gpu.cmp.fence_interrupts() == 0);  // the CPU signalled: no GPU interrupt needed
 }

@@ -5,13 +5,9 @@
 using namespace tb;
 using namespace sc_core;
 
+using namespace tb::dflt;
+
 namespace {
-// Gen4 x16, MPS 256: 16 GT/s x 16 lanes x 128/130 / 8 bytes per ns, less one 8-byte ACK and one 8-byte
-// UpdateFC DLLP every 168 symbols (PCIe Base Spec 5.0 tables 3-8 and 2-47, x16, MPS 256) and a 4-symbol
-// SKP ordered set every 1538.
-const double kRate = 16.0 * 16 * 128 / 130 / 8 * (1 - 8.0 / 168 - 8.0 / 168 - 4.0 / 1538);
-const sc_time kHop(200, SC_NS), kRc(30, SC_NS), kDram(90, SC_NS);
-sc_time dram_xfer(double bytes) { return sc_time(bytes / 0.0768, SC_PS); }  // 76.8 GB/s port
 const uint64_t kA = regs::kSysmemBase + 0x100000;
 }  // namespace
 

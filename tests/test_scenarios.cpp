@@ -16,8 +16,6 @@ nlohmann::json run_json(const std::string& args, const std::string& tag) {
   REQUIRE(r.code == 0);
   return nlohmann::json::parse(slurp(out));
 }
-// Gen4 x16 payload rate (see test_link_memory.cpp) and a TLP's time in ns.
-double rate(double gts, int lanes, int ackfc) { return gts * lanes * 128 / 130 / 8 * (1 - 16.0 / ackfc - 4.0 / 1538); }
 }  // namespace
 
 TEST_CASE("copy_bandwidth d2h lands within 2 % of PARAMETERS.md's derived posted-write figures", "[H2][H4]") {
@@ -40,7 +38,7 @@ TEST_CASE("copy_bandwidth d2h lands within 2 % of PARAMETERS.md's derived posted
 TEST_CASE("copy_bandwidth h2d is bounded by the completion rate and moves the right data", "[H2][H4]") {
   auto j = run_json(scenario("copy_bandwidth") + " --copy.direction=h2d", "h2d");
   // Completions carry 256 B with 20 B of overhead: 28.425 B/ns x 256/276 = 26.37 GB/s.
-  const double limit = rate(16, 16, 168) * 256 / 276;
+  const double limit = tb::dflt::kRate * 256 / 276;
   const double got = j["metrics"]["effective_gbps"];
   CHECK(got <= limit);
   CHECK(got > 0.98 * limit);
@@ -49,7 +47,7 @@ TEST_CASE("copy_bandwidth h2d is bounded by the completion rate and moves the ri
 
 TEST_CASE("mmio_roundtrip gives exactly the configured latencies, in the published ranges", "[H2][H4]") {
   auto j = run_json(scenario("mmio_roundtrip"), "mmio");
-  const double r = rate(16, 16, 168);
+  const double r = tb::dflt::kRate;
   auto tlp = [&](double bytes) { return std::round(bytes / r * 1000) / 1000; };  // ns, 1 ps resolution
   // CPU read: root complex 30, request TLP (24 B) down, hop 200, BAR0 register bus 540, completion
   // (4 B + 20 B) up, hop 200, root complex 30.
