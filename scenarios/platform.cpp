@@ -12,6 +12,7 @@ void Platform::declare_params(ParamSet& ps) {
   PcieLink::declare_params(ps);
   GpuAdapter::declare_params(ps);
   Cpu::declare_params(ps);
+  VidSch::declare_params(ps);
   Kmd::declare_params(ps);
   ps.declare_real("sim.limit_ms", 1000, "ms", 0.001, 1e7,
                   "A: simulated-time budget; a run still busy at this time fails its check");
@@ -28,7 +29,7 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
       gpu("gpu", ps, v),
       cpu("cpu", ps, v, intc),
       vidmm(regs::kSysmemBase, sysmem.size(), regs::kVramBase, gpu.vram.size()),
-      vidsch(cpu, vidmm),
+      vidsch(ps, cpu, vidmm),
       kmd(ps, cpu, vidmm, vidsch) {
   vidsch.connect(kmd);
   rc.isock.bind(sysmem.tsock);    // port 0

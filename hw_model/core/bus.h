@@ -20,6 +20,20 @@
 
 namespace gpumodel {
 
+// Posted-write flow control (PCIe posted credits). An initiator that can hold a write (an engine's
+// write buffer, a DMA tag) attaches this; a link whose posted egress buffer is full refuses the write
+// (TLM_INCOMPLETE_RESPONSE, `refused` set) instead of taking it, queues the requester in arrival order,
+// and notifies `grant` when it is the requester's turn and there is room. Writes without it (the
+// CMP's control writes) are always taken. One instance per requester: its address is its identity.
+struct PostedFlowControl : tlm::tlm_extension<PostedFlowControl> {
+  sc_core::sc_event* grant = nullptr;
+  bool refused = false;
+  tlm::tlm_extension_base* clone() const override { return new PostedFlowControl(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override {
+    *this = static_cast<const PostedFlowControl&>(e);
+  }
+};
+
 template <typename Module>
 class BusMaster {
  public:
@@ -58,6 +72,29 @@ class BusMaster {
     socket_->b_transport(t, d);
     check(t, addr);
     return sc_core::sc_time_stamp() + d;
+  }
+  // Posted write under flow control: false (nothing sent) when the path refused it for now; the caller
+  // keeps the write and tries again when `fc.grant` is notified. Callable from a method.
+  bool try_post(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc, sc_core::sc_time& visible) {
+    Lease l(*this);
+    tlm::tlm_generic_payload& t = *l.t;
+    setup(t, tlm::TLM_WRITE_COMMAND, addr,
+          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
+    fc.refused = false;
+    t.set_extension(&fc);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket_->b_transport(t, d);
+    t.clear_extension(&fc);  // the requester owns it, not the pooled payload
+    if (fc.refused) return false;
+    check(t, addr);
+    visible = sc_core::sc_time_stamp() + d;
+    return true;
+  }
+  // The same from a thread: waits for its turn. Returns the visibility time.
+  sc_core::sc_time post_held(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc) {
+    sc_core::sc_time vis;
+    while (!try_post(addr, src, len, fc, vis)) sc_core::wait(*fc.grant);
+    return vis;
   }
   sc_core::sc_time post64(uint64_t addr, uint64_t v) { return post(addr, &v, 8); }
   sc_core::sc_time post32(uint64_t addr, uint32_t v) { return post(addr, &v, 4); }

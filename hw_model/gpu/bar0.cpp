@@ -54,7 +54,9 @@ void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
 uint64_t Bar0::read_reg(uint64_t off) const {
   using namespace regs;
   if (off == kId) return kIdValue;
-  if (off == kCaps) return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8);
+  if (off == kCaps)
+    return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8) |
+           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0);
   if (off == kTimestamp) return sc_time_stamp().value() / tick_ps_;
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;

@@ -25,6 +25,15 @@ void Cmp::declare_params(ParamSet& ps) {
   ps.declare_bool("cmp.barrier", true,
                   "Q: F7, seed 003 'Synchronization within the GPU': the barrier between writing the "
                   "shadow MV and reading CV; false reproduces the lost interrupt");
+  ps.declare_bool("cmp.mv_update_check", true,
+                  "Q: F7 step 3, seed 003: after the barrier the CMP reads CV and interrupts iff CV > "
+                  "MV; false is a test setting that leaves the OS's F8 re-read as the only report of a "
+                  "signal racing an MV update");
+  ps.declare_enum("cmp.mv_source", "shadow", {"shadow", "memory"},
+                  "Q: seed 003 'Synchronization within the GPU': shadow = the CMP keeps a shadow MV in "
+                  "local memory that the engines check (what many discrete GPUs do; MV updates go "
+                  "through the CMP in the F7 order); memory = the engine reads the MonitoredValue the "
+                  "OS writes, after its CV write, and the CMP keeps no shadow");
   ps.declare_bool("cmp.report_fence_set", true,
                   "Q: F12: the interrupt names the signaled fences (pSignaledNativeFenceArray); false "
                   "reports NULL, so the OS scans every waiter");
@@ -47,6 +56,8 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
       mv_update_cycles_(uint64_t(ps.get_int("cmp.mv_update_cycles"))),
       decision_cycles_(uint64_t(ps.get_int("cmp.decision_cycles"))),
       use_barrier_(ps.get_bool("cmp.barrier")),
+      step3_(ps.get_bool("cmp.mv_update_check")),
+      mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
       report_set_(ps.get_bool("cmp.report_fence_set")) {
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
   busy_id_ = vcd_.add_ascii("gpu.cmp.state", "idle");
@@ -153,7 +164,7 @@ void Cmp::run(const Work& w) {
       const sc_time vis = bus_.post64(shadow_mv_addr(w.slot), w.value);
       if (vis > own_last_visible_) own_last_visible_ = vis;
       if (use_barrier_) barrier();
-      if (f && f->valid()) {
+      if (step3_ && f && f->valid()) {
         const uint64_t cv = bus_.read64(f->cv_addr);
         const bool raise = cv > w.value;
         decision(raise);
@@ -204,11 +215,21 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
 }
 
 void Cmp::barrier() {
-  // Completes when every write the engines issued before it, and the CMP's own, is visible.
-  for (Node* n : nodes_)
-    while (!n->write_buffer_empty()) wait(n->write_buffer_drained());
-  sc_time t = max_time(sc_time_stamp(), own_last_visible_);
-  for (Node* n : nodes_) t = max_time(t, n->last_visible());
+  // Begins once the CMP's own writes are visible (an engine that read the old shadow MV issued its CV
+  // write before then) and completes when every engine write issued before it began is visible: those
+  // still in a write buffer or held by a full link included, later ones not (F7: "no pending write to
+  // CV from a command that did not see step 1").
+  if (own_last_visible_ > sc_time_stamp()) wait(own_last_visible_ - sc_time_stamp());
+  flushes_.resize(nodes_.size());
+  sc_time t = sc_time_stamp();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    nodes_[i]->request_flush(flushes_[i]);
+    t = max_time(t, nodes_[i]->dma_visible());
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    while (!flushes_[i].done) wait(nodes_[i]->flush_event());
+    t = max_time(t, flushes_[i].visible);
+  }
   wait(t + barrier_cost_ - sc_time_stamp());
 }
 

@@ -23,10 +23,9 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/node.h"
 
 namespace gpumodel {
-
-class Node;
 
 struct FenceEntry {
   uint64_t cv_addr = 0, mv_addr = 0;
@@ -77,6 +76,8 @@ class Cmp : public sc_core::sc_module {
   void fence_written(uint32_t slot, uint64_t value, bool interrupt);
   void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
+  // cmp.mv_source = memory: the engines read the OS's MV location, there is no shadow (caps bit).
+  bool mv_from_memory() const { return mv_from_memory_; }
 
   // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
@@ -97,7 +98,7 @@ class Cmp : public sc_core::sc_module {
   void push(const Work& w);
   void firmware();  // SC_THREAD
   void run(const Work& w);
-  void barrier();   // F7 step 2: every engine write issued so far, and ours, is visible
+  void barrier();   // F7 step 2: every engine write issued before it began, and ours, is visible
   // Event entry + MSI. The caller has made `value` visible: the MV update read it from memory, a
   // signal's path barriers first.
   void raise_fence_interrupt(uint32_t slot, uint64_t value);
@@ -117,7 +118,8 @@ class Cmp : public sc_core::sc_module {
   sc_core::sc_time period_, timeslice_, barrier_cost_;
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
-  bool use_barrier_, report_set_;
+  bool use_barrier_, step3_, mv_from_memory_, report_set_;
+  std::vector<Node::WriteFlush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
   uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;

@@ -60,6 +60,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_HAS_PROCESS(Node);
   SC_THREAD(fetcher);
   SC_THREAD(executor);
+  wb_fc_.grant = &wb_ev_;
   SC_METHOD(drain_wb);
   sensitive << wb_ev_;
   dont_initialize();
@@ -233,17 +234,46 @@ void Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& off
   std::memcpy(b.data, src, len);
   if (wb_.empty()) wb_ev_.notify(offset + write_buffer_);
   wb_.push_back(b);
+  ++wb_posted_;
 }
 
 void Node::drain_wb() {
   const sc_time now = sc_time_stamp();
   while (!wb_.empty() && wb_.front().leave_at <= now) {
     const Buffered& b = wb_.front();
-    note_write(b.addr, bus_.post(b.addr, b.data, b.len));  // posted: never waits, fine from a method
+    sc_time vis;
+    // Posted: never waits, fine from a method. A full link egress keeps the write here, in order,
+    // until the link grants its turn (wb_ev_).
+    if (!bus_.try_post(b.addr, b.data, b.len, wb_fc_, vis)) return;
+    note_write(b.addr, vis);
+    if (vis > wb_visible_) wb_visible_ = vis;
     wb_.pop_front();
+    ++wb_issued_;
+    if (!flushes_.empty()) {
+      // Writes leave in order: when the seq-th has left, the running maximum is exactly theirs.
+      for (size_t i = 0; i < flushes_.size();) {
+        WriteFlush* f = flushes_[i];
+        if (f->seq > wb_issued_) {
+          ++i;
+          continue;
+        }
+        f->done = true;
+        f->visible = wb_visible_;
+        flushes_[i] = flushes_.back();
+        flushes_.pop_back();
+        flush_ev_.notify(SC_ZERO_TIME);
+      }
+    }
   }
   if (wb_.empty()) wb_empty_ev_.notify(SC_ZERO_TIME);
   else wb_ev_.notify(wb_.front().leave_at - now);
+}
+
+void Node::request_flush(WriteFlush& f) {
+  f.seq = wb_posted_;
+  f.done = f.seq <= wb_issued_;
+  f.visible = wb_visible_;  // exact when done: nothing later has left the buffer
+  if (!f.done) flushes_.push_back(&f);
 }
 
 void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
@@ -259,6 +289,18 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   if (f->legacy()) {                    // a monitored fence interrupts on every GPU signal (F5)
     wait(decode);
     cmp_.fence_written(slot, value, true);
+    return;
+  }
+  if (cmp_.mv_from_memory()) {
+    // cmp.mv_source = memory: no CMP stands between the OS and the engine, so the engine orders its own
+    // CV write before its read of the OS's MV (the write leaves the buffer first; the path keeps the
+    // order): a signal that misses a new MV has its CV visible to the OS's F8 re-read.
+    wait(decode);
+    Node::WriteFlush cv_out;
+    request_flush(cv_out);
+    while (!cv_out.done) wait(flush_ev_);
+    const uint64_t mv = bus_.read64(f->mv_addr);
+    cmp_.fence_written(slot, value, value > mv);  // F3
     return;
   }
   // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
@@ -312,6 +354,9 @@ void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
 
 void Node::dma_tag() {
   std::vector<unsigned char> buf(chunk_bytes_);
+  sc_event granted;
+  PostedFlowControl fc;
+  fc.grant = &granted;
   for (;;) {
     while (dma_jobs_.empty()) wait(dma_ev_);
     const Chunk c = dma_jobs_.front();
@@ -321,8 +366,9 @@ void Node::dma_tag() {
     bus_.read(c.src, buf.data(), c.len);
     last_dma_read_ = sc_time_stamp() - t0;
     wait(write_buffer_);  // the chunk's data leaves through the write buffer too
-    const sc_time vis = bus_.post(c.dst, buf.data(), c.len);
+    const sc_time vis = bus_.post_held(c.dst, buf.data(), c.len, fc);  // waits while the link is full
     note_write(c.dst, vis);
+    if (vis > dma_visible_) dma_visible_ = vis;
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
     wait(vis - sc_time_stamp());
     --dma_busy_;

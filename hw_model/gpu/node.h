@@ -38,9 +38,19 @@ class Node : public sc_core::sc_module {
   uint64_t packets_executed() const { return packets_; }
   sc_core::sc_time last_dma_read() const { return last_dma_read_; }
   sc_core::sc_time engine_period() const { return period_; }
-  // For the CMP's barrier (F7): writes still in the write buffer have no visibility time yet.
-  bool write_buffer_empty() const { return wb_.empty(); }
-  const sc_core::sc_event& write_buffer_drained() const { return wb_empty_ev_; }
+  // For the CMP's barrier (F7), scoped to the writes issued before it began: how many writes have
+  // entered the write buffer so far; (blocking the calling thread until the first `seq` of them have
+  // left it) the time by which all of them are visible; and when the DMA writes issued so far are.
+  struct WriteFlush {
+    uint64_t seq = 0;  // the first `seq` writes that entered the write buffer
+    sc_core::sc_time visible = sc_core::SC_ZERO_TIME;  // when all of them are visible (once done)
+    bool done = false;
+  };
+  // Snapshots the writes posted so far into `f`; done at once if they have all left the buffer, else
+  // when the last of them leaves (flush_event() is notified). `f` must live until done.
+  void request_flush(WriteFlush& f);
+  const sc_core::sc_event& flush_event() const { return flush_ev_; }
+  sc_core::sc_time dma_visible() const { return dma_visible_; }
   sc_core::sc_time last_visible() const { return last_visible_; }
   uint64_t signals() const { return signals_; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
@@ -74,6 +84,11 @@ class Node : public sc_core::sc_module {
   };
   std::deque<Buffered> wb_;
   sc_core::sc_event wb_ev_, wb_empty_ev_;
+  PostedFlowControl wb_fc_;  // the write buffer holds a write the link has no room for
+  uint64_t wb_posted_ = 0, wb_issued_ = 0;  // writes ever entered / left the write buffer
+  sc_core::sc_time wb_visible_ = sc_core::SC_ZERO_TIME, dma_visible_ = sc_core::SC_ZERO_TIME;
+  std::vector<WriteFlush*> flushes_;  // waiting for writes still in the buffer
+  sc_core::sc_event flush_ev_;
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME;

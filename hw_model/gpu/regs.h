@@ -14,7 +14,8 @@ constexpr uint64_t kVramBase = 0x100'0000'0000ull;    // BAR2: local memory aper
 // BAR0 offsets.
 constexpr uint64_t kId = 0x0000;            // RO 32: 'GPM1'
 constexpr uint32_t kIdValue = 0x47504D31;
-constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues
+constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues, [16] MV from memory
+constexpr uint32_t kCapsMvFromMemory = 1u << 16;  // engines read the OS's MonitoredValue: no shadow MV
 constexpr uint64_t kTimestamp = 0x0008;     // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from the MSI capability)
 constexpr uint64_t kMsiData = 0x0018;       // RW 32: MSI data base; vector v sends data base + v

@@ -3,6 +3,10 @@
 // request size) occupy the direction back to back at the effective line rate, then take a fixed hop
 // latency. Posted writes keep their order (a direction is FIFO); a read request queues behind earlier
 // posted writes in its direction, and the memory behind samples it no earlier than their visibility.
+// Posted flow control: a direction's transmitter holds at most link.posted_buffer_bytes of posted
+// TLPs not yet sent; a write that carries PostedFlowControl (an engine's write buffer or DMA tag) and
+// does not fit is refused and waits in its source, in arrival order, until there is room. Until then it
+// is not on the link, so a read issued later by another agent (the CMP) is not ordered behind it.
 //
 // Effective rate (pcie-bench pcie-model, PCIe Base Spec 5.0 tables 3-7..3-9 and 2-46..2-48):
 //   raw   = GT/s x lanes x 128/130 / 8                        bytes per ns
@@ -11,6 +15,7 @@
 //           20 B for CplD; posted-write efficiency = MPS / (MPS + 24).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 
 #include <systemc>
@@ -18,6 +23,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 
@@ -47,6 +53,9 @@ class PcieLink : public sc_core::sc_module {
     sc_core::sc_time busy_total = sc_core::SC_ZERO_TIME;
     uint64_t payload_bytes = 0, tlps = 0;
     Vcd::Id busy_id = Vcd::kNone;
+    std::deque<PostedFlowControl*> held;  // requesters refused for room, in arrival order
+    uint64_t refusals = 0;
+    Vcd::Id held_id = Vcd::kNone;
   };
   const Direction& up() const { return up_; }
   const Direction& down() const { return down_; }
@@ -60,6 +69,10 @@ class PcieLink : public sc_core::sc_module {
   void carry(tlm::tlm_generic_payload& t, sc_core::sc_time& delay, Direction& req, Direction& cpl,
              tlm_utils::simple_initiator_socket<PcieLink>& out);
   // Occupies `dir` from `arrival` for `n` TLPs carrying `payload` bytes in total; returns the end.
+  // Posted flow control: admits `fc`'s write of `bytes` (with TLP overheads) arriving at `arrival`, or
+  // refuses it and arranges its grant.
+  bool admit(Direction& dir, PostedFlowControl& fc, const sc_core::sc_time& arrival, double bytes);
+  void grant_front(Direction& dir, const sc_core::sc_time& arrival);
   sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload,
                              uint64_t n, unsigned overhead);
 
@@ -68,6 +81,7 @@ class PcieLink : public sc_core::sc_module {
   unsigned mps_, mrrs_, cpl_bytes_;
   double raw_bytes_per_ns_, dll_overhead_, bytes_per_ns_;
   sc_core::sc_time hop_;
+  double posted_buffer_bytes_;
 };
 
 }  // namespace gpumodel

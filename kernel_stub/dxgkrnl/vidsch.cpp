@@ -11,7 +11,15 @@ constexpr uint32_t kBugCheckDxgkrnlFatal = 0x113;  // VIDEO_DXGKRNL_FATAL_ERROR
 constexpr uint64_t kInvalidSignaledHandle = 0x3A;  // P1: the model's subcode for F11's violation
 }  // namespace
 
-VidSch::VidSch(Cpu& cpu, VidMm& mm) : cpu_(cpu), mm_(mm) {}
+void VidSch::declare_params(ParamSet& ps) {
+  ps.declare_bool("vidsch.resample_cv", true,
+                  "Q: F8, seed 003: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
+                  "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
+                  "step 3's interrupt as the only report of a signal racing the update");
+}
+
+VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm)
+    : cpu_(cpu), mm_(mm), resample_cv_(ps.get_bool("vidsch.resample_cv")) {}
 
 KEvent& VidSch::interrupt_event(uint32_t vector) {
   auto& e = events_[vector];
@@ -100,13 +108,13 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
   std::vector<NativeFence*> todo = fences;
   while (!todo.empty() && !bugchecked()) {
     std::vector<DxgkMonitoredValueUpdate> ups;
-    std::vector<NativeFence*> lowered;
+    std::vector<NativeFence*> updated;
     for (NativeFence* f : todo) {
       if (f->legacy || f->destroyed) continue;
       // F2: least waited value - 1, or UINT64_MAX with no CPU waiter.
       const uint64_t mv = f->waiters.empty() ? UINT64_MAX : f->waiters.begin()->first - 1;
       if (mv == f->mv) continue;
-      if (mv < f->mv) lowered.push_back(f);
+      updated.push_back(f);
       f->mv = mv;
       cpu_.mem_write(f->mv_addr, &mv, 8);  // the OS's own copy, kernel-writable (F2)
       ups.push_back({f->handle, mv});
@@ -117,9 +125,11 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
     kmd_->DxgkDdiUpdateMonitoredValues(ups);
     if (observer.monitored_values_updated) observer.monitored_values_updated();
     cpu_.lower_device_irql();
-    // F8: re-sample CV after the DDI returns and satisfy what it already covers.
+    // F8: after every return, re-sample CV of every updated fence and satisfy what it already covers;
+    // a wake moves MV again.
     todo.clear();
-    for (NativeFence* f : lowered)
+    if (!resample_cv_) return;
+    for (NativeFence* f : updated)
       if (wake_satisfied(*f, cpu_.mem_read64(f->cv_addr))) todo.push_back(f);
   }
 }

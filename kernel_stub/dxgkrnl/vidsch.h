@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "hw_model/core/params.h"
 #include "hw_model/gpu/packets.h"
 #include "kernel_stub/cpu/cpu.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
@@ -57,7 +58,8 @@ struct VidSchObserver {
 
 class VidSch {
  public:
-  VidSch(Cpu& cpu, VidMm& mm);
+  static void declare_params(ParamSet& ps);
+  VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm);
   void connect(Kmd& kmd) { kmd_ = &kmd; }
   VidSchObserver observer;
 
@@ -104,6 +106,7 @@ class VidSch {
   Cpu& cpu_;
   VidMm& mm_;
   Kmd* kmd_ = nullptr;
+  bool resample_cv_;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
   std::map<uint32_t, std::unique_ptr<KEvent>> events_;
   std::deque<DxgkInterruptData> pending_;
   std::function<void()> kmd_dpc_;

@@ -21,9 +21,13 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_bool("kmd.validate_signaled_handles", true,
                   "Q: F11/F12 contract: the KMD names only live fences in pSignaledNativeFenceArray; "
                   "false models a KMD that forwards a destroyed fence's handle (the OS bug checks)");
-  ps.declare_bool("kmd.ack_raised_mv", false,
-                  "A: the KMD waits for the CMP's acknowledgement only when an update lowers an MV; a "
-                  "raised MV cannot lose an interrupt (F8), at worst it costs a spurious one");
+  ps.declare_enum("kmd.mv_update_wait", "always", {"always", "lowered", "never"},
+                  "Q: F8, seed 003 'Synchronization between the GPU and CPU': DxgkDdiUpdateMonitoredValues "
+                  "returns only after the CMP acknowledged every update (always). 'lowered' waits only "
+                  "when an MV went down: cheaper, and no interrupt is lost, but after a raise the OS's "
+                  "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
+                  "returns at once: the OS re-reads CV before the CMP applied the MV, so only F7 step 3 "
+                  "reports a signal in between (a test setting that shows step 3 alone)");
 }
 
 Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
@@ -33,7 +37,9 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
       event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
-      ack_raised_mv_(ps.get_bool("kmd.ack_raised_mv")) {
+      mv_update_wait_(ps.get_enum("kmd.mv_update_wait") == "always"    ? MvUpdateWait::Always
+                      : ps.get_enum("kmd.mv_update_wait") == "lowered" ? MvUpdateWait::Lowered
+                                                                       : MvUpdateWait::Never) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   cpu_.connect_interrupt([this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
@@ -45,6 +51,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   const uint32_t caps = cpu_.mmio_read32(kBar0Base + kCaps);
   info_.nodes = caps & 0xff;
   info_.hw_queues = (caps >> 8) & 0xff;
+  info_.mv_from_memory = caps & kCapsMvFromMemory;
   // MSI capability: target address in the APIC window, data carries the vector.
   cpu_.mmio_write64(kBar0Base + kMsiAddr, InterruptController::kMsiBase);
   cpu_.mmio_write32(kBar0Base + kMsiData, kMsiDataBase);
@@ -53,9 +60,9 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   ack_addr_ = mm_.allocate(Segment::System, 64, 64);
   ring_base_ = mm_.allocate(Segment::System, 16ull * event_entries_);
   ring_wptr_addr_ = mm_.allocate(Segment::System, 64, 64);
-  const uint64_t shadow = mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots);
   cpu_.mmio_write64(kBar0Base + kFenceAckAddr, ack_addr_);
-  cpu_.mmio_write64(kBar0Base + kShadowMvBase, shadow);
+  if (!info_.mv_from_memory)
+    cpu_.mmio_write64(kBar0Base + kShadowMvBase, mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots));
   cpu_.mmio_write64(kBar0Base + kEventRingBase, ring_base_);
   cpu_.mmio_write32(kBar0Base + kEventRingSize, event_entries_);
   cpu_.mmio_write64(kBar0Base + kEventRingWptrAddr, ring_wptr_addr_);
@@ -227,7 +234,13 @@ void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
 
 void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates) {
   using namespace regs;
-  bool lowered = ack_raised_mv_;
+  if (info_.mv_from_memory) {
+    // No shadow: the engines read the MV the OS has just stored, after their own CV write (the engine
+    // orders the two), so a signal that misses the new MV is visible to the OS's re-read (F8).
+    for (const auto& u : updates) fences_[u.h_global_native_fence].mv = u.monitored_value;
+    return;
+  }
+  bool lowered = false;
   fence_regs_.acquire();
   for (const auto& u : updates) {
     const uint32_t slot = slot_of(u.h_global_native_fence);
@@ -241,9 +254,9 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
   }
   const uint64_t expected = acks_expected_;
   fence_regs_.release();
-  // F8: after return, any CV a CPU reads was written after the CMP saw the new MV. Only a lowered MV
-  // can lose an interrupt, so that is when the driver waits for the CMP's acknowledgement.
-  if (!lowered) return;
+  // F8: after return, any CV a CPU reads was written after the CMP saw the new MV: wait for the CMP's
+  // acknowledgement (it writes it after F7 step 3). The cheaper variants are named settings.
+  if (mv_update_wait_ == MvUpdateWait::Never || (mv_update_wait_ == MvUpdateWait::Lowered && !lowered)) return;
   while (cpu_.mem_read64(ack_addr_) < expected) {
   }
 }

@@ -19,6 +19,7 @@ struct DxgkAdapterInfo {  // what DxgkDdiStartDevice learns from the hardware (c
   uint32_t id = 0;
   uint32_t nodes = 0;
   uint32_t hw_queues = 0;
+  bool mv_from_memory = false;  // the engines read the OS's MonitoredValue; no shadow in the CMP
 };
 
 // DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS), the fields used.
@@ -94,7 +95,8 @@ class Kmd {
   VidMm& mm_;
   VidSch& sch_;
   uint32_t ring_bytes_, event_entries_;
-  bool validate_handles_, ack_raised_mv_;
+  bool validate_handles_;
+  enum class MvUpdateWait { Always, Lowered, Never } mv_update_wait_;  // kmd.mv_update_wait
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
