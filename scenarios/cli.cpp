@@ -187,6 +187,9 @@ int run(int argc, char** argv) {
     if (!writable(results_path)) throw ConfigError("--results: cannot write '" + results_path + "': " + std::strerror(errno));
   }
 
+  // A combination the scenario cannot run is bad input, refused before anything is printed or built.
+  if (const ScenarioInfo* info = find_scenario(opt.scenario); info && info->validate) info->validate(ps);
+
   // Effective configuration.
   const nlohmann::json params = ps.effective(opt.scenario);
   std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\n\neffective configuration:\n";

@@ -1,10 +1,14 @@
 // fence_race: randomised stress of the engine <-> CMP race of F7. Several nodes signal many native
 // fences (each fence owned by one node, so its values only grow) at random gaps, while CPU threads add
 // and remove waiters at random times (random fence, its next value, random timeout), so MonitoredValue
-// updates keep landing next to signals. With cmp.barrier = true no interrupt is lost. With
-// cmp.barrier = false a signal whose CurrentValue write is still in the engine's write buffer when the
-// CMP reads CV goes unreported: the lost_interrupt monitor fires, and the scenario, told to expect it
-// (monitor.expect_lost_interrupt), passes and reports the count; the VCD marks each window.
+// updates keep landing next to signals. Meanwhile the last node streams a bulk device-to-host copy
+// (workload.bulk_copy_bytes per COPY) that keeps the link's posted egress full: an engine's CV write to
+// a system-memory fence then waits in its write buffer behind the copy's chunks for microseconds, while
+// the CMP's reads and acknowledgements pass it. With cmp.barrier = true no interrupt is lost. With
+// cmp.barrier = false a signal whose CurrentValue write is still held when the CMP reads CV, and still
+// when the OS re-reads it after the acknowledgement, goes unreported: the lost_interrupt monitor fires,
+// and the scenario, told to expect it (monitor.expect_lost_interrupt), passes and reports the count;
+// the VCD marks each window.
 #include <random>
 
 #include "scenarios/fence_common.h"
@@ -21,11 +25,12 @@ class FenceRace : public ScenarioDriver {
         gap_ns_(ps.get_real("workload.signal_gap_ns")),
         threads_(int(ps.get_int("workload.waiter_threads"))),
         timeout_us_(ps.get_real("workload.wait_timeout_us")),
-        expect_lost_(ps.get_bool("monitor.expect_lost_interrupt")) {}
+        expect_lost_(ps.get_bool("monitor.expect_lost_interrupt")),
+        copy_bytes_(uint64_t(ps.get_int("workload.bulk_copy_bytes"))) {}
 
   void build(Platform& p, Results& r) override {
     r.monitors_expected["lost_interrupt"] = expect_lost_;
-    nodes_ = int(p.params.get_int("gpu.nodes"));
+    nodes_ = int(p.params.get_int("gpu.nodes")) - (copy_bytes_ ? 1 : 0);  // the last node copies
     p.cpu.spawn_thread("setup", [this, &p, &r] { setup(p, r); });
     for (int t = 0; t < threads_; ++t)
       p.cpu.spawn_thread("waiter" + std::to_string(t), [this, &p, t] { waiter(p, t); });
@@ -37,11 +42,14 @@ class FenceRace : public ScenarioDriver {
     r.metric("signals", signals_);
     r.metric("cpu_waits", waits_);
     r.metric("cpu_wait_timeouts", timeouts_);
-    r.metric("mv_updates", p.gpu.cmp.mv_updates());
+    r.metric("mv_updates", p.vidsch.mv_updates());  // DxgkDdiUpdateMonitoredValues elements
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
     r.metric("spurious_interrupts", spurious_interrupts(p));
     r.metric("lost_interrupts", r.monitors["lost_interrupt"]);
+    r.metric("bulk_copies", copies_);
+    r.metric("link_up_utilisation", to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
+    r.metric("link_up_refusals", p.link.up().refusals);  // posted writes held in their source
     r.check(executed >= signals_, "not every signal executed");
   }
 
@@ -70,6 +78,21 @@ class FenceRace : public ScenarioDriver {
         ++done_;
       });
     }
+    if (copy_bytes_) p.cpu.spawn_thread("bulk_copy", [this, &p] { bulk_copy(p); });
+  }
+
+  // Back-to-back device-to-host copies on the last node until every signal has executed.
+  void bulk_copy(Platform& p) {
+    const uint64_t src = p.vidmm.allocate(Segment::Local, copy_bytes_);
+    const uint64_t dst = p.vidmm.allocate(Segment::System, copy_bytes_);
+    StreamQueue s = make_stream_queue(p, nodes_, 2);
+    while (done_ < nodes_) {
+      PacketWriter w;
+      w.copy(src, dst, copy_bytes_);
+      if (s.q->submissions >= 2) p.vidsch.WaitFromCpu(s.progress, s.q->submissions - 1);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(s.q, w);
+      ++copies_;
+    }
   }
 
   void waiter(Platform& p, int t) {
@@ -91,6 +114,7 @@ class FenceRace : public ScenarioDriver {
   int threads_;
   double timeout_us_;
   bool expect_lost_;
+  uint64_t copy_bytes_, copies_ = 0;
   int nodes_ = 1, done_ = 0;
   std::vector<NativeFence*> fence_;
   bool ready_ = false;
@@ -119,8 +143,20 @@ ScenarioInfo fence_race_scenario() {
                             "A: the run fails if the lost_interrupt monitor fires; set true with "
                             "cmp.barrier = false, where the scenario expects it",
                             o);
+            ps.declare_int("workload.bulk_copy_bytes", 1 << 20, "bytes", 0, int64_t(1) << 32,
+                           "A: a 1 MiB device-to-host COPY at a time on the last node (0: none), back to "
+                           "back for the whole run: read-back traffic that saturates the link's up "
+                           "direction, the path a system-memory fence's CV write takes",
+                           o);
           },
-          [](const ParamSet& ps) { return std::make_unique<FenceRace>(ps); }};
+          [](const ParamSet& ps) { return std::make_unique<FenceRace>(ps); },
+          [](const ParamSet& ps) {
+            const int64_t nodes = ps.get_int("gpu.nodes");
+            if (ps.get_int("workload.bulk_copy_bytes") > 0 && nodes < 2)
+              throw ConfigError("gpu.nodes = " + std::to_string(nodes) +
+                                " is not allowed with workload.bulk_copy_bytes > 0: the last node copies, "
+                                "so at least 2 nodes are needed (or set workload.bulk_copy_bytes = 0)");
+          }};
 }
 
 }  // namespace gpumodel

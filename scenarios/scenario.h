@@ -26,6 +26,9 @@ struct ScenarioInfo {
   std::string summary;
   std::function<void(ParamSet&, const std::string& owner)> declare;
   std::function<std::unique_ptr<ScenarioDriver>(const ParamSet&)> make;
+  // Refuses a combination of parameters the scenario cannot run (throws ConfigError: exit 2), before
+  // anything is elaborated. Optional.
+  std::function<void(const ParamSet&)> validate = nullptr;
 };
 
 const std::vector<ScenarioInfo>& scenario_registry();
