@@ -315,6 +315,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value) {
     SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": WAIT names a fence slot the CMP does not hold").c_str());
     return;
   }
+  last_wait_read_ = sc_time_stamp();
   if (bus_.read64(f->cv_addr) >= value) return;  // already satisfied
   q_->blocked = true;
   q_->wait_slot = slot;

@@ -54,6 +54,7 @@ class Node : public sc_core::sc_module {
   sc_core::sc_time last_visible() const { return last_visible_; }
   uint64_t signals() const { return signals_; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
+  sc_core::sc_time last_wait_read() const { return last_wait_read_; }  // probe: a WAIT's CV read issued
 
  private:
   void fetcher();
@@ -91,7 +92,7 @@ class Node : public sc_core::sc_module {
   sc_core::sc_event flush_ev_;
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
-  sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode);
   void wait_fence(uint32_t slot, uint64_t value);
   void hold_blocked_queue();

@@ -1,0 +1,224 @@
+// The native fence's ordering contract (seed 003, "Synchronization issues"), each safety mechanism on
+// its own. One race throughout: an engine executes SIGNAL(f, 1) while a CPU thread starts waiting on
+// (f, 1), so the OS lowers MV from UINT64_MAX to 0 through DxgkDdiUpdateMonitoredValues. The engine's
+// conditional check reads the old shadow MV and raises nothing (asserted: the race is real). Three
+// mechanisms can still report the signal:
+//  * F7 step 3: the CMP writes the shadow MV, barriers against the engines' writes issued before, reads
+//    CV and interrupts iff CV > MV (cmp.barrier, cmp.mv_update_check);
+//  * F8: the KMD returns only after the CMP's acknowledgement (kmd.mv_update_wait), and the OS then
+//    re-reads CV (vidsch.resample_cv).
+// With the CV write pending for a long time (node.write_buffer_ns = 5000, so the window is wide and the
+// placement needs no tuning) each mechanism is switched off in turn; every time below is derived from
+// the parameters (tests/fence_bench.h) and an anchor observed in memory.
+#include "fence_bench.h"
+
+using namespace tb;
+using namespace tb::dflt;
+using namespace sc_core;
+
+namespace {
+
+sc_time ns_(double v) { return sc_time(v, SC_NS); }
+
+struct Race {
+  NativeFence* f = nullptr;
+  sc_time t_s;                   // the SIGNAL executes (after its decode)
+  sc_time t_call;                // the CPU thread calls WaitFromCpu
+  sc_time t_v;                   // the CMP's new shadow MV (0) becomes visible
+  sc_time t_cv;                  // the CV write (1) becomes visible
+  sc_time t_ack;                 // the CMP's acknowledgement of that update becomes visible
+  sc_time ddi_return;            // the first DxgkDdiUpdateMonitoredValues after t_call returns
+  sc_time woken;                 // VidSch wakes the waiter
+  bool ok = false;
+};
+
+// Node 0 computes 10 us, then signals (f, 1). A CPU thread waits for the SIGNAL to start, `delay`
+// more, then waits on (f, 1).
+void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME) {
+  auto& p = b.p;
+  auto woken = p.vidsch.observer.waiter_woken;  // the monitors observe it too
+  p.vidsch.observer.waiter_woken = [&r, woken](const CpuWaiter& w) {
+    if (r.woken == SC_ZERO_TIME) r.woken = sc_time_stamp();
+    woken(w);
+  };
+  p.vidsch.observer.monitored_values_updated = [&r] {
+    if (r.t_call != SC_ZERO_TIME && r.ddi_return == SC_ZERO_TIME) r.ddi_return = sc_time_stamp();
+  };
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    r.f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint64_t sh = p.gpu.cmp.shadow_mv_addr(p.vidsch.slot(*r.f)), cv = r.f->cv_addr;
+    p.gpu.vram.watch(sh, 8, [&, sh](uint64_t, unsigned) {
+      if (r.t_v == SC_ZERO_TIME && p.gpu.vram.peek64(sh) == 0) r.t_v = sc_time_stamp();
+    });
+    p.sysmem.watch(cv, 8, [&, cv](uint64_t, unsigned) {
+      if (r.t_cv == SC_ZERO_TIME && p.sysmem.peek64(cv) == 1) r.t_cv = sc_time_stamp();
+    });
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+      if (r.t_v != SC_ZERO_TIME && r.t_ack == SC_ZERO_TIME) r.t_ack = sc_time_stamp();
+    });
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(20000).signal(p.vidsch.slot(*r.f), 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+  });
+  p.cpu.spawn_thread("waiter", [&, delay] {
+    while (p.gpu.nodes[0]->signals() == 0) p.cpu.sleep(ns_(10));
+    if (delay != SC_ZERO_TIME) p.cpu.sleep(delay);
+    r.t_call = sc_time_stamp();
+    r.ok = p.vidsch.WaitFromCpu(r.f, 1, sc_time(500, SC_US));
+  });
+  sc_start();
+  r.t_s = p.gpu.nodes[0]->last_signal_start();
+}
+
+// The race happened as described: the engine checked the old shadow MV (before the CMP's new one was
+// visible) and raised nothing itself.
+void require_race(FenceBench& b, const Race& r) {
+  REQUIRE(r.t_v > r.t_s + kShadowCheck);
+  REQUIRE(b.p.gpu.cmp.suppressed() >= 1);
+}
+
+const std::map<std::string, std::string> kPending = {{"node.write_buffer_ns", "5000"}};
+std::map<std::string, std::string> pending_with(std::map<std::string, std::string> o) {
+  o.insert(kPending.begin(), kPending.end());
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("F7 step 3 alone: with the KMD not waiting, the barrier waits for the pending CV write and the CMP's interrupt wakes the waiter", "[F7][F3]") {
+  FenceBench b(pending_with({{"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r);
+  require_race(b, r);
+  // The OS's re-read ran at once and found nothing: the CV write was still in the write buffer.
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  // The CV write leaves the 5 us write buffer after the barrier began (at the shadow's visibility), so
+  // the barrier waits for it and for the queue's read-pointer write-back, posted as the queue drained
+  // right after the check (kShadowCheck later, so visible that much after CV); + 200 ns handshake;
+  // then step 3 reads CV across the link and the firmware issues the interrupt 32 cycles later.
+  REQUIRE(r.t_v < r.t_s + ns_(5000));
+  CHECK(r.t_cv == r.t_s + ns_(5000) + up_write(8));
+  const sc_time barrier_done = r.t_cv + kShadowCheck + kCmpBarrier;
+  CHECK(b.p.gpu.cmp.last_msi_issued() == barrier_done + sysmem_read(8) + kCmpInterrupt);
+  CHECK(b.p.cpu.last_interrupt().msi_arrival == b.p.gpu.cmp.last_msi_issued() + msi_delivery());
+  CHECK(r.ok);
+  // The interrupt's DPC woke the waiter: after its DPC cost and its CV read.
+  CHECK(r.woken == b.p.cpu.last_interrupt().dpc_start + ns_(1000) + cpu_read(8));
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+  CHECK(b.p.vidsch.spurious_interrupts() == 0);
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("F8 re-read alone: with step 3 off, the acknowledgement comes after the barrier and the OS's re-read of CV wakes the waiter", "[F8]") {
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}}));
+  Race r;
+  race(b, r);
+  require_race(b, r);
+  // The barrier waits for the pending CV write (visible at t_cv) and the read-pointer write-back behind
+  // it (kShadowCheck later), + 200 ns; with no step 3 the CMP posts its acknowledgement at once: one
+  // 8-byte write up the idle link.
+  CHECK(r.t_ack == r.t_cv + kShadowCheck + kCmpBarrier + up_write(8));
+  // The KMD polls the acknowledgement with back-to-back CPU loads (each cpu_read(8), sampled at DRAM
+  // 30 ns before it returns): the first load sampled at or after t_ack returns 30 ns after its sample.
+  CHECK(r.ddi_return >= r.t_ack + kRc);
+  CHECK(r.ddi_return < r.t_ack + kRc + cpu_read(8));
+  // VidSch's re-read of CV right after the return finds the value and wakes the waiter.
+  CHECK(r.woken == r.ddi_return + cpu_read(8));
+  CHECK(r.ok);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);  // nothing but the re-read reported the signal
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("With step 3 off and the KMD not waiting, the signal racing the MV update is lost", "[F7][F8]") {
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}, {"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r);
+  require_race(b, r);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);  // the re-read came too early
+  CHECK_FALSE(r.ok);                              // the waiter timed out
+  CHECK(r.woken == SC_ZERO_TIME);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
+  CHECK(b.mon.lost_interrupts() == 1);
+}
+
+TEST_CASE("Without the F7 barrier, a CV write pending longer than the acknowledgement path is lost even though the KMD waits", "[F7][F8]") {
+  FenceBench b(pending_with({{"cmp.barrier", "false"}}));
+  Race r;
+  race(b, r);
+  require_race(b, r);
+  // Step 3 read CV right after writing the shadow MV and the acknowledgement followed at once: the OS
+  // re-read CV before the engine's write left its buffer.
+  REQUIRE(r.t_ack < r.t_cv);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  CHECK_FALSE(r.ok);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
+  CHECK(b.mon.lost_interrupts() == 1);
+}
+
+TEST_CASE("Default settings: step 3 raises, the OS's re-read has already woken the waiter, and the DDI holds the ISR off at device IRQL", "[F7][F8]") {
+  FenceBench b;  // node.write_buffer_ns = 100
+  Race r;
+  race(b, r);
+  require_race(b, r);
+  // The engine's writes (CV, then the queue's read pointer posted as the queue drained after the
+  // check) are visible before the shadow is: the barrier costs only its 200 ns handshake.
+  REQUIRE(r.t_cv == r.t_s + ns_(100) + up_write(8));
+  REQUIRE(r.t_v > r.t_s + kShadowCheck + ns_(100) + up_write(8));
+  CHECK(b.p.gpu.cmp.last_msi_issued() == r.t_v + kCmpBarrier + sysmem_read(8) + kCmpInterrupt);
+  // The acknowledgement follows the interrupt; the DDI returns after it and the re-read wakes the
+  // waiter, so the interrupt wakes nobody (F8: a spurious interrupt is acceptable).
+  CHECK(r.t_ack > b.p.gpu.cmp.last_msi_issued());
+  CHECK(r.woken == r.ddi_return + cpu_read(8));
+  CHECK(r.ok);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+  CHECK(b.p.vidsch.spurious_interrupts() == 1);
+  CHECK(b.mon.lost_interrupts() == 0);
+  // Device IRQL: the MSI arrived while the DDI polled the acknowledgement; the ISR waited for it.
+  const auto& s = b.p.cpu.last_interrupt();
+  CHECK(s.msi_arrival < r.ddi_return);
+  CHECK(s.isr_start >= r.ddi_return);
+}
+
+TEST_CASE("F8 for every call: the DDI waits for the CMP's acknowledgement when an MV goes up, too", "[F8]") {
+  // A waiter on 1 times out after 20 us: MV goes back up from 0 to UINT64_MAX. The seed's guarantee
+  // holds after every return, so the DDI returns only once that update is acknowledged.
+  FenceBench b;
+  auto& p = b.p;
+  std::vector<sc_time> returned, acked;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { acked.push_back(sc_time_stamp()); });
+    p.vidsch.observer.monitored_values_updated = [&] { returned.push_back(sc_time_stamp()); };
+    p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
+  });
+  sc_start();
+  REQUIRE(returned.size() == 2);  // lowered to 0, raised back to UINT64_MAX
+  REQUIRE(acked.size() == 2);     // the two updates (creation's was before the watch)
+  for (size_t i = 0; i < 2; ++i) {
+    INFO("update " << i);
+    // The poll load that returns the acknowledgement was sampled at or after its visibility.
+    CHECK(returned[i] >= acked[i] + kRc);
+    CHECK(returned[i] < acked[i] + kRc + cpu_read(8));
+  }
+}
+
+TEST_CASE("kmd.mv_update_wait = lowered returns from a raise without the acknowledgement", "[F8]") {
+  FenceBench b(std::map<std::string, std::string>{{"kmd.mv_update_wait", "lowered"}});
+  auto& p = b.p;
+  std::vector<sc_time> returned, acked;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { acked.push_back(sc_time_stamp()); });
+    p.vidsch.observer.monitored_values_updated = [&] { returned.push_back(sc_time_stamp()); };
+    p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
+  });
+  sc_start();
+  REQUIRE(returned.size() == 2);
+  REQUIRE(acked.size() == 2);
+  CHECK(returned[0] >= acked[0] + kRc);  // lowered: waited
+  CHECK(returned[1] < acked[1]);         // raised: returned before the CMP acknowledged
+}
