@@ -222,3 +222,182 @@ TEST_CASE("kmd.mv_update_wait = lowered returns from a raise without the acknowl
   CHECK(returned[0] >= acked[0] + kRc);  // lowered: waited
   CHECK(returned[1] < acked[1]);         // raised: returned before the CMP acknowledged
 }
+
+namespace {
+// Queue B on node 1 waits on (f, 1) and then writes a timestamp; queue A on node 0 signals (f, 1).
+// Both compute 10 us first; B is submitted first, so its WAIT reads CV a little before A's SIGNAL
+// executes (the placement is checked below, not assumed).
+struct GpuWaitRace {
+  sc_time t_a, t_w, t_cv, b_ran;
+};
+void gpu_wait_race(FenceBench& b, GpuWaitRace& g) {
+  auto& p = b.p;
+  uint64_t ts = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.sysmem.watch(f->cv_addr, 8, [&, f](uint64_t, unsigned) {
+      if (g.t_cv == SC_ZERO_TIME && p.sysmem.peek64(f->cv_addr) == 1) g.t_cv = sc_time_stamp();
+    });
+    KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+    ts = p.kmd.scratch();
+    PacketWriter a, w;
+    w.compute(20000).wait(p.vidsch.slot(*f), 1).timestamp(ts);
+    a.compute(20000).signal(p.vidsch.slot(*f), 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, w);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
+  });
+  sc_start();
+  g.t_a = p.gpu.nodes[0]->last_signal_start();
+  g.t_w = p.gpu.nodes[1]->last_wait_read();
+  g.b_ran = sc_time(double(p.sysmem.peek64(ts)), SC_PS);
+}
+// The WAIT's CV read: request up the link, root complex, DRAM; sampled there.
+sc_time wait_read_sampled(const sc_time& t_w) { return t_w + ser(24, kRate) + kHop + kRc + dram_xfer(8) + kDram; }
+}  // namespace
+
+TEST_CASE("A signal landing between a WAIT's CV read and the CMP's registration still unblocks the queue: the registration re-reads CV", "[F5]") {
+  FenceBench b;
+  GpuWaitRace g;
+  gpu_wait_race(b, g);
+  // The placement: B's read sampled CV before A's write was visible, and the CMP took B's registration
+  // only after A's signal notification (which then found no GPU waiter to release).
+  REQUIRE(wait_read_sampled(g.t_w) < g.t_cv);
+  REQUIRE(g.t_w + sysmem_read(8) > g.t_a + kShadowCheck);
+  // The CMP takes the registration as B's read returns, spends 20 cycles, re-reads CV (now visible) and
+  // unblocks B, which decodes its TIMESTAMP.
+  REQUIRE(g.t_w + sysmem_read(8) + kCmpDecision + ser(24, kRate) + kHop + kRc > g.t_cv);
+  CHECK(g.b_ran == g.t_w + sysmem_read(8) + kCmpDecision + sysmem_read(8) + kDecode);
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
+  CHECK(b.p.cpu.interrupts() == 0);
+}
+
+TEST_CASE("A signal whose CV write is still in flight when the CMP registers a WAIT: the signal's reported value releases the queue after a barrier", "[F5][F7]") {
+  FenceBench b(std::map<std::string, std::string>{{"node.write_buffer_ns", "5000"}});
+  GpuWaitRace g;
+  gpu_wait_race(b, g);
+  // The CMP's re-read, too, came before A's CV was visible; A's notification came before it.
+  const sc_time reread_sampled = wait_read_sampled(g.t_w + sysmem_read(8) + kCmpDecision);
+  REQUIRE(reread_sampled < g.t_cv);
+  REQUIRE(g.t_w + sysmem_read(8) > g.t_a + kShadowCheck);
+  // The CMP knows A signalled 1, so it barriers: A's CV write and its queue's read-pointer write-back
+  // (posted kShadowCheck after it) become visible, + 200 ns; then B resumes and decodes.
+  CHECK(g.t_cv == g.t_a + ns_(5000) + up_write(8));
+  CHECK(g.b_ran == g.t_cv + kShadowCheck + kCmpBarrier + kDecode);
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
+}
+
+TEST_CASE("The F7 barrier waits only for the writes issued before it began, not for a stream posted after", "[F7]") {
+  // Node 1 streams 3,000 WRITE64s to VRAM (bursts of 4 ns decodes as its ring fetches arrive, ~µs
+  // apart) while a CPU thread's wait makes the CMP update the shadow MV. The barrier begins when the
+  // shadow is visible (t_v); the last write posted by then leaves the 100 ns write buffer and lands in
+  // VRAM 250 ns (+ 8 B) later at most; + 200 ns handshake; then step 3's CV read and the
+  // acknowledgement up the idle link. A barrier that waited for the buffer to drain would wait for
+  // the whole stream.
+  FenceBench b;
+  auto& p = b.p;
+  sc_time t_v, t_ack, stream_end;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint64_t sh = p.gpu.cmp.shadow_mv_addr(p.vidsch.slot(*f));
+    p.gpu.vram.watch(sh, 8, [&, sh](uint64_t, unsigned) {
+      if (t_v == SC_ZERO_TIME && p.gpu.vram.peek64(sh) == 0) t_v = sc_time_stamp();
+    });
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+      if (t_v != SC_ZERO_TIME && t_ack == SC_ZERO_TIME) t_ack = sc_time_stamp();
+    });
+    const uint64_t buf = p.vidmm.allocate(Segment::Local, 3000 * 8);
+    p.gpu.vram.watch(buf + 2999 * 8, 8, [&](uint64_t, unsigned) { stream_end = sc_time_stamp(); });
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    PacketWriter w;
+    for (uint64_t i = 0; i < 3000; ++i) w.write64(buf + 8 * i, i + 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.sleep(sc_time(3, SC_US));  // the stream is running
+    p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
+  });
+  sc_start();
+  REQUIRE(t_v != SC_ZERO_TIME);
+  REQUIRE(stream_end > t_ack);  // the stream was still being written when the update completed
+  const sc_time after = kCmpBarrier + sysmem_read(8) + up_write(8);
+  CHECK(t_ack >= t_v + after);
+  CHECK(t_ack <= t_v + ns_(100) + kShadowCheck + after);
+}
+
+TEST_CASE("cmp.mv_source = shadow: the engine checks the CMP's shadow MV and ignores the OS's MV location", "[F3]") {
+  FenceBench b;
+  auto& p = b.p;
+  uint64_t ts = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint64_t zero = 0;
+    p.sysmem.poke(f->mv_addr, &zero, 8);  // the OS's location says "interrupt on anything"; no waiter
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    ts = p.kmd.scratch();
+    PacketWriter w;
+    w.signal(p.vidsch.slot(*f), 1).timestamp(ts);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+  });
+  sc_start();
+  CHECK(p.gpu.cmp.fence_interrupts() == 0);  // the shadow holds UINT64_MAX
+  CHECK(p.gpu.cmp.suppressed() == 1);
+  // The SIGNAL's check is one VRAM read; the next packet decodes right after it.
+  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == p.gpu.nodes[0]->last_signal_start() + kShadowCheck + kDecode);
+}
+
+TEST_CASE("cmp.mv_source = memory: the engine reads the OS's MV after its CV write has left, and the CMP keeps no shadow", "[F3][F2]") {
+  FenceBench b(std::map<std::string, std::string>{{"cmp.mv_source", "memory"}});
+  auto& p = b.p;
+  uint64_t ts = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US));  // an MV update: no CMP work in this form
+    const uint64_t zero = 0;
+    p.sysmem.poke(f->mv_addr, &zero, 8);  // now the OS's location is what the engine checks
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    ts = p.kmd.scratch();
+    PacketWriter w;
+    w.signal(p.vidsch.slot(*f), 1).timestamp(ts);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+  });
+  sc_start();
+  CHECK(p.gpu.cmp.cfg.shadow_base == 0);
+  CHECK(p.gpu.cmp.mv_updates() == 0);
+  CHECK(p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
+  // The CV write leaves the 100 ns write buffer, then the MV read's request follows its 32-byte TLP
+  // up the link (ordered behind it); the next packet decodes when the read returns.
+  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) ==
+        p.gpu.nodes[0]->last_signal_start() + ns_(100) + ser(32, kRate) + sysmem_read(8) + kDecode);
+}
+
+TEST_CASE("cmp.mv_source = memory: a signal racing an MV update reads the new MV because the engine orders its CV write first", "[F7][F8]") {
+  // The CV write waits 5 us in the write buffer; the engine reads MV only after it has left, by when
+  // the OS has stored the new MV (the thread starts waiting 1 us after the SIGNAL). The OS's re-read
+  // came too early, so the engine's interrupt is what wakes the waiter.
+  FenceBench b(pending_with({{"cmp.mv_source", "memory"}}));
+  Race r;
+  sc_time t_mv;
+  b.p.cpu.spawn_thread("mv_watch", [&] {
+    while (!r.f) b.p.cpu.sleep(ns_(10));
+    b.p.sysmem.watch(r.f->mv_addr, 8, [&](uint64_t, unsigned) {
+      if (t_mv == SC_ZERO_TIME && b.p.sysmem.peek64(r.f->mv_addr) == 0) t_mv = sc_time_stamp();
+    });
+  });
+  race(b, r, sc_time(1, SC_US));
+  const sc_time mv_read = r.t_s + ns_(5000) + ser(32, kRate);  // behind the CV write's TLP
+  REQUIRE(t_mv != SC_ZERO_TIME);
+  REQUIRE(t_mv < wait_read_sampled(mv_read));
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  CHECK(r.t_cv == r.t_s + ns_(5000) + up_write(8));
+  // The engine's verdict reaches the CMP as the read returns; the CMP (20 cycles) barriers against the
+  // CV write and the queue's read-pointer write-back posted right then (5 us in the buffer), + 200 ns,
+  // and issues the interrupt 32 cycles later.
+  const sc_time rptr_visible = mv_read + sysmem_read(8) + ns_(5000) + up_write(8);
+  CHECK(b.p.gpu.cmp.last_msi_issued() == rptr_visible + kCmpBarrier + kCmpInterrupt);
+  CHECK(r.ok);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+  CHECK(b.mon.lost_interrupts() == 0);
+}

@@ -101,6 +101,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     case kFenceFlags:
       if (auto* f = cmp_.fence(cmp_.selected_fence())) {
         f->flags = uint32_t(v);
+        f->last_signaled = 0;  // a (re)created or destroyed fence starts with no signal history
         if (!f->valid()) f->gpu_waiters.clear();
       }
       return;

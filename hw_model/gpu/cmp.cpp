@@ -115,6 +115,9 @@ void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, f
 void Cmp::queue_wait(HwQueue& q) { push({Work::QueueWait, q.wait_slot, q.wait_value, &q, false}); }
 
 void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt) {
+  // The engine's signal carries the value: a GPU wait registered after this, while the CV write is still
+  // on its way, must not miss it (see QueueWait).
+  if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
   decision(interrupt);
   if (!interrupt) {
     ++suppressed_;
@@ -176,10 +179,16 @@ void Cmp::run(const Work& w) {
     }
     case Work::QueueWait: {
       wait(period_ * double(decision_cycles_));
-      // Re-read CV: a signal that landed between the engine's check and this registration counts.
+      // F5: re-read CV: a signal that landed between the engine's read and this registration counts.
       if (!f || !f->valid()) break;
-      const uint64_t cv = bus_.read64(f->cv_addr);
+      uint64_t cv = bus_.read64(f->cv_addr);
       f->gpu_waiters.push_back(w.q);
+      if (cv < w.value && f->last_signaled >= w.value) {
+        // An engine signalled past the value before this registration, its CV write not visible yet
+        // (its notification found no waiter): release as a signal does, once its writes are visible.
+        barrier();
+        cv = f->last_signaled;
+      }
       unblock_satisfied(*f, w.slot, cv);
       break;
     }

@@ -31,6 +31,7 @@ struct FenceEntry {
   uint64_t cv_addr = 0, mv_addr = 0;
   uint32_t flags = 0;
   std::vector<HwQueue*> gpu_waiters;
+  uint64_t last_signaled = 0;  // the highest value an engine reported signalling (its CV may be in flight)
   bool valid() const { return flags & 1; }
   bool legacy() const { return flags & 2; }
 };
