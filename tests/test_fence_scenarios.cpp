@@ -1,5 +1,6 @@
 // The native fence scenarios through the CLI: the issue's acceptance figures.
 #include <cmath>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -18,6 +19,44 @@ nlohmann::json run(const std::string& sc, const std::string& args, const std::st
   return nlohmann::json::parse(slurp(out));
 }
 double m(const nlohmann::json& j, const char* k) { return j["metrics"][k].get<double>(); }
+
+// The identifier code the VCD header gives `path` (dotted, below the writer's outer "top" scope), or
+// "" when it is not declared.
+std::string vcd_code(const std::string& vcd, const std::string& path) {
+  std::istringstream in(vcd);
+  std::vector<std::string> scopes;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string kw, a, b, code, name;
+    ls >> kw;
+    if (kw == "$enddefinitions") break;
+    if (kw == "$scope" && ls >> a >> b) scopes.push_back(b);
+    if (kw == "$upscope" && !scopes.empty()) scopes.pop_back();
+    if (kw == "$var" && ls >> a >> b >> code >> name) {
+      std::string full;
+      for (size_t i = 1; i < scopes.size(); ++i) full += scopes[i] + ".";
+      if (full + name == path) return code;
+    }
+  }
+  return "";
+}
+// The values a 1-bit signal takes after the header, in order: its $dumpvars value, then its changes
+// ("0<code>" / "1<code>" lines).
+std::string vcd_scalar_values(const std::string& vcd, const std::string& code) {
+  const size_t body = vcd.find("$enddefinitions");
+  std::istringstream in(body == std::string::npos ? std::string() : vcd.substr(body));
+  std::string line, values;
+  while (std::getline(in, line))
+    if (line.size() == code.size() + 1 && std::strchr("01xz", line[0]) && line.compare(1, std::string::npos, code) == 0)
+      values += line[0];
+  return values;
+}
+size_t rises(const std::string& values) {
+  size_t n = 0;
+  for (size_t i = 1; i < values.size(); ++i) n += values[i - 1] != '1' && values[i] == '1';
+  return n;
+}
 }  // namespace
 
 TEST_CASE("fence_signal: signal-to-wake lands in 5-10 us and its parts sum to it", "[F3][F4][H2]") {
@@ -135,20 +174,36 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
 
 TEST_CASE("fence_race: no lost interrupt with the CMP barrier, lost ones without it, marked in the VCD", "[F7][F8]") {
   const std::string shorter = "--workload.signals=20000 --seed 3";
-  auto with = run("fence_race", shorter, "race_with");
+  auto with = run("fence_race", shorter + " --vcd race_with.vcd", "race_with");
   CHECK(with["monitors"]["lost_interrupt"]["violations"] == 0);
   CHECK(m(with, "cpu_waits") > 1000);
   CHECK(with["monitors"]["torn_value"]["violations"] == 0);
+  // With the barrier the monitor's marker is declared, starts low and never rises.
+  const std::string vcd_with = slurp("race_with.vcd");
+  const std::string code_with = vcd_code(vcd_with, "monitor.lost_interrupt");
+  REQUIRE_FALSE(code_with.empty());
+  const std::string marks_with = vcd_scalar_values(vcd_with, code_with);
+  REQUIRE_FALSE(marks_with.empty());
+  CHECK(marks_with.find('1') == std::string::npos);
   // The same seed and workload without the barrier: the monitor fires, the scenario expects it.
   const Run r = run_cli(scenario("fence_race_no_barrier") + " " + shorter +
                         " --vcd race.vcd --results fence_scenario_race_without.json");
   REQUIRE(r.code == 0);
   auto without = nlohmann::json::parse(slurp("fence_scenario_race_without.json"));
-  CHECK(without["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);
+  const int lost = without["monitors"]["lost_interrupt"]["violations"].get<int>();
+  CHECK(lost > 0);
   CHECK(without["verdict"] == "pass");
+  // In the waveform monitor.lost_interrupt starts low and rises for the lost interrupts: at least once,
+  // and at most once per violation (overlapping windows merge into one).
   const std::string vcd = slurp("race.vcd");
-  CHECK(vcd.find("lost_interrupt") != std::string::npos);
-  CHECK(vcd.find("shadow_mv") != std::string::npos);
+  const std::string code = vcd_code(vcd, "monitor.lost_interrupt");
+  REQUIRE_FALSE(code.empty());
+  const std::string marks = vcd_scalar_values(vcd, code);
+  REQUIRE_FALSE(marks.empty());
+  CHECK(marks.front() == '0');
+  CHECK(rises(marks) >= 1);
+  CHECK(rises(marks) <= size_t(lost));
+  CHECK_FALSE(vcd_code(vcd, "fences.f0.shadow_mv").empty());  // the CMP's shadow MV is traced beside it
   // Expecting a violation that does not happen fails the run.
   run("fence_race", shorter + " --monitor.expect_lost_interrupt=true", "race_expect", 1);
 }
