@@ -59,7 +59,7 @@ size_t rises(const std::string& values) {
 }
 }  // namespace
 
-TEST_CASE("fence_signal: signal-to-wake lands in 5-10 us and its parts sum to it", "[F3][F4][H2]") {
+TEST_CASE("fence_signal: signal-to-wake lands in 5-10 us and its parts sum to it", "[F3][H2]") {
   auto j = run("fence_signal", "", "sig");
   const double total = m(j, "signal_to_wake_ns");
   CHECK(total >= 5000);
@@ -117,7 +117,7 @@ TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one
         legacy["metrics"]["cpu_idle_residency"]["C1"].get<double>());
 }
 
-TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived spacing on, and only there", "[F3][F4]") {
+TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived spacing on, and only there", "[F3]") {
   // The scenario's far-apart spacing with the defaults: the CPU's part (C1 exit 2000, interrupt entry
   // 500, ISR 2000, DPC 1000, thread wake 2000 ns) plus 24 hardware steps, each bounded by link hop 200
   // + root complex 30 + the slowest memory (VRAM, 250) + CMP barrier 200 + write buffer 100 + MMIO
