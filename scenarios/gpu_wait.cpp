@@ -1,7 +1,8 @@
 // gpu_wait: node A signals a fence that a queue on node B waits on (same adapter). Native: B's WAIT
 // blocks on the GPU and the CMP unblocks it (F5). Legacy: the OS holds B's work on the CPU and submits
 // it after the signal interrupt. Metric: signal_to_unblock_ns, from A's SIGNAL starting to B's next
-// packet starting.
+// packet starting. Verdict: native unblocks B on the GPU with no CPU fence interrupt; legacy through
+// the CPU (no GPU unblock, one fence interrupt).
 #include "scenarios/fence_common.h"
 
 namespace gpumodel {
@@ -37,9 +38,18 @@ class GpuWait : public ScenarioDriver {
     const double b_start_ns = double(p.sysmem.peek64(ts_)) * tick_ps / 1000.0 - decode_ns;
     const double unblock = b_start_ns - to_ns(p.gpu.nodes[0]->last_signal_start());
     r.metric("signal_to_unblock_ns", unblock);
+    const uint64_t fence_irqs = p.gpu.cmp.fence_interrupts(), unblocks = p.gpu.cmp.gpu_unblocks();
     r.metric("cpu_interrupts", p.cpu.interrupts());
-    r.metric("gpu_unblocks", p.gpu.cmp.gpu_unblocks());
+    r.metric("fence_interrupts", fence_irqs);
+    r.metric("gpu_unblocks", unblocks);
     r.check(unblock > 0, "node B ran before node A signalled");
+    if (kind_.legacy) {  // F5: no GPU wait; the OS releases B's work after the signal interrupt
+      r.check(unblocks == 0, "legacy fence: node B was unblocked on the GPU");
+      r.check(fence_irqs == 1, "legacy fence: not exactly one fence interrupt for the one signal");
+    } else {  // F5: unblocked on the GPU, no CPU round trip (no CPU waiter, so no interrupt either: F3)
+      r.check(unblocks == 1, "native fence: node B was not unblocked on the GPU");
+      r.check(fence_irqs == 0, "native fence: the signal raised a CPU fence interrupt");
+    }
   }
 
  private:

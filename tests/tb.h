@@ -78,6 +78,32 @@ inline sc_time submit_to_kick(double bytes) {
 inline sc_time sysmem_read(double bytes) {
   return ser(24, kRate) + kHop + kRc + dram_xfer(bytes) + kDram + kRc + ser(bytes + 20, kRate) + kHop;
 }
+const sc_time kVram(250, SC_NS);          // vram.read_latency_ns
+const sc_time kCmpBarrier(200, SC_NS);   // cmp.barrier_ns (system scope)
+const sc_time kCmpInterrupt(32, SC_NS);  // cmp.interrupt_cycles at the CMP's 1 GHz
+const sc_time kCmpDecision(20, SC_NS);   // cmp.decision_cycles at the CMP's 1 GHz
+// An engine's conditional check: its read of the shadow MV in VRAM (250 ns + 8 B at 1008 GB/s).
+const sc_time kShadowCheck = kVram + vram_xfer(8);
+// A GPU posted write of `bytes` to system memory on an idle link: one TLP up, hop, root complex, the
+// DRAM port transfer and write latency.
+inline sc_time up_write(double bytes) { return ser(bytes + 24, kRate) + kHop + kRc + dram_xfer(bytes) + kDram; }
+// A CPU load from system memory: root complex, DRAM transfer and latency, root complex back.
+inline sc_time cpu_read(double bytes) { return kRc + dram_xfer(bytes) + kDram + kRc; }
+// From the CMP issuing a fence interrupt to the MSI at the interrupt controller: the 16-byte event
+// entry, the 8-byte write index and the 4-byte MSI leave back to back on the idle up direction; then
+// hop and root complex.
+inline sc_time msi_delivery() { return ser(16 + 24, kRate) + ser(8 + 24, kRate) + ser(4 + 24, kRate) + kHop + kRc; }
+// The CPU's costs (cpu.*): leaving C1, interrupt entry, ISR, DPC.
+const sc_time kC1Exit(2000, SC_NS), kIntEntry(500, SC_NS), kIsr(2000, SC_NS), kDpc(1000, SC_NS);
+// A node's 8-byte posted write to system memory, from entering its write buffer to visible: the write
+// buffer, a 32-byte TLP up the link, the hop, the root complex, the DRAM port and write latency.
+inline sc_time node_sysmem_write8() { return kWb + up_write(8); }
+// F5, a native GPU wait: from node A's SIGNAL (decoded; its MV check issued) to node B's next packet
+// starting (before its decode). A's queue drains with the SIGNAL; its read-pointer write-back enters
+// A's write buffer as the MV check returns (VRAM read + 8 B at 1008 GB/s). The CMP (20 cycles, within
+// that wait) then barriers: the write-back becomes visible in system memory, plus the system-scope
+// handshake. B, blocked on the GPU with its packets already fetched, resumes at once.
+inline sc_time gpu_wait_unblock() { return kShadowCheck + node_sysmem_write8() + kCmpBarrier; }
 }  // namespace dflt
 
 struct Run {

@@ -81,6 +81,54 @@ TEST_CASE("A read does not pass an earlier posted write, and another agent reads
   CHECK(host_late == v);
 }
 
+TEST_CASE("A read waits for a slow write that reached the memory controller before it, not for one still on its way", "[H2]") {
+  // DRAM writes take 500 ns to become visible, reads 90 ns to be sampled: a read right behind a write
+  // would be sampled before the write is visible, so only the controller's ordering rule (a read does
+  // not pass a write that arrived before it) gives it the new value.
+  auto ps = params({{"sysmem.write_latency_ns", "500"}});
+  const sc_time kWriteLat(500, SC_NS);
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent"), host_agent("host_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  host_agent.sock.bind(p.rc.tsock);
+  const uint64_t v = 0x1122334455667788ull;
+  const sc_time host_issue(100, SC_NS);
+  sc_time vis, gpu_read_done, host_read_done;
+  uint64_t gpu_saw = 0, host_saw = 1;
+  gpu_agent.body = [&] {
+    vis = gpu_agent.bus.post64(kA, v);  // posted at 0: pending at the controller from 0, arriving later
+    gpu_saw = gpu_agent.bus.read64(kA);  // same direction, right behind the write
+    gpu_read_done = sc_time_stamp();
+  };
+  host_agent.body = [&] {
+    wait(host_issue);
+    host_saw = host_agent.bus.read64(kA);
+    host_read_done = sc_time_stamp();
+  };
+  sc_start();
+  const sc_time s32 = ser(8 + 24, kRate), s24 = ser(24, kRate), s28 = ser(8 + 20, kRate);
+  // The write arrives at DRAM after its 32-byte TLP, the hop and the root complex; it is visible after
+  // the 8-byte port transfer and the 500 ns write latency.
+  const sc_time write_arrival = s32 + kHop + kRc;
+  CHECK(vis == write_arrival + dram_xfer(8) + kWriteLat);
+  // The GPU read's request TLP serialises behind the write's, so it arrives after the write; its own
+  // sample time (arrival + 8 B transfer + 90 ns) comes before the write's visibility, which therefore
+  // decides: the read returns the new value at the visibility plus the return path (root complex,
+  // a 28-byte completion TLP, the hop).
+  const sc_time read_arrival = s32 + s24 + kHop + kRc;
+  REQUIRE(read_arrival > write_arrival);
+  REQUIRE(read_arrival + dram_xfer(8) + kDram < vis);  // the guard, not the read's own path, decides
+  CHECK(gpu_saw == v);
+  CHECK(gpu_read_done == vis + kRc + s28 + kHop);
+  // The host read leaves at 100 ns and reaches DRAM after the root complex, before the GPU write
+  // arrives (the write is already pending there, its delay annotated at 0): it is not held for that
+  // write, sees the old value and returns after the 8 B transfer, 90 ns and the root complex back.
+  REQUIRE(host_issue + kRc < write_arrival);
+  CHECK(host_saw == 0);
+  CHECK(host_read_done == host_issue + kRc + dram_xfer(8) + kDram + kRc);
+}
+
 TEST_CASE("Aligned 64-bit writes become visible whole, never torn", "[F1][H2]") {
   auto ps = params();
   Vcd vcd;
