@@ -210,6 +210,9 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   ++waiter_count_;
   if (observer.waiter_added) observer.waiter_added(w);
   if (!f->legacy) update_monitored_values({f});  // F2, then F8's re-read
+  // A legacy fence has no MV: a signal interrupt whose DPC scanned between the CV read above and the
+  // registration found no waiter, so read CV again now that the waiter is registered.
+  else wake_satisfied(*f, cpu_.mem_read64(f->cv_addr));
   const bool ok = timeout == sc_max_time() ? (cpu_.wait_for(w.ev), true) : cpu_.wait_for(w.ev, timeout);
   if (!ok) {  // timed out: still registered, since a wake would have signalled the event
     f->waiters.erase(pos);
