@@ -28,6 +28,7 @@ namespace gpumodel {
 struct PostedFlowControl : tlm::tlm_extension<PostedFlowControl> {
   sc_core::sc_event* grant = nullptr;
   bool refused = false;
+  double bytes = 0;  // set by the link when it refuses: the write's size on the wire
   tlm::tlm_extension_base* clone() const override { return new PostedFlowControl(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override {
     *this = static_cast<const PostedFlowControl&>(e);

@@ -108,6 +108,7 @@ bool PcieLink::admit(Direction& dir, PostedFlowControl& fc, const sc_time& arriv
     return true;
   }
   fc.refused = true;
+  fc.bytes = bytes;
   ++dir.refusals;
   bool queued = false;
   for (PostedFlowControl* h : dir.held) queued |= h == &fc;
@@ -124,12 +125,14 @@ bool PcieLink::admit(Direction& dir, PostedFlowControl& fc, const sc_time& arriv
 }
 
 void PcieLink::grant_front(Direction& dir, const sc_time& arrival) {
-  if (dir.held.empty() || !dir.held.front()->grant) return;
+  PostedFlowControl* next = dir.held.empty() ? nullptr : dir.held.front();
+  if (!next || !next->grant) return;
+  // The next in line tries when the backlog has drained enough to leave room for its write.
   const sc_time room(posted_buffer_bytes_ / bytes_per_ns_ * 1000.0, SC_PS);
-  // The next in line tries when the buffer has drained below its size; refused again, it is told the
-  // exact time.
-  const sc_time ready = dir.free > arrival + room ? dir.free - room : arrival;
-  dir.held.front()->grant->notify(ready - arrival);
+  const sc_time own(next->bytes / bytes_per_ns_ * 1000.0, SC_PS);
+  sc_time ready = own <= room ? dir.free + own - room : dir.free;
+  if (ready < arrival) ready = arrival;
+  next->grant->notify(ready - arrival);
 }
 
 void PcieLink::carry(tlm::tlm_generic_payload& t, sc_time& delay, Direction& req, Direction& cpl,
