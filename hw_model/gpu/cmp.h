@@ -31,6 +31,7 @@ class Node;
 struct FenceEntry {
   uint64_t cv_addr = 0, mv_addr = 0;
   uint32_t flags = 0;
+  uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
   std::vector<HwQueue*> gpu_waiters;
   bool valid() const { return flags & 1; }
   bool legacy() const { return flags & 2; }

@@ -20,6 +20,7 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 }
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
+  if (observer.interrupt_notified) observer.interrupt_notified(d);
   pending_.push_back(d);
 }
 
@@ -155,6 +156,7 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
     SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
     return nullptr;
   }
+  f->slot = kmd_->slot_of(f->handle);
   NativeFence* raw = f.get();
   by_handle_[raw->handle] = raw;
   fences_.push_back(std::move(f));

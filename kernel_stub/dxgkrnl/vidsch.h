@@ -40,6 +40,7 @@ struct CpuWaiter {
 
 struct NativeFence {
   uint32_t handle = 0;  // hGlobalNativeFence
+  uint32_t slot = 0;    // the CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
   bool legacy = false, shareable = false, destroyed = false;
   Segment storage = Segment::System;
   uint64_t cv_addr = 0, mv_addr = 0;
@@ -53,6 +54,7 @@ struct VidSchObserver {
   std::function<void(const CpuWaiter&)> waiter_added, waiter_woken, waiter_cancelled;
   std::function<void(const NativeFence&)> fence_created;
   std::function<void()> monitored_values_updated;  // DxgkDdiUpdateMonitoredValues returned
+  std::function<void(const DxgkInterruptData&)> interrupt_notified;  // the KMD's DxgkCbNotifyInterrupt
 };
 
 class VidSch {
@@ -70,7 +72,7 @@ class VidSch {
   NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
   uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
   void DestroySynchronizationObject(int process, NativeFence* f);
-  uint32_t slot(const NativeFence& f) const { return f.handle - 1; }
+  uint32_t slot(const NativeFence& f) const { return f.slot; }
 
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
   bool WaitFromCpu(NativeFence* f, uint64_t value,

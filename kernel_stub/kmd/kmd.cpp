@@ -181,6 +181,7 @@ void Kmd::DxgkDdiDpcRoutine() {
 
 uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   using namespace regs;
+  if (next_handle_ == 0) return 0;
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -190,13 +191,15 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   } else {
     return 0;
   }
+  const uint32_t h = next_handle_++;
   fence_regs_.acquire();
   cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
   cpu_.mmio_write64(kBar0Base + kFenceCvAddr, a.current_value_system_process_gpu_va);
   cpu_.mmio_write64(kBar0Base + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
+  cpu_.mmio_write32(kBar0Base + kFenceHandle, h);  // F11: event entries name h, not the reused slot
   cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
-  const uint32_t h = slot + 1;
+  fences_[h].slot = slot;
   fences_[h].cv_addr = a.current_value_system_process_gpu_va;
   // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
   // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
@@ -217,12 +220,22 @@ void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) { local_to_global_.erase(h_l
 
 void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   using namespace regs;
+  const uint32_t slot = slot_of(h_global);
   fence_regs_.acquire();
-  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot_of(h_global));
+  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
   cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
   fence_regs_.release();
   fences_.erase(h_global);
-  free_slots_.push_back(slot_of(h_global));
+  free_slots_.push_back(slot);  // the slot may be reused at once; the handle never is (F11)
+}
+
+uint32_t Kmd::slot_of(uint32_t h_global) const {
+  auto it = fences_.find(h_global);
+  if (it == fences_.end()) {
+    SC_REPORT_ERROR("gpumodel/kmd", "a DDI named a native fence handle the KMD does not hold");
+    return 0;
+  }
+  return it->second.slot;
 }
 
 void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates) {
