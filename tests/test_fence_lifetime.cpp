@@ -1,6 +1,8 @@
 // Native fence lifetime and what the OS is told: global handles never reused while an event entry may
 // name them (F11), EvaluateLegacyMonitoredFences only when legacy waiters cannot be reported otherwise
 // (F12), and NotificationOnly for a CurrentValue another agent wrote (F13).
+#include <algorithm>
+
 #include "hw_model/gpu/regs.h"
 #include "scenarios/monitors.h"
 #include "tb.h"
@@ -29,6 +31,9 @@ struct FenceBench {
     return o;
   }
   uint64_t os_mv(const NativeFence* f) { return p.sysmem.peek64(f->mv_addr); }
+  size_t count_notified(bool (*what)(const DxgkInterruptData&)) const {
+    return size_t(std::count_if(notified.begin(), notified.end(), what));
+  }
   sc_time first_native_notification() const {  // the first NativeFenceSignaled, from the ISR
     for (size_t i = 0; i < notified.size(); ++i)
       if (notified[i].type == DxgkInterruptData::NativeFenceSignaled) return notified_at[i];
@@ -122,4 +127,115 @@ TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake th
   CHECK_FALSE(r.b_woken);                      // A's entry did not name B: B's waiter timed out
   for (const auto& d : b.notified)
     for (uint32_t h : d.signaled) CHECK(h != r.handle_b);
+}
+
+namespace {
+bool null_array(const DxgkInterruptData& d) {
+  return d.type == DxgkInterruptData::NativeFenceSignaled && d.signaled_array_null;
+}
+bool null_array_with_legacy(const DxgkInterruptData& d) { return null_array(d) && d.evaluate_legacy_monitored_fences; }
+bool legacy_signaled(const DxgkInterruptData& d) { return d.type == DxgkInterruptData::MonitoredFenceSignaled; }
+
+// F12: a native fence N and a legacy fence L, each with a CPU waiter on 1. After 50 us the GPU either
+// signals L (an interrupt of L's own) or only writes L's CV with WRITE64 (none), then signals N. With
+// cmp.report_fence_set = false, N's interrupt names no fence: the KMD reports a NULL array.
+struct NullArrayRun {
+  bool native_woken = false, legacy_woken = false;
+  sc_time legacy_cv_visible = sc_max_time();
+};
+NullArrayRun null_array_beside_legacy(FenceBench& b, bool signal_legacy) {
+  auto& p = b.p;
+  NullArrayRun r;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* n = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    NativeFence* l = p.vidsch.CreateNativeFence(1, Segment::System, false, /*legacy*/ true);
+    p.sysmem.watch(l->cv_addr, 8, [&r](uint64_t, unsigned) { r.legacy_cv_visible = sc_time_stamp(); });
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(100000);  // 50 us: both waiters are registered first
+    if (signal_legacy) w.signal(p.vidsch.slot(*l), 1);
+    else w.write64(l->cv_addr, 1);
+    w.signal(p.vidsch.slot(*n), 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.spawn_thread("legacy waiter", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
+    r.native_woken = p.vidsch.WaitFromCpu(n, 1, us(100));
+  });
+  sc_start();
+  return r;
+}
+
+// F12: a 4-entry event ring and eight native fences signalled back to back after 50 us, each with a
+// CPU waiter: the CMP drops the entries that do not fit and the KMD reports a NULL array. With
+// `legacy_fence`, a legacy fence L also has a CPU waiter and the GPU writes L's CV with WRITE64 before
+// the signals (no interrupt of L's own): only a scan that includes legacy waiters wakes it.
+struct OverflowRun {
+  int native_woken = 0;
+  bool legacy_woken = false;
+};
+OverflowRun overflow(FenceBench& b, bool legacy_fence) {
+  auto& p = b.p;
+  OverflowRun r;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    std::vector<NativeFence*> f;
+    for (int i = 0; i < 8; ++i) f.push_back(p.vidsch.CreateNativeFence(1, Segment::System, false));
+    NativeFence* l = legacy_fence ? p.vidsch.CreateNativeFence(1, Segment::System, false, true) : nullptr;
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(100000);
+    if (l) w.write64(l->cv_addr, 1);
+    for (auto* x : f) w.signal(p.vidsch.slot(*x), 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    if (l) p.cpu.spawn_thread("legacy waiter", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
+    for (size_t i = 1; i < f.size(); ++i)
+      p.cpu.spawn_thread("w" + std::to_string(i), [&, x = f[i]] { r.native_woken += p.vidsch.WaitFromCpu(x, 1, us(100)); });
+    r.native_woken += p.vidsch.WaitFromCpu(f[0], 1, us(100));
+  });
+  sc_start();
+  return r;
+}
+const std::map<std::string, std::string> kNullArray = {{"cmp.report_fence_set", "false"}};
+const std::map<std::string, std::string> kSmallRing = {{"kmd.event_ring_entries", "4"}};
+}  // namespace
+
+TEST_CASE("NULL array because the CMP names no fence: no EvaluateLegacyMonitoredFences, the legacy waiter is woken by its own MonitoredFenceSignaled", "[F12][F5]") {
+  FenceBench b(kNullArray);
+  const NullArrayRun r = null_array_beside_legacy(b, /*signal_legacy*/ true);
+  CHECK(r.native_woken);
+  CHECK(r.legacy_woken);
+  CHECK(b.count_notified(null_array) >= 1);             // N's interrupt: NULL
+  CHECK(b.count_notified(null_array_with_legacy) == 0);  // nothing was dropped: legacy entries go as such
+  CHECK(b.count_notified(legacy_signaled) >= 1);         // L's entry, typed legacy by the CMP
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("A NULL array without EvaluateLegacyMonitoredFences scans native waiters only, not a legacy fence whose CV changed", "[F12]") {
+  FenceBench b(kNullArray);
+  const NullArrayRun r = null_array_beside_legacy(b, /*signal_legacy*/ false);
+  REQUIRE(b.count_notified(null_array) >= 1);
+  REQUIRE(r.legacy_cv_visible < b.first_native_notification());  // L's CV = 1 was there to be scanned
+  CHECK(b.count_notified(null_array_with_legacy) == 0);
+  CHECK(b.count_notified(legacy_signaled) == 0);
+  CHECK(r.native_woken);
+  CHECK_FALSE(r.legacy_woken);  // the seed's default: a NULL scan leaves legacy waiters alone (timed out)
+}
+
+TEST_CASE("Event ring overflow with a live legacy fence: EvaluateLegacyMonitoredFences, the NULL scan wakes a legacy waiter no interrupt named", "[F12]") {
+  FenceBench b(kSmallRing);
+  const OverflowRun r = overflow(b, /*legacy_fence*/ true);
+  REQUIRE(b.count_notified(null_array) >= 1);  // entries were dropped
+  CHECK(b.count_notified(null_array_with_legacy) >= 1);
+  CHECK(b.count_notified(legacy_signaled) == 0);  // L was never signalled: only the flag's scan found it
+  CHECK(r.native_woken == 8);
+  CHECK(r.legacy_woken);
+}
+
+TEST_CASE("No legacy fence on the adapter: an event ring overflow gives a NULL array without EvaluateLegacyMonitoredFences", "[F12]") {
+  FenceBench b(kSmallRing);
+  const OverflowRun r = overflow(b, /*legacy_fence*/ false);
+  REQUIRE(b.count_notified(null_array) >= 1);
+  CHECK(b.count_notified(null_array_with_legacy) == 0);
+  CHECK(r.native_woken == 8);
+  CHECK(b.mon.lost_interrupts() == 0);
 }

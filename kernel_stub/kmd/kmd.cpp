@@ -152,7 +152,8 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   DxgkInterruptData native, legacy;
   native.type = DxgkInterruptData::NativeFenceSignaled;
   legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
-  bool any_native = false, any_legacy = false, null_array = dropped != ring_dropped_;
+  const bool overflow = dropped != ring_dropped_;
+  bool any_native = false, any_legacy = false, null_array = overflow;
   ring_dropped_ = dropped;
   for (const Entry& e : entries) {
     if (e.type == regs::kEventMonitoredFence) {
@@ -163,10 +164,13 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
       else if (!validate_handles_ || fences_.count(e.handle)) native.signaled.push_back(e.handle);
     }
   }
-  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter (and legacy ones)
+  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
     native.signaled_array_null = true;
     native.signaled.clear();
-    native.evaluate_legacy_monitored_fences = true;
+    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones may
+    // hide a legacy signal, and only if the adapter has a legacy fence to scan.
+    native.evaluate_legacy_monitored_fences =
+        overflow && std::any_of(fences_.begin(), fences_.end(), [](const auto& f) { return f.second.legacy; });
     any_native = true;
   }
   if (any_native) sch_.DxgkCbNotifyInterrupt(native);
@@ -199,8 +203,10 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   cpu_.mmio_write32(kBar0Base + kFenceHandle, h);  // F11: event entries name h, not the reused slot
   cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
-  fences_[h].slot = slot;
-  fences_[h].cv_addr = a.current_value_system_process_gpu_va;
+  Fence& f = fences_[h];
+  f.slot = slot;
+  f.legacy = a.legacy_monitored_fence;
+  f.cv_addr = a.current_value_system_process_gpu_va;
   // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
   // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
   cpu_.raise_device_irql();

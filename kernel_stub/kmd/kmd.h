@@ -109,6 +109,7 @@ class Kmd {
   uint64_t ack_addr_ = 0, acks_expected_ = 0;
   struct Fence {  // per live global handle (created, not destroyed)
     uint32_t slot = 0;
+    bool legacy = false;  // a legacy monitored fence (F12: decides EvaluateLegacyMonitoredFences)
     uint64_t cv_addr = 0;
     uint64_t mv = 0;
     bool mv_set = false;  // the CMP has been given an MV for it
