@@ -239,3 +239,75 @@ TEST_CASE("No legacy fence on the adapter: an event ring overflow gives a NULL a
   CHECK(r.native_woken == 8);
   CHECK(b.mon.lost_interrupts() == 0);
 }
+
+namespace {
+// F13: queue B (node 1) waits on the GPU for CV >= 5 before a TIMESTAMP, a CPU thread waits for 5 too.
+// At 20 us the OS either signals from the CPU (the KMD stores CV) or, with `agent_writes`, forwards
+// the value an independent agent stored at 15 us (NotificationOnly: the KMD must not store it).
+struct CvChange {
+  bool cpu_woken = false;
+  sc_time os_called, b_ran;
+  int cv_writes = 0;  // writes to the CV word that became visible after the fence's creation
+  uint64_t cv = 0;
+};
+CvChange cv_change(FenceBench& b, bool agent_writes) {
+  auto& p = b.p;
+  CvChange r;
+  NativeFence* f = nullptr;
+  uint64_t ts = 0;
+  Probe agent("agent");  // another device sharing the fence's CV
+  agent.sock.bind(p.rc.tsock);
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, /*shareable*/ true);
+    p.sysmem.watch(f->cv_addr, 8, [&r](uint64_t, unsigned) { ++r.cv_writes; });
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    ts = p.kmd.scratch();
+    PacketWriter w;
+    w.timestamp(ts);
+    p.vidsch.SubmitAfterWait(q, f, 5, w);
+    p.cpu.spawn_thread("waiter", [&p, f, &r] { r.cpu_woken = p.vidsch.WaitFromCpu(f, 5, us(100)); });
+    p.cpu.sleep(us(20));
+    r.os_called = sc_time_stamp();
+    if (agent_writes) p.vidsch.NotifyCurrentValueChanged(f, 5);  // NotificationOnly = TRUE
+    else p.vidsch.SignalFromCpu(f, 5);                           // NotificationOnly = FALSE
+  });
+  agent.body = [&] {
+    if (!agent_writes) return;
+    wait(us(15));
+    agent.bus.post64(f->cv_addr, 5);
+  };
+  sc_start();
+  r.b_ran = sc_time(double(p.sysmem.peek64(ts)), SC_PS);
+  r.cv = p.sysmem.peek64(f->cv_addr);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("NotificationOnly: a CV another agent wrote unblocks the GPU wait at the derived time and wakes the CPU waiter, the KMD writes no CV", "[F13][F5]") {
+  FenceBench b;
+  const CvChange r = cv_change(b, /*agent_writes*/ true);
+  CHECK(r.cpu_woken);
+  CHECK(r.cv == 5);
+  CHECK(r.cv_writes == 1);  // the agent's: with NotificationOnly the KMD does not store CV
+  using namespace tb::dflt;
+  // The KMD only posts the 4-byte notify (root complex, 28-byte TLP, hop, BAR0 write latency); the CMP
+  // spends 20 cycles at 1 GHz, reads CV across the link, unblocks B, which decodes its fetched TIMESTAMP.
+  const sc_time notify_at_cmp = kRc + ser(4 + 24, kRate) + kHop + kBarWrite;
+  CHECK(r.b_ran == r.os_called + notify_at_cmp + sc_time(20, SC_NS) + sysmem_read(8) + kDecode);
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
+}
+
+TEST_CASE("Without NotificationOnly the KMD stores the CPU's CV, once, before the notify", "[F13][F5]") {
+  FenceBench b;
+  const CvChange r = cv_change(b, /*agent_writes*/ false);
+  CHECK(r.cpu_woken);
+  CHECK(r.cv == 5);
+  CHECK(r.cv_writes == 1);  // the KMD's store
+  using namespace tb::dflt;
+  // As above, after the KMD's 8-byte CV store at 20 GB/s.
+  const sc_time notify_at_cmp = sc_time(8 / 20.0, SC_NS) + kRc + ser(4 + 24, kRate) + kHop + kBarWrite;
+  CHECK(r.b_ran == r.os_called + notify_at_cmp + sc_time(20, SC_NS) + sysmem_read(8) + kDecode);
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
+}

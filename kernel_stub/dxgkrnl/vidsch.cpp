@@ -217,6 +217,13 @@ void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
   scan({f});
 }
 
+void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
+  // F13: NotificationOnly = TRUE: the KMD leaves CV alone (its writer may have moved it on since) and
+  // only makes the CMP rescan the queues waiting on f.
+  kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, true);
+  scan({f});
+}
+
 void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
   if (!f->legacy) {  // native: the queue waits on the GPU
     PacketWriter w;

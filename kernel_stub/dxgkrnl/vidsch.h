@@ -79,6 +79,9 @@ class VidSch {
                    const sc_core::sc_time& timeout = sc_core::sc_max_time());
   // CPU signal (D3DKMTSignalSynchronizationObjectFromCpu, F13).
   void SignalFromCpu(NativeFence* f, uint64_t value);
+  // F13: f's CV was changed to `value` by another agent (seed: a cross-adapter fence's shared CV that
+  // another GPU signalled). Forwarded with NotificationOnly, then CPU waiters are woken as for a signal.
+  void NotifyCurrentValueChanged(NativeFence* f, uint64_t value);
   // GPU work that waits on a fence: a native fence waits on the GPU (a WAIT packet); a legacy
   // monitored fence's work is held here until the signal interrupt shows CV >= value (F5).
   void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
