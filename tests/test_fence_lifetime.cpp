@@ -3,7 +3,6 @@
 // (F12), and NotificationOnly for a CurrentValue another agent wrote (F13).
 #include <algorithm>
 
-#include "hw_model/gpu/regs.h"
 #include "scenarios/monitors.h"
 #include "tb.h"
 
@@ -26,6 +25,7 @@ struct FenceBench {
       notified_at.push_back(sc_time_stamp());
     };
   }
+  // GPU timestamps in ps, so a TIMESTAMP packet reads back the exact simulated time.
   static std::map<std::string, std::string> with_tick(std::map<std::string, std::string> o) {
     o.emplace("gpu.timestamp_tick_ps", "1");
     return o;
@@ -123,7 +123,8 @@ TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake th
   REQUIRE(r.b_mv_at_cv_write == 0);
   REQUIRE(r.b_cv_written < b.first_native_notification());
   CHECK_FALSE(b.p.vidsch.bugchecked());
-  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // A's only
+  CHECK(b.p.gpu.cmp.fence(r.slot_b)->handle == r.handle_b);  // the slot's entries now name B
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);                // A's only
   CHECK_FALSE(r.b_woken);                      // A's entry did not name B: B's waiter timed out
   for (const auto& d : b.notified)
     for (uint32_t h : d.signaled) CHECK(h != r.handle_b);
