@@ -84,7 +84,7 @@ StaleEntry stale_entry_after_slot_reuse(FenceBench& b) {
     p.vidsch.WaitFromCpu(fa, 1);  // cancelled by the destroy
   });
   agent.body = [&] {
-    while (b.p.gpu.cmp.fence_interrupts() == 0) wait(sc_time(50, SC_NS));
+    while (p.gpu.cmp.fence_interrupts() == 0) wait(sc_time(50, SC_NS));
     wait(us(10));  // B exists and its waiter is registered (checked below), the ISR has not run
     if (!fb) return;
     r.b_cv_written = sc_time_stamp();
@@ -102,13 +102,13 @@ TEST_CASE("Slot reuse: a stale event entry names the destroyed fence, not the ne
   o["kmd.validate_signaled_handles"] = "false";  // the KMD forwards what the CMP wrote
   FenceBench b(o);
   const StaleEntry r = stale_entry_after_slot_reuse(b);
-  REQUIRE(r.slot_b == r.slot_a);                                // B reuses A's slot...
-  CHECK(r.handle_b != r.handle_a);                              // ...not A's handle (F11)
-  REQUIRE(r.b_created < b.first_native_notification());       // B existed when the ISR read A's entry
+  REQUIRE(r.slot_b == r.slot_a);                         // B reuses A's slot...
+  CHECK(r.handle_b != r.handle_a);                       // ...not A's handle (F11)
+  REQUIRE(r.b_created < b.first_native_notification());  // B existed when the ISR handled A's entry
   REQUIRE(b.p.vidsch.bugchecked());
   CHECK(b.p.vidsch.bugcheck_code() == 0x113);
   CHECK(b.p.vidsch.bugcheck_params().at(0) == 0x3A);
-  CHECK(b.p.vidsch.bugcheck_params().at(1) == r.handle_a);     // P2: the destroyed fence's handle
+  CHECK(b.p.vidsch.bugcheck_params().at(1) == r.handle_a);  // P2: the destroyed fence's handle
 }
 
 TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake the waiter of the new fence in its slot", "[F11][F12]") {
@@ -125,7 +125,7 @@ TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake th
   CHECK_FALSE(b.p.vidsch.bugchecked());
   CHECK(b.p.gpu.cmp.fence(r.slot_b)->handle == r.handle_b);  // the slot's entries now name B
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);                // A's only
-  CHECK_FALSE(r.b_woken);                      // A's entry did not name B: B's waiter timed out
+  CHECK_FALSE(r.b_woken);  // A's entry did not name B: B's waiter timed out
   for (const auto& d : b.notified)
     for (uint32_t h : d.signaled) CHECK(h != r.handle_b);
 }
@@ -134,8 +134,12 @@ namespace {
 bool null_array(const DxgkInterruptData& d) {
   return d.type == DxgkInterruptData::NativeFenceSignaled && d.signaled_array_null;
 }
-bool null_array_with_legacy(const DxgkInterruptData& d) { return null_array(d) && d.evaluate_legacy_monitored_fences; }
-bool legacy_signaled(const DxgkInterruptData& d) { return d.type == DxgkInterruptData::MonitoredFenceSignaled; }
+bool null_array_with_legacy(const DxgkInterruptData& d) {
+  return null_array(d) && d.evaluate_legacy_monitored_fences;
+}
+bool legacy_signaled(const DxgkInterruptData& d) {
+  return d.type == DxgkInterruptData::MonitoredFenceSignaled;
+}
 
 // F12: a native fence N and a legacy fence L, each with a CPU waiter on 1. After 50 us the GPU either
 // signals L (an interrupt of L's own) or only writes L's CV with WRITE64 (none), then signals N. With
@@ -188,9 +192,10 @@ OverflowRun overflow(FenceBench& b, bool legacy_fence) {
     if (l) w.write64(l->cv_addr, 1);
     for (auto* x : f) w.signal(p.vidsch.slot(*x), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-    if (l) p.cpu.spawn_thread("legacy waiter", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
+    if (l) p.cpu.spawn_thread("legacy", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
     for (size_t i = 1; i < f.size(); ++i)
-      p.cpu.spawn_thread("w" + std::to_string(i), [&, x = f[i]] { r.native_woken += p.vidsch.WaitFromCpu(x, 1, us(100)); });
+      p.cpu.spawn_thread("w" + std::to_string(i),
+                         [&, x = f[i]] { r.native_woken += p.vidsch.WaitFromCpu(x, 1, us(100)); });
     r.native_woken += p.vidsch.WaitFromCpu(f[0], 1, us(100));
   });
   sc_start();
@@ -243,8 +248,9 @@ TEST_CASE("No legacy fence on the adapter: an event ring overflow gives a NULL a
 
 namespace {
 // F13: queue B (node 1) waits on the GPU for CV >= 5 before a TIMESTAMP, a CPU thread waits for 5 too.
-// At 20 us the OS either signals from the CPU (the KMD stores CV) or, with `agent_writes`, forwards
-// the value an independent agent stored at 15 us (NotificationOnly: the KMD must not store it).
+// 20 us after setup the OS either signals from the CPU (the KMD stores CV) or, with `agent_writes`,
+// forwards the value an independent agent stored before, at 15 us (NotificationOnly: the KMD must not
+// store it).
 struct CvChange {
   bool cpu_woken = false;
   sc_time os_called, b_ran;

@@ -40,7 +40,7 @@ struct CpuWaiter {
 
 struct NativeFence {
   uint32_t handle = 0;  // hGlobalNativeFence
-  uint32_t slot = 0;    // the CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
+  uint32_t slot = 0;    // CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
   bool legacy = false, shareable = false, destroyed = false;
   Segment storage = Segment::System;
   uint64_t cv_addr = 0, mv_addr = 0;

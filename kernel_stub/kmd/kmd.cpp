@@ -170,7 +170,8 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones may
     // hide a legacy signal, and only if the adapter has a legacy fence to scan.
     native.evaluate_legacy_monitored_fences =
-        overflow && std::any_of(fences_.begin(), fences_.end(), [](const auto& f) { return f.second.legacy; });
+        overflow &&
+        std::any_of(fences_.begin(), fences_.end(), [](const auto& f) { return f.second.legacy; });
     any_native = true;
   }
   if (any_native) sch_.DxgkCbNotifyInterrupt(native);
