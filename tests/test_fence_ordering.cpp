@@ -257,7 +257,7 @@ void gpu_wait_race(FenceBench& b, GpuWaitRace& g) {
 sc_time wait_read_sampled(const sc_time& t_w) { return t_w + ser(24, kRate) + kHop + kRc + dram_xfer(8) + kDram; }
 }  // namespace
 
-TEST_CASE("A signal landing between a WAIT's CV read and the CMP's registration still unblocks the queue: the registration re-reads CV", "[F5]") {
+TEST_CASE("GPU wait registration re-reads CV: a signal landing between a WAIT's CV read and the CMP's registration still unblocks the queue", "[F5]") {
   FenceBench b;
   GpuWaitRace g;
   gpu_wait_race(b, g);
@@ -273,7 +273,7 @@ TEST_CASE("A signal landing between a WAIT's CV read and the CMP's registration 
   CHECK(b.p.cpu.interrupts() == 0);
 }
 
-TEST_CASE("A signal whose CV write is still in flight when the CMP registers a WAIT: the signal's reported value releases the queue after a barrier", "[F5][F7]") {
+TEST_CASE("GPU wait registration: a signal whose CV write is still in flight is released by its reported value after a barrier", "[F5][F7]") {
   FenceBench b(std::map<std::string, std::string>{{"node.write_buffer_ns", "5000"}});
   GpuWaitRace g;
   gpu_wait_race(b, g);

@@ -163,7 +163,7 @@ TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived 
   CHECK(m(close, "waiters_woken") == 10);
 }
 
-TEST_CASE("conditional_interrupt with a NULL signaled-fence array: the OS scans every waiter and still wakes each", "[F12]") {
+TEST_CASE("NULL signaled-fence array: in conditional_interrupt the OS scans every waiter and still wakes each", "[F12]") {
   auto j = run("conditional_interrupt", "--cmp.report_fence_set=false", "null");
   CHECK(m(j, "null_array_interrupts") == 10);
   CHECK(m(j, "waiters_woken") == 10);

@@ -252,7 +252,7 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
       struct {
         uint32_t type, handle;
         uint64_t value;
-      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? slot + 1 : 0, value};
+      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? f.handle : 0, value};
       bus_.post(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
       ++ring_wptr_;
     }

@@ -6,7 +6,8 @@
 //    (`cmp.barrier`), read CurrentValue, interrupt iff CV > MV; then acknowledge in memory (F8);
 //  * GPU waits (F5): a queue blocked on (fence, value) is unblocked when an engine signals the fence
 //    past the value, or the CPU notifies a change; no CPU round trip;
-//  * interrupts: an entry in the event ring in system memory naming the fence (or NULL), then MSI.
+//  * interrupts: an entry in the event ring in system memory naming the fence by the global handle
+//    the KMD programmed for its slot (or NULL), then MSI.
 // A microcontroller: one firmware loop handles its work items in order, each costing CMP cycles.
 //
 // Parameters: cmp.*. Ports: isock (through the GPU fabric: VRAM, and up the link).
@@ -30,6 +31,7 @@ namespace gpumodel {
 struct FenceEntry {
   uint64_t cv_addr = 0, mv_addr = 0;
   uint32_t flags = 0;
+  uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
   std::vector<HwQueue*> gpu_waiters;
   uint64_t last_signaled = 0;  // the highest value an engine reported signalling (its CV may be in flight)
   bool valid() const { return flags & 1; }

@@ -20,7 +20,8 @@ constexpr uint64_t kTimestamp = 0x0008;     // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from the MSI capability)
 constexpr uint64_t kMsiData = 0x0018;       // RW 32: MSI data base; vector v sends data base + v
 
-// Native fence table (CMP): select a slot, then program it. Handles are slot + 1 (0 is NULL).
+// Native fence table (CMP): select a slot, then program it. Slots are reused; the global handle the
+// CMP names in event entries is the KMD's, programmed per slot, never reused (F11; 0 is NULL).
 constexpr uint64_t kFenceSelect = 0x0100;    // RW 32: slot the following registers address
 constexpr uint64_t kFenceCvAddr = 0x0108;    // RW 64: CurrentValue (system-process GPU VA = physical here)
 constexpr uint64_t kFenceMvAddr = 0x0110;    // RW 64: MonitoredValue storage the OS writes
@@ -33,8 +34,9 @@ constexpr uint64_t kEventRingBase = 0x0140;  // RW 64: interrupt event ring in s
 constexpr uint64_t kEventRingSize = 0x0148;  // RW 32: entries, power of two
 constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes its write index
 constexpr uint64_t kEventRingRptr = 0x0158;  // RW 32: the KMD's read index
+constexpr uint64_t kFenceHandle = 0x0160;    // W 32: hGlobalNativeFence of the selected slot (event entries)
 constexpr uint32_t kFenceValid = 1, kFenceLegacy = 2;
-// Event ring entry: u32 type, u32 handle (0 = NULL: "scan every waiter"), u64 value.
+// Event ring entry: u32 type, u32 handle (the slot's kFenceHandle; 0 = NULL: "scan every waiter"), u64 value.
 constexpr uint32_t kEventNativeFence = 1, kEventMonitoredFence = 2, kEventOverflow = 3;
 constexpr uint32_t kFenceEventVector = 0;    // MSI vector of event-ring interrupts; INTERRUPT packets use >= 1
 

@@ -28,6 +28,7 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 }
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
+  if (observer.interrupt_notified) observer.interrupt_notified(d);
   pending_.push_back(d);
 }
 
@@ -165,6 +166,7 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
     SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
     return nullptr;
   }
+  f->slot = kmd_->slot_of(f->handle);
   NativeFence* raw = f.get();
   by_handle_[raw->handle] = raw;
   fences_.push_back(std::move(f));
@@ -225,6 +227,13 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
   kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
+  scan({f});
+}
+
+void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
+  // F13: NotificationOnly = TRUE: the KMD leaves CV alone (its writer may have moved it on since) and
+  // only makes the CMP rescan the queues waiting on f.
+  kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, true);
   scan({f});
 }
 

@@ -41,6 +41,7 @@ struct CpuWaiter {
 
 struct NativeFence {
   uint32_t handle = 0;  // hGlobalNativeFence
+  uint32_t slot = 0;    // CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
   bool legacy = false, shareable = false, destroyed = false;
   Segment storage = Segment::System;
   uint64_t cv_addr = 0, mv_addr = 0;
@@ -54,6 +55,7 @@ struct VidSchObserver {
   std::function<void(const CpuWaiter&)> waiter_added, waiter_woken, waiter_cancelled;
   std::function<void(const NativeFence&)> fence_created;
   std::function<void()> monitored_values_updated;  // DxgkDdiUpdateMonitoredValues returned
+  std::function<void(const DxgkInterruptData&)> interrupt_notified;  // the KMD's DxgkCbNotifyInterrupt
 };
 
 class VidSch {
@@ -72,13 +74,16 @@ class VidSch {
   NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
   uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
   void DestroySynchronizationObject(int process, NativeFence* f);
-  uint32_t slot(const NativeFence& f) const { return f.handle - 1; }
+  uint32_t slot(const NativeFence& f) const { return f.slot; }
 
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
   bool WaitFromCpu(NativeFence* f, uint64_t value,
                    const sc_core::sc_time& timeout = sc_core::sc_max_time());
   // CPU signal (D3DKMTSignalSynchronizationObjectFromCpu, F13).
   void SignalFromCpu(NativeFence* f, uint64_t value);
+  // F13: f's CV was changed to `value` by another agent (seed: a cross-adapter fence's shared CV that
+  // another GPU signalled). Forwarded with NotificationOnly, then CPU waiters are woken as for a signal.
+  void NotifyCurrentValueChanged(NativeFence* f, uint64_t value);
   // GPU work that waits on a fence: a native fence waits on the GPU (a WAIT packet); a legacy
   // monitored fence's work is held here until the signal interrupt shows CV >= value (F5).
   void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);

@@ -159,7 +159,8 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   DxgkInterruptData native, legacy;
   native.type = DxgkInterruptData::NativeFenceSignaled;
   legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
-  bool any_native = false, any_legacy = false, null_array = dropped != ring_dropped_;
+  const bool overflow = dropped != ring_dropped_;
+  bool any_native = false, any_legacy = false, null_array = overflow;
   ring_dropped_ = dropped;
   for (const Entry& e : entries) {
     if (e.type == regs::kEventMonitoredFence) {
@@ -170,10 +171,14 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
       else if (!validate_handles_ || fences_.count(e.handle)) native.signaled.push_back(e.handle);
     }
   }
-  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter (and legacy ones)
+  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
     native.signaled_array_null = true;
     native.signaled.clear();
-    native.evaluate_legacy_monitored_fences = true;
+    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones may
+    // hide a legacy signal, and only if the adapter has a legacy fence to scan.
+    native.evaluate_legacy_monitored_fences =
+        overflow &&
+        std::any_of(fences_.begin(), fences_.end(), [](const auto& f) { return f.second.legacy; });
     any_native = true;
   }
   if (any_native) sch_.DxgkCbNotifyInterrupt(native);
@@ -188,6 +193,7 @@ void Kmd::DxgkDdiDpcRoutine() {
 
 uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   using namespace regs;
+  if (next_handle_ == 0) return 0;
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -197,14 +203,18 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   } else {
     return 0;
   }
+  const uint32_t h = next_handle_++;
   fence_regs_.acquire();
   cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
   cpu_.mmio_write64(kBar0Base + kFenceCvAddr, a.current_value_system_process_gpu_va);
   cpu_.mmio_write64(kBar0Base + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
+  cpu_.mmio_write32(kBar0Base + kFenceHandle, h);  // F11: event entries name h, not the reused slot
   cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
-  const uint32_t h = slot + 1;
-  fences_[h].cv_addr = a.current_value_system_process_gpu_va;
+  Fence& f = fences_[h];
+  f.slot = slot;
+  f.legacy = a.legacy_monitored_fence;
+  f.cv_addr = a.current_value_system_process_gpu_va;
   // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
   // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
   cpu_.raise_device_irql();
@@ -224,12 +234,22 @@ void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) { local_to_global_.erase(h_l
 
 void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   using namespace regs;
+  const uint32_t slot = slot_of(h_global);
   fence_regs_.acquire();
-  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot_of(h_global));
+  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
   cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
   fence_regs_.release();
   fences_.erase(h_global);
-  free_slots_.push_back(slot_of(h_global));
+  free_slots_.push_back(slot);  // the slot may be reused at once; the handle never is (F11)
+}
+
+uint32_t Kmd::slot_of(uint32_t h_global) const {
+  auto it = fences_.find(h_global);
+  if (it == fences_.end()) {
+    SC_REPORT_ERROR("gpumodel/kmd", "a DDI named a native fence handle the KMD does not hold");
+    return 0;
+  }
+  return it->second.slot;
 }
 
 void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates) {

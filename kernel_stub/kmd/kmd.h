@@ -75,7 +75,8 @@ class Kmd {
   bool DxgkDdiInterruptRoutine(uint32_t msi_data);  // ISR
   void DxgkDdiDpcRoutine();
 
-  // Native fences (F11): returns the global handle (slot + 1), 0 when the table is full.
+  // Native fences (F11): returns the global handle, 0 when the table (or the handle space) is full.
+  // Handles are never reused, so a stale event entry cannot name a later fence in the same slot.
   uint32_t DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& args);
   uint32_t DxgkDdiOpenNativeFence(uint32_t h_global, int process);
   void DxgkDdiCloseNativeFence(uint32_t h_local);
@@ -87,7 +88,7 @@ class Kmd {
 
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
-  static uint32_t slot_of(uint32_t h_global) { return h_global - 1; }
+  uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
 
  private:
@@ -104,10 +105,13 @@ class Kmd {
   // Native fence bookkeeping.
   std::vector<uint32_t> free_slots_;
   uint32_t next_slot_ = 0;
+  uint32_t next_handle_ = 1;  // F11: monotonic; 0 once 2^32 - 1 handles were issued
   std::map<uint32_t, uint32_t> local_to_global_;
   uint32_t next_local_ = 0x1000;
   uint64_t ack_addr_ = 0, acks_expected_ = 0;
   struct Fence {  // per live global handle (created, not destroyed)
+    uint32_t slot = 0;
+    bool legacy = false;  // a legacy monitored fence (F12: decides EvaluateLegacyMonitoredFences)
     uint64_t cv_addr = 0;
     uint64_t mv = 0;
     bool mv_set = false;  // the CMP has been given an MV for it
