@@ -3,43 +3,13 @@
 // (F12), and NotificationOnly for a CurrentValue another agent wrote (F13).
 #include <algorithm>
 
-#include "scenarios/monitors.h"
-#include "tb.h"
+#include "fence_bench.h"
 
 using namespace tb;
 using namespace sc_core;
 
 namespace {
 sc_time us(double v) { return sc_time(v, SC_US); }
-struct FenceBench {
-  ParamSet ps;
-  Vcd vcd;
-  Platform p;
-  Monitors mon;
-  std::vector<DxgkInterruptData> notified;  // every DxgkCbNotifyInterrupt the OS got, in order...
-  std::vector<sc_time> notified_at;         // ...and when
-  explicit FenceBench(std::map<std::string, std::string> o = {})
-      : ps(params(with_tick(std::move(o)))), p(ps, vcd, 1), mon(p) {
-    p.vidsch.observer.interrupt_notified = [this](const DxgkInterruptData& d) {
-      notified.push_back(d);
-      notified_at.push_back(sc_time_stamp());
-    };
-  }
-  // GPU timestamps in ps, so a TIMESTAMP packet reads back the exact simulated time.
-  static std::map<std::string, std::string> with_tick(std::map<std::string, std::string> o) {
-    o.emplace("gpu.timestamp_tick_ps", "1");
-    return o;
-  }
-  uint64_t os_mv(const NativeFence* f) { return p.sysmem.peek64(f->mv_addr); }
-  size_t count_notified(bool (*what)(const DxgkInterruptData&)) const {
-    return size_t(std::count_if(notified.begin(), notified.end(), what));
-  }
-  sc_time first_native_notification() const {  // the first NativeFenceSignaled, from the ISR
-    for (size_t i = 0; i < notified.size(); ++i)
-      if (notified[i].type == DxgkInterruptData::NativeFenceSignaled) return notified_at[i];
-    return sc_max_time();
-  }
-};
 
 // F11: fence A's interrupt entry is in the event ring when A is destroyed and fence B is created in
 // A's (freed) slot. The ISR runs late (cpu.interrupt_entry_ns = 20 us: interrupt latency behind
