@@ -181,46 +181,47 @@ TEST_CASE("Default settings: step 3 raises, the OS's re-read has already woken t
   CHECK(s.isr_start >= r.ddi_return);
 }
 
-TEST_CASE("F8 for every call: the DDI waits for the CMP's acknowledgement when an MV goes up, too", "[F8]") {
-  // A waiter on 1 times out after 20 us: MV goes back up from 0 to UINT64_MAX. The seed's guarantee
-  // holds after every return, so the DDI returns only once that update is acknowledged.
-  FenceBench b;
-  auto& p = b.p;
+namespace {
+// A waiter on 1 that times out after 20 us: MV goes down from UINT64_MAX to 0, then back up. When each
+// DxgkDdiUpdateMonitoredValues returned, and when each of the CMP's acknowledgements became visible.
+struct UpDown {
   std::vector<sc_time> returned, acked;
+};
+UpDown mv_down_then_up(FenceBench& b) {
+  auto& p = b.p;
+  UpDown u;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { acked.push_back(sc_time_stamp()); });
-    p.vidsch.observer.monitored_values_updated = [&] { returned.push_back(sc_time_stamp()); };
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { u.acked.push_back(sc_time_stamp()); });
+    p.vidsch.observer.monitored_values_updated = [&] { u.returned.push_back(sc_time_stamp()); };
     p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
   });
   sc_start();
-  REQUIRE(returned.size() == 2);  // lowered to 0, raised back to UINT64_MAX
-  REQUIRE(acked.size() == 2);     // the two updates (creation's was before the watch)
+  REQUIRE(u.returned.size() == 2);  // lowered to 0, raised back to UINT64_MAX
+  REQUIRE(u.acked.size() == 2);     // the two updates (creation's was before the watch)
+  return u;
+}
+}  // namespace
+
+TEST_CASE("F8 for every call: the DDI waits for the CMP's acknowledgement when an MV goes up, too", "[F8]") {
+  // The seed's guarantee holds after every return, so the DDI returns only once each update is
+  // acknowledged: the poll load that returns it was sampled (30 ns before it returns) at or after the
+  // acknowledgement's visibility, and the one before was sampled earlier.
+  FenceBench b;
+  const UpDown u = mv_down_then_up(b);
   for (size_t i = 0; i < 2; ++i) {
     INFO("update " << i);
-    // The poll load that returns the acknowledgement was sampled at or after its visibility.
-    CHECK(returned[i] >= acked[i] + kRc);
-    CHECK(returned[i] < acked[i] + kRc + cpu_read(8));
+    CHECK(u.returned[i] >= u.acked[i] + kRc);
+    CHECK(u.returned[i] < u.acked[i] + kRc + cpu_read(8));
   }
 }
 
 TEST_CASE("kmd.mv_update_wait = lowered returns from a raise without the acknowledgement", "[F8]") {
   FenceBench b(std::map<std::string, std::string>{{"kmd.mv_update_wait", "lowered"}});
-  auto& p = b.p;
-  std::vector<sc_time> returned, acked;
-  p.cpu.spawn_thread("app", [&] {
-    p.kmd.DxgkDdiStartDevice(nullptr);
-    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { acked.push_back(sc_time_stamp()); });
-    p.vidsch.observer.monitored_values_updated = [&] { returned.push_back(sc_time_stamp()); };
-    p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
-  });
-  sc_start();
-  REQUIRE(returned.size() == 2);
-  REQUIRE(acked.size() == 2);
-  CHECK(returned[0] >= acked[0] + kRc);  // lowered: waited
-  CHECK(returned[1] < acked[1]);         // raised: returned before the CMP acknowledged
+  const UpDown u = mv_down_then_up(b);
+  CHECK(u.returned[0] >= u.acked[0] + kRc);  // lowered: waited
+  CHECK(u.returned[1] < u.acked[1]);         // raised: returned before the CMP acknowledged
 }
 
 namespace {
@@ -325,15 +326,19 @@ TEST_CASE("The F7 barrier waits only for the writes issued before it began, not 
   CHECK(t_ack <= t_v + ns_(100) + kShadowCheck + after);
 }
 
-TEST_CASE("cmp.mv_source = shadow: the engine checks the CMP's shadow MV and ignores the OS's MV location", "[F3]") {
-  FenceBench b;
+namespace {
+// One SIGNAL(f, 1), then a TIMESTAMP, with the OS's MV location poked to 0 ("interrupt on anything")
+// behind the OS's back and no CPU waiter. `before` runs first (after the fence exists). Returns when
+// the TIMESTAMP packet ran.
+sc_time signal_against_poked_mv(FenceBench& b, const std::function<void(NativeFence*)>& before = {}) {
   auto& p = b.p;
   uint64_t ts = 0;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    if (before) before(f);
     const uint64_t zero = 0;
-    p.sysmem.poke(f->mv_addr, &zero, 8);  // the OS's location says "interrupt on anything"; no waiter
+    p.sysmem.poke(f->mv_addr, &zero, 8);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     ts = p.kmd.scratch();
     PacketWriter w;
@@ -341,36 +346,29 @@ TEST_CASE("cmp.mv_source = shadow: the engine checks the CMP's shadow MV and ign
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
   sc_start();
-  CHECK(p.gpu.cmp.fence_interrupts() == 0);  // the shadow holds UINT64_MAX
-  CHECK(p.gpu.cmp.suppressed() == 1);
+  return sc_time(double(p.sysmem.peek64(ts)), SC_PS);
+}
+}  // namespace
+
+TEST_CASE("cmp.mv_source = shadow: the engine checks the CMP's shadow MV and ignores the OS's MV location", "[F3]") {
+  FenceBench b;
+  const sc_time ran = signal_against_poked_mv(b);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);  // the shadow holds UINT64_MAX
+  CHECK(b.p.gpu.cmp.suppressed() == 1);
   // The SIGNAL's check is one VRAM read; the next packet decodes right after it.
-  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == p.gpu.nodes[0]->last_signal_start() + kShadowCheck + kDecode);
+  CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + kShadowCheck + kDecode);
 }
 
 TEST_CASE("cmp.mv_source = memory: the engine reads the OS's MV after its CV write has left, and the CMP keeps no shadow", "[F3][F2]") {
   FenceBench b(std::map<std::string, std::string>{{"cmp.mv_source", "memory"}});
-  auto& p = b.p;
-  uint64_t ts = 0;
-  p.cpu.spawn_thread("app", [&] {
-    p.kmd.DxgkDdiStartDevice(nullptr);
-    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US));  // an MV update: no CMP work in this form
-    const uint64_t zero = 0;
-    p.sysmem.poke(f->mv_addr, &zero, 8);  // now the OS's location is what the engine checks
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
-    ts = p.kmd.scratch();
-    PacketWriter w;
-    w.signal(p.vidsch.slot(*f), 1).timestamp(ts);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-  });
-  sc_start();
-  CHECK(p.gpu.cmp.cfg.shadow_base == 0);
-  CHECK(p.gpu.cmp.mv_updates() == 0);
-  CHECK(p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
+  // An MV update first (a waiter that times out): in this form the CMP has no work for it.
+  const sc_time ran = signal_against_poked_mv(b, [&](NativeFence* f) { b.p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US)); });
+  CHECK(b.p.gpu.cmp.cfg.shadow_base == 0);
+  CHECK(b.p.gpu.cmp.mv_updates() == 0);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
   // The CV write leaves the 100 ns write buffer, then the MV read's request follows its 32-byte TLP
   // up the link (ordered behind it); the next packet decodes when the read returns.
-  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) ==
-        p.gpu.nodes[0]->last_signal_start() + ns_(100) + ser(32, kRate) + sysmem_read(8) + kDecode);
+  CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + ns_(100) + ser(32, kRate) + sysmem_read(8) + kDecode);
 }
 
 TEST_CASE("cmp.mv_source = memory: a signal racing an MV update reads the new MV because the engine orders its CV write first", "[F7][F8]") {
