@@ -257,18 +257,23 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
   if (info_.mv_from_memory) {
     // No shadow: the engines read the MV the OS has just stored, after their own CV write (the engine
     // orders the two), so a signal that misses the new MV is visible to the OS's re-read (F8).
-    for (const auto& u : updates) fences_[u.h_global_native_fence].mv = u.monitored_value;
+    for (const auto& u : updates)
+      if (auto it = fences_.find(u.h_global_native_fence); it != fences_.end()) it->second.mv = u.monitored_value;
     return;
   }
   bool lowered = false;
   fence_regs_.acquire();
   for (const auto& u : updates) {
-    const uint32_t slot = slot_of(u.h_global_native_fence);
-    Fence& f = fences_[u.h_global_native_fence];
+    auto it = fences_.find(u.h_global_native_fence);
+    if (it == fences_.end()) {
+      SC_REPORT_ERROR("gpumodel/kmd", "DxgkDdiUpdateMonitoredValues named a native fence the KMD does not hold");
+      continue;
+    }
+    Fence& f = it->second;
     if (!f.mv_set || u.monitored_value < f.mv) lowered = true;
     f.mv = u.monitored_value;
     f.mv_set = true;
-    cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
+    cpu_.mmio_write32(kBar0Base + kFenceSelect, f.slot);
     cpu_.mmio_write64(kBar0Base + kFenceMvUpdate, u.monitored_value);
     ++acks_expected_;
   }
