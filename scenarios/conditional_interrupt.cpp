@@ -114,6 +114,8 @@ class ConditionalInterrupt : public ScenarioDriver {
     else if (k_ == 0)  // F2: MV = UINT64_MAX without a CPU waiter, so no signal passes it (F3)
       r.check(raised == 0, "native fence without a CPU waiter raised an interrupt" + counts());
     const double far = far_apart_ns(p.params);
+    r.metric("exact_from_interval_ns", far);  // the verdict checks exact counts from this spacing on
+    r.metric("counts_checked_exactly", interval_ns_ >= far);
     if (interval_ns_ < far) return;  // closer: extra or no interrupts are allowed (F8), see far_apart_ns
     std::ostringstream why;
     why << " with signals " << interval_ns_ << " ns apart (exact from " << far << " ns)";

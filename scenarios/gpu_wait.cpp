@@ -20,6 +20,10 @@ class GpuWait : public ScenarioDriver {
       KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
       KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
       NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
+      Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
+      m.watch(f->cv_addr, 8, [this, &m, f](uint64_t, unsigned) {  // a probe, for the verdict
+        if (cv_visible_ == sc_core::SC_ZERO_TIME && m.peek64(f->cv_addr) >= 1) cv_visible_ = sc_core::sc_time_stamp();
+      });
       ts_ = p.kmd.scratch();
       PacketWriter b, a;
       b.timestamp(ts_).interrupt(3);  // B's work after the wait: note when it starts, then tell the app
@@ -43,6 +47,10 @@ class GpuWait : public ScenarioDriver {
     r.metric("fence_interrupts", fence_irqs);
     r.metric("gpu_unblocks", unblocks);
     r.check(unblock > 0, "node B ran before node A signalled");
+    // A signal releases: B's work may not start before A's CV write (and what A wrote before it) is
+    // visible (F5; the CMP barriers before it unblocks).
+    r.check(cv_visible_ != sc_core::SC_ZERO_TIME && b_start_ns >= to_ns(cv_visible_),
+            "node B ran before node A's CurrentValue write was visible");
     if (kind_.legacy) {  // F5: no GPU wait; the OS releases B's work after the signal interrupt
       r.check(unblocks == 0, "legacy fence: node B was unblocked on the GPU");
       r.check(fence_irqs == 1, "legacy fence: not exactly one fence interrupt for the one signal");
@@ -56,6 +64,7 @@ class GpuWait : public ScenarioDriver {
   FenceKind kind_;
   double delay_us_;
   uint64_t ts_ = 0;
+  sc_core::sc_time cv_visible_ = sc_core::SC_ZERO_TIME;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 // placement needs no tuning) each mechanism is switched off in turn; every time below is derived from
 // the parameters (tests/fence_bench.h) and an anchor observed in memory.
 #include "fence_bench.h"
+#include "hw_model/gpu/regs.h"
 
 using namespace tb;
 using namespace tb::dflt;
@@ -289,14 +290,44 @@ TEST_CASE("GPU wait registration: a signal whose CV write is still in flight is 
   CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
 }
 
-TEST_CASE("The F7 barrier waits only for the writes issued before it began, not for a stream posted after", "[F7]") {
-  // Node 1 streams 3,000 WRITE64s to VRAM (bursts of 4 ns decodes as its ring fetches arrive, ~µs
-  // apart) while a CPU thread's wait makes the CMP update the shadow MV. The barrier begins when the
-  // shadow is visible (t_v); the last write posted by then leaves the 100 ns write buffer and lands in
-  // VRAM 250 ns (+ 8 B) later at most; + 200 ns handshake; then step 3's CV read and the
-  // acknowledgement up the idle link. A barrier that waited for the buffer to drain would wait for
-  // the whole stream.
+TEST_CASE("A fence created in a reused slot starts with no signal history: a WAIT on it stays blocked", "[F5][F11]") {
+  // Fence A is signalled to 5 and destroyed; fence B takes A's CMP slot. A queue waiting on (B, 1) must
+  // not be released by A's old signal (B's CV is 0 and nobody signals B).
   FenceBench b;
+  auto& p = b.p;
+  uint64_t ts = 0;
+  uint32_t slot_a = 0, slot_b = 1;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* fa = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter sig;
+    sig.signal(p.vidsch.slot(*fa), 5);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, sig);
+    p.vidsch.WaitFromCpu(fa, 5);
+    slot_a = p.vidsch.slot(*fa);
+    p.vidsch.DestroySynchronizationObject(1, fa);
+    NativeFence* fb = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    slot_b = p.vidsch.slot(*fb);
+    ts = p.kmd.scratch();
+    PacketWriter w;
+    w.wait(slot_b, 1).timestamp(ts);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+  });
+  sc_start();
+  REQUIRE(slot_b == slot_a);
+  CHECK(p.gpu.cmp.gpu_unblocks() == 0);
+  CHECK(p.sysmem.peek64(ts) == 0);  // the TIMESTAMP after the WAIT never ran
+}
+
+TEST_CASE("The F7 barrier waits only for the writes issued before it began, not for a stream posted after", "[F7]") {
+  // Node 1 streams 3,000 WRITE64s to VRAM (bursts of 4 ns decodes as its ring fetches arrive) while a
+  // CPU thread's wait makes the CMP update the shadow MV. Each write stays 3 us in the write buffer, so
+  // the buffer never drains while the stream runs. The barrier begins when the shadow is visible (t_v);
+  // the last write posted by then leaves the buffer 3 us later at most and lands in VRAM 250 ns (+ 8 B)
+  // after; + 200 ns handshake; then step 3's CV read and the acknowledgement up the idle link. A
+  // barrier that waited for the buffer to drain would wait for the whole stream.
+  FenceBench b(std::map<std::string, std::string>{{"node.write_buffer_ns", "3000"}});
   auto& p = b.p;
   sc_time t_v, t_ack, stream_end;
   p.cpu.spawn_thread("app", [&] {
@@ -323,7 +354,73 @@ TEST_CASE("The F7 barrier waits only for the writes issued before it began, not 
   REQUIRE(stream_end > t_ack);  // the stream was still being written when the update completed
   const sc_time after = kCmpBarrier + sysmem_read(8) + up_write(8);
   CHECK(t_ack >= t_v + after);
-  CHECK(t_ack <= t_v + ns_(100) + kShadowCheck + after);
+  CHECK(t_ack <= t_v + ns_(3000) + kShadowCheck + after);
+}
+
+TEST_CASE("The F7 barrier also waits for the DMA writes a copy engine had issued when it began", "[F7]") {
+  // Node 1 copies 1 MiB device-to-host (16 chunks in flight, the link's up direction full) while a CPU
+  // wait makes the CMP update the shadow MV. When the barrier begins (t_v) some chunk writes are on the
+  // link, visible later; the barrier ends no earlier than the last of them + 200 ns, and then step 3's
+  // CV read and the acknowledgement take at least their idle-link times.
+  FenceBench b;
+  auto& p = b.p;
+  sc_time t_v, t_ack, dma_at_tv;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint64_t sh = p.gpu.cmp.shadow_mv_addr(p.vidsch.slot(*f));
+    p.gpu.vram.watch(sh, 8, [&, sh](uint64_t, unsigned) {
+      if (t_v == SC_ZERO_TIME && p.gpu.vram.peek64(sh) == 0) {
+        t_v = sc_time_stamp();
+        dma_at_tv = p.gpu.nodes[1]->dma_visible();
+      }
+    });
+    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+      if (t_v != SC_ZERO_TIME && t_ack == SC_ZERO_TIME) t_ack = sc_time_stamp();
+    });
+    const uint64_t src = p.vidmm.allocate(Segment::Local, 1 << 20), dst = p.vidmm.allocate(Segment::System, 1 << 20);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    PacketWriter w;
+    w.copy(src, dst, 1 << 20);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.sleep(sc_time(10, SC_US));  // the copy is streaming
+    p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
+  });
+  sc_start();
+  REQUIRE(t_v != SC_ZERO_TIME);
+  REQUIRE(dma_at_tv > t_v);  // chunk writes were still in flight
+  CHECK(t_ack >= dma_at_tv + kCmpBarrier + sysmem_read(8) + up_write(8));
+}
+
+TEST_CASE("A posted write held by a full link stays in order behind the write buffer's earlier writes", "[H2][F7]") {
+  // Node 1 copies 1 MiB device-to-host, keeping the link's posted egress full; node 0 then writes a
+  // TIMESTAMP to VRAM (never held) and two WRITE64s to system memory, which wait for room, in their
+  // buffer's order.
+  FenceBench b;
+  auto& p = b.p;
+  const uint64_t a = regs::kSysmemBase + 0x300000, c = a + 64;
+  sc_time t_a, t_c;
+  uint64_t ts = 0;
+  p.sysmem.watch(a, 8, [&](uint64_t, unsigned) { t_a = sc_time_stamp(); });
+  p.sysmem.watch(c, 8, [&](uint64_t, unsigned) { t_c = sc_time_stamp(); });
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    const uint64_t src = p.vidmm.allocate(Segment::Local, 1 << 20), dst = p.vidmm.allocate(Segment::System, 1 << 20);
+    KmdHwQueue* qc = p.kmd.DxgkDdiCreateHwQueue(1);
+    KmdHwQueue* qw = p.kmd.DxgkDdiCreateHwQueue(0);
+    ts = p.vidmm.allocate(Segment::Local, 8);
+    PacketWriter copy, w;
+    copy.copy(src, dst, 1 << 20);
+    w.timestamp(ts).write64(a, 1).write64(c, 2);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qc, copy);
+    p.cpu.sleep(sc_time(10, SC_US));
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qw, w);
+  });
+  sc_start();
+  const sc_time t0(double(p.gpu.vram.peek64(ts)), SC_PS);  // the TIMESTAMP ran; the WRITE64s 4 and 8 ns later
+  // Held: far later than the write buffer and an idle link would make it.
+  REQUIRE(t_a > t0 + kDecode + kWb + up_write(8) + ns_(1000));
+  CHECK(t_a < t_c);
 }
 
 namespace {

@@ -123,6 +123,7 @@ TEST_CASE("fence_signal: each part's parameter moves that part and the total by 
 
 TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one per signal legacy, none without waiters", "[F3][F5]") {
   auto native = run("conditional_interrupt", "", "native");
+  CHECK(native["metrics"]["counts_checked_exactly"] == true);  // the default 50 us spacing is far apart
   CHECK(m(native, "signals") == 100);
   CHECK(m(native, "interrupts_raised") == 10);  // a waiter on every 10th of 100 values
   CHECK(m(native, "interrupts_suppressed") == 90);
@@ -152,12 +153,15 @@ TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived 
   // A waiter on every value is the tightest case: each signal must find the previous waiter woken and
   // the next one's MV in the CMP's shadow. At exactly that spacing the verdict checks, and passes.
   auto edge = run("conditional_interrupt", at.str(), "edge");
+  CHECK(m(edge, "exact_from_interval_ns") == Approx(far));
+  CHECK(edge["metrics"]["counts_checked_exactly"] == true);
   CHECK(m(edge, "interrupts_raised") == 100);
   CHECK(m(edge, "waiters_woken") == 100);
   CHECK(m(edge, "spurious_interrupts") == 0);
   // Closer than the path, a signal can still compare against the MV of a waiter already woken: extra
   // (spurious) interrupts are allowed (F8) and the verdict does not claim exact counts.
   auto close = run("conditional_interrupt", "--workload.signal_interval_ns=5000", "close");
+  CHECK(close["metrics"]["counts_checked_exactly"] == false);
   CHECK(m(close, "interrupts_raised") > 10);
   CHECK(m(close, "spurious_interrupts") == m(close, "interrupts_raised") - 10);
   CHECK(m(close, "waiters_woken") == 10);
@@ -194,6 +198,16 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   CHECK(m(legacy, "signal_to_unblock_ns") >= to_ns(round_trip));
   CHECK(m(legacy, "gpu_unblocks") == 0);  // the OS held B's work and submitted it from the DPC
   CHECK(m(legacy, "fence_interrupts") == 1);
+}
+
+TEST_CASE("fence_race with cmp.mv_source = memory: no lost interrupt under the same load, barrier or not", "[F7][F8]") {
+  // No shadow, no CMP MV work: the engine orders its CV write before its MV read, so the F7 barrier
+  // plays no part and the no-barrier file, told not to expect losses, loses none either.
+  const std::string args = "--workload.signals=20000 --seed 3 --cmp.mv_source=memory";
+  auto j = run("fence_race_no_barrier", args + " --monitor.expect_lost_interrupt=false", "race_memory");
+  CHECK(j["monitors"]["lost_interrupt"]["violations"] == 0);
+  CHECK(m(j, "mv_updates") > 1000);
+  CHECK(m(j, "link_up_utilisation") > 0.9);  // the bulk copy kept the link busy
 }
 
 TEST_CASE("fence_race: no lost interrupt with the CMP barrier, lost ones without it, marked in the VCD", "[F7][F8]") {
