@@ -290,7 +290,7 @@ TEST_CASE("GPU wait registration: a signal whose CV write is still in flight is 
   CHECK(b.p.gpu.cmp.gpu_unblocks() == 1);
 }
 
-TEST_CASE("A fence created in a reused slot starts with no signal history: a WAIT on it stays blocked", "[F5][F11]") {
+TEST_CASE("Reused slot: a fence created in it starts with no signal history, a WAIT on it stays blocked", "[F5][F11]") {
   // Fence A is signalled to 5 and destroyed; fence B takes A's CMP slot. A queue waiting on (B, 1) must
   // not be released by A's old signal (B's CV is 0 and nobody signals B).
   FenceBench b;
