@@ -36,6 +36,7 @@ Monitors::Monitors(Platform& p)
     if (it != waiting_.end() && it->second.reached) {
       const sc_time late = sc_time_stamp() - it->second.reached_at;
       if (woken && late > max_reach_to_wake_) max_reach_to_wake_ = late;
+      if (woken && it->second.reported) ++overdue_woken_;  // past the bound, but woken in the end
       // A waiter that gives up (times out) long after its value was reached was not told in time.
       if (!woken && late >= bound_ && !it->second.reported) violation(it->second);
     }
@@ -135,6 +136,9 @@ void Monitors::finish(Results& r) {
     if (w.reached && !w.reported) violation(w);  // reached, never woken by the end of the run
   r.monitors["lost_interrupt"] = lost_;
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
+  // Of the violations, how many waiters were woken after all (a lost interrupt rescued by a later
+  // signal, or a CPU or CMP too saturated to keep the bound), the rest never or given up.
+  r.metric("overdue_woken_later", overdue_woken_);
   r.monitors["torn_value"] = torn_;
 }
 

@@ -53,7 +53,7 @@ class Monitors {
     unsigned n = 1;
   };
   std::unordered_map<uint64_t, History> history_;
-  uint64_t lost_ = 0, torn_ = 0;
+  uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
   Vcd::Id waiters_id_, lost_id_, lost_fence_id_;
