@@ -84,3 +84,14 @@ TEST_CASE("CLI: --list-params names every parameter with unit, range and source"
   }
   CHECK(r.out.find("source:") != std::string::npos);
 }
+
+TEST_CASE("CLI: a fence_race topology that cannot run is refused before anything is built", "[H4]") {
+  // The bulk copy takes the last node: one node leaves none to signal.
+  expect_bad_input(scenario("fence_race") + " --gpu.nodes=1", "gpu.nodes");
+  // Each fence belongs to one signalling node: four signalling nodes need four fences.
+  expect_bad_input(scenario("fence_race") + " --workload.fences=3", "workload.fences");
+  // Without the copy, one node with one fence is fine (a short run, to show the refusal is exact).
+  const Run ok = run_cli(scenario("fence_race") + " --gpu.nodes=1 --workload.bulk_copy_bytes=0 --workload.fences=1 "
+                         "--workload.signals=50 --workload.waiter_threads=1");
+  CHECK(ok.code == 0);
+}
