@@ -90,6 +90,7 @@ TEST_CASE("CLI: a fence_race topology that cannot run is refused before anything
   expect_bad_input(scenario("fence_race") + " --gpu.nodes=1", "gpu.nodes");
   // Each fence belongs to one signalling node: four signalling nodes need four fences.
   expect_bad_input(scenario("fence_race") + " --workload.fences=3", "workload.fences");
+  expect_bad_input(scenario("fence_stress") + " --workload.fences=2", "workload.fences");
   // Without the copy, one node with one fence is fine (a short run, to show the refusal is exact).
   const Run ok = run_cli(scenario("fence_race") + " --gpu.nodes=1 --workload.bulk_copy_bytes=0 --workload.fences=1 "
                          "--workload.signals=50 --workload.waiter_threads=1");
