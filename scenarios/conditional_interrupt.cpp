@@ -9,7 +9,6 @@
 // wakes nobody; every waiter is woken by its interrupt, so a legacy fence's other interrupts wake
 // nobody.
 #include <algorithm>
-#include <cctype>
 #include <sstream>
 
 #include "scenarios/fence_common.h"
@@ -34,13 +33,12 @@ namespace {
 // write or a firmware path; each is bounded here by the sum of all of those costs. With the defaults:
 // 7.5 us + 24 x 920 ns = 29.6 us (the k = 1 path measures about 10.5 us), below the 50 us default.
 double far_apart_ns(const ParamSet& ps) {
-  static const char* const kStates[] = {"C1", "C1E", "C3", "C6"};
+  static const std::pair<const char*, const char*> kStates[] = {
+      {"C1", "cpu.c1_exit_ns"}, {"C1E", "cpu.c1e_exit_ns"}, {"C3", "cpu.c3_exit_ns"}, {"C6", "cpu.c6_exit_ns"}};
   double exit_ns = 0;
-  for (const char* st : kStates) {
-    std::string key = "cpu.";
-    for (const char* c = st; *c; ++c) key += char(std::tolower(static_cast<unsigned char>(*c)));
-    exit_ns = std::max(exit_ns, ps.get_real(key + "_exit_ns"));
-    if (ps.get_enum("cpu.idle_state") == st) break;
+  for (const auto& [state, key] : kStates) {  // the deepest state allowed, and any shallower
+    exit_ns = std::max(exit_ns, ps.get_real(key));
+    if (ps.get_enum("cpu.idle_state") == state) break;
   }
   const double cpu = exit_ns + ps.get_real("cpu.interrupt_entry_ns") + ps.get_real("cpu.isr_ns") +
                      ps.get_real("cpu.dpc_ns") + ps.get_real("cpu.thread_wake_ns");

@@ -27,6 +27,15 @@ struct FenceKind {
   explicit FenceKind(const ParamSet& ps) : legacy(ps.get_enum("fence.kind") == "legacy"), storage(fence_storage(ps)) {}
 };
 
+// Each fence belongs to one signalling node (so its values only grow): refuse fewer fences than nodes.
+inline void require_fence_per_node(const ParamSet& ps, int64_t signalling_nodes) {
+  const int64_t fences = ps.get_int("workload.fences");
+  if (fences < signalling_nodes)
+    throw ConfigError("workload.fences = " + std::to_string(fences) + " is not allowed with " +
+                      std::to_string(signalling_nodes) + " signalling nodes (gpu.nodes): each node signals "
+                      "fences of its own, so at least " + std::to_string(signalling_nodes) + " fences are needed");
+}
+
 inline double ns_between(const sc_core::sc_time& a, const sc_core::sc_time& b) { return to_ns(b) - to_ns(a); }
 
 // A COMPUTE packet's operand for `ns` of engine time at gpu.engine_clock_mhz.

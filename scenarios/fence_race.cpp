@@ -164,12 +164,7 @@ ScenarioInfo fence_race_scenario() {
               throw ConfigError("gpu.nodes = " + std::to_string(nodes) +
                                 " is not allowed with workload.bulk_copy_bytes > 0: the last node copies, "
                                 "so at least 2 nodes are needed (or set workload.bulk_copy_bytes = 0)");
-            // Each fence belongs to one signalling node (so its values only grow): every node needs one.
-            const int64_t signalling = nodes - (copy ? 1 : 0), fences = ps.get_int("workload.fences");
-            if (fences < signalling)
-              throw ConfigError("workload.fences = " + std::to_string(fences) + " is not allowed with " +
-                                std::to_string(signalling) + " signalling nodes: each node signals fences of its "
-                                "own, so at least " + std::to_string(signalling) + " fences are needed");
+            require_fence_per_node(ps, nodes - (copy ? 1 : 0));
           }};
 }
 

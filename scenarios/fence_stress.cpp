@@ -97,14 +97,7 @@ ScenarioInfo fence_stress_scenario() {
                            "A: length of the bare thread-switch loop that calibrates cost_ratio", o);
           },
           [](const ParamSet& ps) { return std::make_unique<FenceStress>(ps); },
-          [](const ParamSet& ps) {
-            // Each fence belongs to one node (so its values only grow): every node needs one.
-            const int64_t nodes = ps.get_int("gpu.nodes"), fences = ps.get_int("workload.fences");
-            if (fences < nodes)
-              throw ConfigError("workload.fences = " + std::to_string(fences) + " is not allowed with gpu.nodes = " +
-                                std::to_string(nodes) + ": each node signals fences of its own, so at least " +
-                                std::to_string(nodes) + " fences are needed");
-          }};
+          [](const ParamSet& ps) { require_fence_per_node(ps, ps.get_int("gpu.nodes")); }};
 }
 
 }  // namespace gpumodel

@@ -65,31 +65,14 @@ class BusMaster {
   // Posted write: returns the absolute time at which the data becomes visible at the target.
   sc_core::sc_time post(uint64_t addr, const void* src, unsigned len,
                         const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
-    Lease l(*this);
-    tlm::tlm_generic_payload& t = *l.t;
-    setup(t, tlm::TLM_WRITE_COMMAND, addr,
-          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
-    sc_core::sc_time d = offset;
-    socket_->b_transport(t, d);
-    check(t, addr);
-    return sc_core::sc_time_stamp() + d;
+    sc_core::sc_time vis;
+    write(addr, src, len, offset, nullptr, vis);
+    return vis;
   }
   // Posted write under flow control: false (nothing sent) when the path refused it for now; the caller
   // keeps the write and tries again when `fc.grant` is notified. Callable from a method.
   bool try_post(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc, sc_core::sc_time& visible) {
-    Lease l(*this);
-    tlm::tlm_generic_payload& t = *l.t;
-    setup(t, tlm::TLM_WRITE_COMMAND, addr,
-          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
-    fc.refused = false;
-    t.set_extension(&fc);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    socket_->b_transport(t, d);
-    t.clear_extension(&fc);  // the requester owns it, not the pooled payload
-    if (fc.refused) return false;
-    check(t, addr);
-    visible = sc_core::sc_time_stamp() + d;
-    return true;
+    return write(addr, src, len, sc_core::SC_ZERO_TIME, &fc, visible);
   }
   // The same from a thread: waits for its turn. Returns the visibility time.
   sc_core::sc_time post_held(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc) {
@@ -101,6 +84,27 @@ class BusMaster {
   sc_core::sc_time post32(uint64_t addr, uint32_t v) { return post(addr, &v, 4); }
 
  private:
+  // One posted write; with `fc`, the path may refuse it (returns false, nothing sent).
+  bool write(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset,
+             PostedFlowControl* fc, sc_core::sc_time& visible) {
+    Lease l(*this);
+    tlm::tlm_generic_payload& t = *l.t;
+    setup(t, tlm::TLM_WRITE_COMMAND, addr,
+          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
+    if (fc) {
+      fc->refused = false;
+      t.set_extension(fc);
+    }
+    sc_core::sc_time d = offset;
+    socket_->b_transport(t, d);
+    if (fc) {
+      t.clear_extension(fc);  // the requester owns it, not the pooled payload
+      if (fc->refused) return false;
+    }
+    check(t, addr);
+    visible = sc_core::sc_time_stamp() + d;
+    return true;
+  }
   static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t addr,
                     unsigned char* p, unsigned len) {
     t.set_command(cmd);

@@ -222,8 +222,8 @@ void Node::execute(const uint32_t* p, uint32_t len) {
   }
 }
 
-void Node::note_write(uint64_t addr, const sc_time& vis) {
-  if (vis > last_visible_) last_visible_ = vis;
+void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
+  if (vis > latest) latest = vis;
   if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
@@ -245,8 +245,7 @@ void Node::drain_wb() {
     // Posted: never waits, fine from a method. A full link egress keeps the write here, in order,
     // until the link grants its turn (wb_ev_).
     if (!bus_.try_post(b.addr, b.data, b.len, wb_fc_, vis)) return;
-    note_write(b.addr, vis);
-    if (vis > wb_visible_) wb_visible_ = vis;
+    note_write(b.addr, vis, wb_visible_);
     wb_.pop_front();
     ++wb_issued_;
     if (!flushes_.empty()) {
@@ -336,7 +335,7 @@ void Node::drain_write_buffer() {
   // handshake of its scope: system scope while a system-memory write is outstanding, else device scope.
   while (!wb_.empty()) wait(wb_empty_ev_);
   const sc_time now = sc_time_stamp();
-  const sc_time done = max_time(now, last_visible_) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
+  const sc_time done = max_time(now, max_time(wb_visible_, dma_visible_)) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
   wait(done - now);
 }
 
@@ -368,8 +367,7 @@ void Node::dma_tag() {
     last_dma_read_ = sc_time_stamp() - t0;
     wait(write_buffer_);  // the chunk's data leaves through the write buffer too
     const sc_time vis = bus_.post_held(c.dst, buf.data(), c.len, fc);  // waits while the link is full
-    note_write(c.dst, vis);
-    if (vis > dma_visible_) dma_visible_ = vis;
+    note_write(c.dst, vis, dma_visible_);
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
     wait(vis - sc_time_stamp());
     --dma_busy_;

@@ -51,7 +51,6 @@ class Node : public sc_core::sc_module {
   void request_flush(WriteFlush& f);
   const sc_core::sc_event& flush_event() const { return flush_ev_; }
   sc_core::sc_time dma_visible() const { return dma_visible_; }
-  sc_core::sc_time last_visible() const { return last_visible_; }
   uint64_t signals() const { return signals_; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
   sc_core::sc_time last_wait_read() const { return last_wait_read_; }  // probe: a WAIT's CV read issued
@@ -87,6 +86,7 @@ class Node : public sc_core::sc_module {
   sc_core::sc_event wb_ev_, wb_empty_ev_;
   PostedFlowControl wb_fc_;  // the write buffer holds a write the link has no room for
   uint64_t wb_posted_ = 0, wb_issued_ = 0;  // writes ever entered / left the write buffer
+  // When the last write that left the buffer, and the last DMA write, become visible.
   sc_core::sc_time wb_visible_ = sc_core::SC_ZERO_TIME, dma_visible_ = sc_core::SC_ZERO_TIME;
   std::vector<WriteFlush*> flushes_;  // waiting for writes still in the buffer
   sc_core::sc_event flush_ev_;
@@ -104,10 +104,10 @@ class Node : public sc_core::sc_module {
   std::deque<uint32_t> fifo_;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 
-  // Write buffer state: when the last posted write becomes visible, and the last one to system memory.
-  sc_core::sc_time last_visible_ = sc_core::SC_ZERO_TIME;
+  // When the last write to system memory becomes visible (BARRIER's scope); `latest` is the stream's
+  // own running maximum (wb_visible_ or dma_visible_), which the write raises.
   sc_core::sc_time last_visible_system_ = sc_core::SC_ZERO_TIME;
-  void note_write(uint64_t addr, const sc_core::sc_time& visible);
+  void note_write(uint64_t addr, const sc_core::sc_time& visible, sc_core::sc_time& latest);
 
   struct Chunk {
     uint64_t src, dst;

@@ -1,5 +1,7 @@
 #include "hw_model/interconnect/pcie_link.h"
 
+#include <algorithm>
+
 #include "hw_model/core/bus.h"
 
 namespace gpumodel {
@@ -71,6 +73,7 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
   raw_bytes_per_ns_ = gts * lanes * (128.0 / 130.0) / 8.0;
   dll_overhead_ = dll_overhead(gen, lanes, mps_);
   bytes_per_ns_ = raw_bytes_per_ns_ * (1.0 - dll_overhead_);
+  posted_room_ = sc_time(posted_buffer_bytes_ / bytes_per_ns_ * 1000.0, SC_PS);
   up_.name = "up";
   down_.name = "down";
   up_.busy_id = vcd_.add(std::string(basename()) + ".up_busy", 1);
@@ -94,13 +97,18 @@ sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t pay
   return dir.free;
 }
 
+sc_time PcieLink::turn(const Direction& dir, double bytes) const {
+  // The backlog has drained enough to leave room for `bytes` (a write larger than the buffer waits for
+  // an idle direction).
+  const sc_time own(bytes / bytes_per_ns_ * 1000.0, SC_PS);
+  if (own > posted_room_) return dir.free;
+  const sc_time end = dir.free + own;
+  return end > posted_room_ ? end - posted_room_ : SC_ZERO_TIME;
+}
+
 bool PcieLink::admit(Direction& dir, PostedFlowControl& fc, const sc_time& arrival, double bytes) {
-  // Room: what is queued but not yet sent, plus this write, fits the buffer (a write larger than the
-  // buffer goes once the direction is idle).
-  const sc_time backlog = dir.free > arrival ? dir.free - arrival : SC_ZERO_TIME;
-  const sc_time own(bytes / bytes_per_ns_ * 1000.0, SC_PS), room(posted_buffer_bytes_ / bytes_per_ns_ * 1000.0, SC_PS);
   const bool first = dir.held.empty() || dir.held.front() == &fc;
-  if (first && (backlog == SC_ZERO_TIME || backlog + own <= room)) {
+  if (first && turn(dir, bytes) <= arrival) {
     if (!dir.held.empty()) {
       dir.held.pop_front();
       vcd_.set(dir.held_id, dir.held.size());
@@ -110,28 +118,19 @@ bool PcieLink::admit(Direction& dir, PostedFlowControl& fc, const sc_time& arriv
   fc.refused = true;
   fc.bytes = bytes;
   ++dir.refusals;
-  bool queued = false;
-  for (PostedFlowControl* h : dir.held) queued |= h == &fc;
-  if (!queued) {
+  if (std::find(dir.held.begin(), dir.held.end(), &fc) == dir.held.end()) {
     dir.held.push_back(&fc);
     vcd_.set(dir.held_id, dir.held.size());
   }
-  if (dir.held.front() == &fc) {
-    // Its turn comes when the backlog has drained to leave room for it.
-    const sc_time ready = own <= room ? dir.free + own - room : dir.free;
-    if (fc.grant) fc.grant->notify(ready - arrival);
-  }
+  if (dir.held.front() == &fc) grant_front(dir, arrival);
   return false;
 }
 
 void PcieLink::grant_front(Direction& dir, const sc_time& arrival) {
   PostedFlowControl* next = dir.held.empty() ? nullptr : dir.held.front();
   if (!next || !next->grant) return;
-  // The next in line tries when the backlog has drained enough to leave room for its write.
-  const sc_time room(posted_buffer_bytes_ / bytes_per_ns_ * 1000.0, SC_PS);
-  const sc_time own(next->bytes / bytes_per_ns_ * 1000.0, SC_PS);
-  sc_time ready = own <= room ? dir.free + own - room : dir.free;
-  if (ready < arrival) ready = arrival;
+  // Its retry arrives here when there is room for its write (the path to here takes the same time).
+  const sc_time ready = max_time(turn(dir, next->bytes), arrival);
   next->grant->notify(ready - arrival);
 }
 

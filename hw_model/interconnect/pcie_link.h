@@ -73,6 +73,7 @@ class PcieLink : public sc_core::sc_module {
   // refuses it and arranges its grant.
   bool admit(Direction& dir, PostedFlowControl& fc, const sc_core::sc_time& arrival, double bytes);
   void grant_front(Direction& dir, const sc_core::sc_time& arrival);
+  sc_core::sc_time turn(const Direction& dir, double bytes) const;  // when `bytes` more fit the buffer
   sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload,
                              uint64_t n, unsigned overhead);
 
@@ -82,6 +83,7 @@ class PcieLink : public sc_core::sc_module {
   double raw_bytes_per_ns_, dll_overhead_, bytes_per_ns_;
   sc_core::sc_time hop_;
   double posted_buffer_bytes_;
+  sc_core::sc_time posted_room_;  // the buffer's size in link time
 };
 
 }  // namespace gpumodel

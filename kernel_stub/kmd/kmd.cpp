@@ -30,6 +30,10 @@ void Kmd::declare_params(ParamSet& ps) {
                   "reports a signal in between (a test setting that shows step 3 alone)");
 }
 
+Kmd::MvUpdateWait Kmd::mv_update_wait(const std::string& v) {
+  return v == "always" ? MvUpdateWait::Always : v == "lowered" ? MvUpdateWait::Lowered : MvUpdateWait::Never;
+}
+
 Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
     : cpu_(cpu),
       mm_(mm),
@@ -37,9 +41,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
       event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
-      mv_update_wait_(ps.get_enum("kmd.mv_update_wait") == "always"    ? MvUpdateWait::Always
-                      : ps.get_enum("kmd.mv_update_wait") == "lowered" ? MvUpdateWait::Lowered
-                                                                       : MvUpdateWait::Never) {
+      mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   cpu_.connect_interrupt([this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
@@ -256,9 +258,8 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
   using namespace regs;
   if (info_.mv_from_memory) {
     // No shadow: the engines read the MV the OS has just stored, after their own CV write (the engine
-    // orders the two), so a signal that misses the new MV is visible to the OS's re-read (F8).
-    for (const auto& u : updates)
-      if (auto it = fences_.find(u.h_global_native_fence); it != fences_.end()) it->second.mv = u.monitored_value;
+    // orders the two), so a signal that misses the new MV is visible to the OS's re-read (F8). Nothing
+    // to program, nothing to wait for.
     return;
   }
   bool lowered = false;

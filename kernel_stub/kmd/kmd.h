@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "hw_model/core/params.h"
@@ -98,6 +99,7 @@ class Kmd {
   uint32_t ring_bytes_, event_entries_;
   bool validate_handles_;
   enum class MvUpdateWait { Always, Lowered, Never } mv_update_wait_;  // kmd.mv_update_wait
+  static MvUpdateWait mv_update_wait(const std::string& v);
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
