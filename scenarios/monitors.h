@@ -28,6 +28,7 @@ class Monitors {
 
   uint64_t lost_interrupts() const { return lost_; }
   uint64_t torn_values() const { return torn_; }
+  uint64_t overdue_woken_later() const { return overdue_woken_; }
 
  private:
   struct Pending {

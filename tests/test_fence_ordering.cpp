@@ -33,9 +33,9 @@ struct Race {
   bool ok = false;
 };
 
-// Node 0 computes 10 us, then signals (f, 1). A CPU thread waits for the SIGNAL to start, `delay`
-// more, then waits on (f, 1).
-void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME) {
+// Node 0 computes 10 us, then signals (f, 1), and with `rescue` computes that much longer and signals
+// (f, 2). A CPU thread waits for the first SIGNAL to start, `delay` more, then waits on (f, 1).
+void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_time& rescue = SC_ZERO_TIME) {
   auto& p = b.p;
   auto woken = p.vidsch.observer.waiter_woken;  // the monitors observe it too
   p.vidsch.observer.waiter_woken = [&r, woken](const CpuWaiter& w) {
@@ -61,16 +61,17 @@ void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME) {
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(20000).signal(p.vidsch.slot(*r.f), 1);
+    if (rescue != SC_ZERO_TIME) w.compute(uint64_t(rescue.to_seconds() * 2e9)).signal(p.vidsch.slot(*r.f), 2);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
   p.cpu.spawn_thread("waiter", [&, delay] {
     while (p.gpu.nodes[0]->signals() == 0) p.cpu.sleep(ns_(10));
+    r.t_s = p.gpu.nodes[0]->last_signal_start();  // the first SIGNAL's (a rescue comes much later)
     if (delay != SC_ZERO_TIME) p.cpu.sleep(delay);
     r.t_call = sc_time_stamp();
     r.ok = p.vidsch.WaitFromCpu(r.f, 1, sc_time(500, SC_US));
   });
   sc_start();
-  r.t_s = p.gpu.nodes[0]->last_signal_start();
 }
 
 // The race happened as described: the engine checked the old shadow MV (before the CMP's new one was
@@ -142,6 +143,22 @@ TEST_CASE("With step 3 off and the KMD not waiting, the signal racing the MV upd
   CHECK(r.woken == SC_ZERO_TIME);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
   CHECK(b.mon.lost_interrupts() == 1);
+  CHECK(b.mon.overdue_woken_later() == 0);  // never woken
+}
+
+TEST_CASE("Lost, then rescued by a later signal: still a violation of the wake bound, counted as woken later", "[F7][F8]") {
+  // The same loss; 150 us later (past the monitor's 100 us bound) node 0 signals 2, which passes the
+  // waiter's MV and interrupts: the waiter is woken, too late.
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}, {"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r, SC_ZERO_TIME, sc_time(150, SC_US));
+  require_race(b, r);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  CHECK(r.ok);
+  CHECK(r.woken > r.t_cv + sc_time(100, SC_US));
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // the second signal's
+  CHECK(b.mon.lost_interrupts() == 1);
+  CHECK(b.mon.overdue_woken_later() == 1);
 }
 
 TEST_CASE("Without the F7 barrier, a CV write pending longer than the acknowledgement path is lost even though the KMD waits", "[F7][F8]") {

@@ -9,6 +9,18 @@ using namespace tb::dflt;
 
 namespace {
 const uint64_t kA = regs::kSysmemBase + 0x100000;
+// The platform with two extra initiators: one on the GPU's side (its system-memory accesses cross the
+// link) and one on the host's (straight to the root complex).
+struct TwoAgents {
+  ParamSet ps;
+  Vcd vcd;
+  Platform p;
+  Probe gpu_agent{"gpu_agent"}, host_agent{"host_agent"};
+  explicit TwoAgents(const std::map<std::string, std::string>& o = {}) : ps(params(o)), p(ps, vcd, 1) {
+    gpu_agent.sock.bind(p.gpu.fabric.tsock);
+    host_agent.sock.bind(p.rc.tsock);
+  }
+};
 }  // namespace
 
 TEST_CASE("Posted writes serialise on the link at the derived rate and become visible in issue order", "[H1][H2]") {
@@ -46,12 +58,8 @@ TEST_CASE("Posted writes serialise on the link at the derived rate and become vi
 }
 
 TEST_CASE("A read does not pass an earlier posted write, and another agent reads only visible data", "[H2]") {
-  auto ps = params();
-  Vcd vcd;
-  Platform p(ps, vcd, 1);
-  Probe gpu_agent("gpu_agent"), host_agent("host_agent");
-  gpu_agent.sock.bind(p.gpu.fabric.tsock);
-  host_agent.sock.bind(p.rc.tsock);
+  TwoAgents t;
+  auto &gpu_agent = t.gpu_agent, &host_agent = t.host_agent;
   const uint64_t v = 0x1122334455667788ull;
   sc_time vis, gpu_read_done, host_early_done, host_late_done;
   uint64_t gpu_saw = 0, host_early = 1, host_late = 0;
@@ -85,13 +93,9 @@ TEST_CASE("A read waits for a slow write that reached the memory controller befo
   // DRAM writes take 500 ns to become visible, reads 90 ns to be sampled: a read right behind a write
   // would be sampled before the write is visible, so only the controller's ordering rule (a read does
   // not pass a write that arrived before it) gives it the new value.
-  auto ps = params({{"sysmem.write_latency_ns", "500"}});
+  TwoAgents t(std::map<std::string, std::string>{{"sysmem.write_latency_ns", "500"}});
+  auto &gpu_agent = t.gpu_agent, &host_agent = t.host_agent;
   const sc_time kWriteLat(500, SC_NS);
-  Vcd vcd;
-  Platform p(ps, vcd, 1);
-  Probe gpu_agent("gpu_agent"), host_agent("host_agent");
-  gpu_agent.sock.bind(p.gpu.fabric.tsock);
-  host_agent.sock.bind(p.rc.tsock);
   const uint64_t v = 0x1122334455667788ull;
   const sc_time host_issue(100, SC_NS);
   sc_time vis, gpu_read_done, host_read_done;
