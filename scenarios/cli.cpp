@@ -1,6 +1,9 @@
 #include "scenarios/cli.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,9 +12,10 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 
-#include "scenarios/scenario.h"
 
 namespace po = boost::program_options;
 
@@ -23,20 +27,106 @@ const char* kUsage =
     "       gpumodel --list-params\n"
     "       gpumodel --help\n";
 
-// Reads `scenario = NAME` and every `[section] key = value` of an INI file into `ps`.
 std::string owners_of(const ParamSpec& s) {
   std::string o;
   for (auto& n : s.owners) o += (o.empty() ? "'" : ", '") + n + "'";
   return (s.owners.size() > 1 ? "scenarios " : "scenario ") + o;
 }
 
-std::string load_scenario_file(const std::string& path, ParamSet& ps) {
+std::string read_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
   if (!std::filesystem::is_regular_file(path, ec))
     throw ConfigError("cannot read scenario file '" + path + "': not a regular file");
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot read scenario file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read scenario file '" + path + "': read error");
+  return text.str();
+}
+
+// Why `path` cannot take an output file, or "" if it can. Nothing is created: a run refused later
+// leaves no empty file behind.
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return "the path is empty";
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) return "it is a directory";
+    if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
+    return "";
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return "no such directory '" + dir.string() + "'";
+  if (::access(dir.c_str(), W_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec1, ec2;
+  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
+  return fs::weakly_canonical(a, ec1) == fs::weakly_canonical(b, ec2);
+}
+
+}  // namespace
+
+std::string printable(const std::string& s) {
+  std::string out;
+  auto hex = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", c);
+    out += buf;
+  };
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) hex(c);
+      else out += char(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: lead byte, then continuation bytes; overlong forms and surrogates refused.
+    const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool ok = n != 0 && i + n <= s.size();
+    uint32_t cp = n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; ok && k < n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      ok = (d & 0xC0) == 0x80;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) && !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+    if (!ok) {
+      hex(c);
+      ++i;
+      continue;
+    }
+    // Invisible or control code points are shown by number.
+    if (cp == 0xFEFF || (cp >= 0x80 && cp < 0xA0) || (cp >= 0x200B && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%04X}", unsigned(cp));
+      out += buf;
+    } else {
+      out.append(s, i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string load_scenario_text(const std::string& raw, const std::string& label, ParamSet& ps) {
+  const std::string where = "scenario file '" + label + "'";
+  if (const size_t nul = raw.find('\0'); nul != std::string::npos) {
+    const long line = 1 + std::count(raw.begin(), raw.begin() + long(nul), '\n');
+    throw ConfigError(where + ": line " + std::to_string(line) + " holds a NUL byte; a scenario file is text");
+  }
+  // Editors on Windows write a byte-order mark and CRLF line ends; both mean plain text.
+  std::string text = raw.compare(0, 3, "\xEF\xBB\xBF") == 0 ? raw.substr(3) : raw;
+  text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+  std::istringstream in(text);
   po::options_description keys;
   keys.add_options()("scenario", po::value<std::string>());
   for (auto& [name, spec] : ps.specs()) keys.add_options()(name.c_str(), po::value<std::string>());
@@ -44,38 +134,48 @@ std::string load_scenario_file(const std::string& path, ParamSet& ps) {
   try {
     parsed = po::parse_config_file(in, keys, /*allow_unregistered=*/true);
   } catch (const po::error& e) {
-    throw ConfigError("scenario file '" + path + "': " + e.what());
+    throw ConfigError(where + ": " + e.what());
   }
   std::string scenario;
   std::set<std::string> seen;
   std::vector<std::pair<std::string, std::string>> values;
   for (auto& o : parsed.options) {
     const std::string& key = o.string_key;
-    if (!seen.insert(key).second) throw ConfigError("scenario file '" + path + "': key '" + key + "' given twice");
-    if (o.unregistered) {
-      throw ConfigError("scenario file '" + path + "': unknown key '" + key +
-                        "' (gpumodel --list-params lists every key)");
-    }
+    if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
+    if (o.unregistered) throw ConfigError(where + ": unknown key '" + key + "' (gpumodel --list-params lists every key)");
     const std::string value = o.value.empty() ? "" : o.value.front();
     if (key == "scenario") scenario = value;
     else values.emplace_back(key, value);
   }
-  if (scenario.empty()) throw ConfigError("scenario file '" + path + "': missing 'scenario = NAME' before the first section");
+  if (scenario.empty()) throw ConfigError(where + ": missing 'scenario = NAME' before the first section");
   if (!find_scenario(scenario)) {
     std::string known;
     for (auto& s : scenario_registry()) known += (known.empty() ? "" : ", ") + s.name;
-    throw ConfigError("scenario file '" + path + "': scenario = '" + scenario + "' is not a scenario; allowed: " + known);
+    throw ConfigError(where + ": scenario = '" + scenario + "' is not a scenario; allowed: " + known);
   }
   ps.apply_scenario_defaults(scenario);
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
-      throw ConfigError("scenario file '" + path + "': key '" + key + "' belongs to " + owners_of(s) +
-                        ", not '" + scenario + "'");
-    ps.set(key, value, "scenario file '" + path + "'");
+      throw ConfigError(where + ": key '" + key + "' belongs to " + owners_of(s) + ", not '" + scenario + "'");
+    ps.set(key, value, where);
   }
   return scenario;
 }
+
+void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
+                    std::vector<std::string>& seen) {
+  if (!ps.known(key)) throw ConfigError("command line: unknown key '" + key + "' (gpumodel --list-params lists every key)");
+  if (std::find(seen.begin(), seen.end(), key) != seen.end())
+    throw ConfigError("command line: key '" + key + "' given twice");
+  seen.push_back(key);
+  const ParamSpec& s = ps.spec(key);
+  if (!ps.visible_to(s, scenario))
+    throw ConfigError("command line: key '" + key + "' belongs to " + owners_of(s) + ", not '" + scenario + "'");
+  ps.set(key, value, "command line");
+}
+
+namespace {
 
 void list_params(const ParamSet& ps) {
   auto print = [&](const std::string& owner) {
@@ -107,15 +207,9 @@ std::string fmt_value(const nlohmann::ordered_json& v) {
   return v.dump();
 }
 
-bool writable(const std::string& path) {
-  std::ofstream f(path, std::ios::app);
-  return bool(f);
-}
+}  // namespace
 
-int run(int argc, char** argv) {
-  ParamSet ps;
-  declare_all_params(ps);
-
+CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   po::options_description opts("options");
   opts.add_options()("help,h", "this text")("list-params", "print every parameter with its default, range and source")(
       "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")(
@@ -137,15 +231,14 @@ int run(int argc, char** argv) {
   } catch (const po::error& e) {
     throw ConfigError(std::string("command line: ") + e.what());
   }
+  CliRequest req;
   if (vm.count("help")) {
-    std::cout << kUsage << "\n" << opts
-              << "  --section.key=value   override a parameter of the scenario file\n"
-                 "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
-    return 0;
+    req.action = CliRequest::Action::Help;
+    return req;
   }
   if (vm.count("list-params")) {
-    list_params(ps);
-    return 0;
+    req.action = CliRequest::Action::ListParams;
+    return req;
   }
   const auto files = vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>()
                                                : std::vector<std::string>{};
@@ -154,41 +247,71 @@ int run(int argc, char** argv) {
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
                                           " (write overrides as --section.key=value)");
 
-  RunOptions opt;
   if (vm.count("seed")) {
     const std::string s = vm["seed"].as<std::string>();
     char* end = nullptr;
     errno = 0;
     const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || s[0] == '-' || errno || *end) throw ConfigError("--seed = '" + s + "' is not allowed; allowed: an unsigned 64-bit integer");
-    opt.seed = v;
+    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || errno || *end)
+      throw ConfigError("--seed = '" + s + "' is not allowed; allowed: an unsigned 64-bit integer in decimal");
+    req.opt.seed = v;
   }
-  opt.scenario = load_scenario_file(files.front(), ps);
+  req.scenario_file = files.front();
+  req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
 
+  std::vector<std::string> seen;
   for (auto& o : parsed.options) {
     if (!o.unregistered) continue;
     const std::string tok = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
     if (o.value.empty() || tok.find('=') == std::string::npos)
       throw ConfigError("command line: '" + tok + "' needs a value: --section.key=value");
-    const std::string& key = o.string_key;
-    if (!ps.known(key)) throw ConfigError("command line: unknown key '" + key + "' (gpumodel --list-params lists every key)");
-    const ParamSpec& s = ps.spec(key);
-    if (!ps.visible_to(s, opt.scenario))
-      throw ConfigError("command line: key '" + key + "' belongs to " + owners_of(s) + ", not '" + opt.scenario + "'");
-    ps.set(key, o.value.front(), "command line");
+    apply_override(ps, req.opt.scenario, o.string_key, o.value.front(), seen);
   }
   if (vm.count("vcd")) {
-    opt.vcd_path = vm["vcd"].as<std::string>();
-    if (!writable(opt.vcd_path)) throw ConfigError("--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno));
+    req.opt.vcd_path = vm["vcd"].as<std::string>();
+    if (const std::string why = unwritable(req.opt.vcd_path); !why.empty())
+      throw ConfigError("--vcd: cannot write '" + req.opt.vcd_path + "': " + why);
+    if (same_file(req.opt.vcd_path, req.scenario_file))
+      throw ConfigError("--vcd '" + req.opt.vcd_path + "' is the scenario file; name another file");
   }
-  std::string results_path;
   if (vm.count("results")) {
-    results_path = vm["results"].as<std::string>();
-    if (!writable(results_path)) throw ConfigError("--results: cannot write '" + results_path + "': " + std::strerror(errno));
+    req.results_path = vm["results"].as<std::string>();
+    if (const std::string why = unwritable(req.results_path); !why.empty())
+      throw ConfigError("--results: cannot write '" + req.results_path + "': " + why);
+    if (same_file(req.results_path, req.scenario_file))
+      throw ConfigError("--results '" + req.results_path + "' is the scenario file; name another file");
+    if (!req.opt.vcd_path.empty() && same_file(req.results_path, req.opt.vcd_path))
+      throw ConfigError("--results and --vcd name the same file '" + req.results_path + "'; name two files");
   }
-
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
-  if (const ScenarioInfo* info = find_scenario(opt.scenario); info && info->validate) info->validate(ps);
+  if (const ScenarioInfo* info = find_scenario(req.opt.scenario); info && info->validate) info->validate(ps);
+  return req;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
+  ParamSet ps;
+  declare_all_params(ps);
+  const CliRequest req = parse_command_line(argc, argv, ps);
+  if (req.action == CliRequest::Action::Help) {
+    std::cout << kUsage << "\n"
+              << "options:\n"
+                 "  -h [ --help ]          this text\n"
+                 "  --list-params          print every parameter with its default, range and source\n"
+                 "  --seed N               random seed (unsigned integer), default 1\n"
+                 "  --vcd FILE             write a VCD waveform to FILE\n"
+                 "  --results FILE         write results as JSON to FILE\n"
+                 "  --section.key=value    override a parameter of the scenario file\n"
+                 "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
+    return 0;
+  }
+  if (req.action == CliRequest::Action::ListParams) {
+    list_params(ps);
+    return 0;
+  }
+  const RunOptions& opt = req.opt;
+  const std::string& results_path = req.results_path;
 
   // Effective configuration.
   const nlohmann::json params = ps.effective(opt.scenario);
@@ -227,7 +350,8 @@ int run(int argc, char** argv) {
     j["host"] = r.host;
     std::ofstream out(results_path);
     out << j.dump(2) << "\n";
-    if (!out) throw ConfigError("--results: cannot write '" + results_path + "'");
+    out.close();
+    if (out.fail()) throw ConfigError("--results: cannot write '" + results_path + "': " + std::strerror(errno));
   }
   return pass ? 0 : 1;
 }
@@ -238,7 +362,7 @@ int cli_main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const ConfigError& e) {
-    std::cerr << "gpumodel: " << e.what() << "\n";
+    std::cerr << "gpumodel: " << printable(e.what()) << "\n";
     return 2;
   }
 }

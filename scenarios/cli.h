@@ -1,7 +1,40 @@
 // The gpumodel command line. Exit codes: 0 pass; 1 a scenario check, a monitor or a bug check failed
 // (or the model faulted); 2 bad input, with one message on stderr naming the key or file.
 #pragma once
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
 
 namespace gpumodel {
+
+// What a command line asks for, parsed and checked; nothing written, nothing elaborated.
+struct CliRequest {
+  enum class Action { Help, ListParams, Run } action = Action::Run;
+  RunOptions opt;
+  std::string scenario_file;
+  std::string results_path;  // empty: no results file
+};
+
+// Reads a scenario file's text (`scenario = NAME`, then `[section] key = value`) into `ps`, which has
+// every parameter declared; `label` names the file in messages. A leading UTF-8 byte-order mark and
+// CRLF line ends are accepted; a NUL byte, an unknown or repeated key, a key of another scenario or a
+// bad value is a ConfigError. Returns the scenario's name.
+std::string load_scenario_text(const std::string& text, const std::string& label, ParamSet& ps);
+
+// Applies one `--section.key=value` override for `scenario`; `seen` holds the keys already overridden
+// (a key given twice is a ConfigError, as in a file).
+void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key,
+                    const std::string& value, std::vector<std::string>& seen);
+
+// Parses a whole command line into `ps` (every parameter declared) and a request: the scenario file
+// read, overrides applied, output paths and the scenario's own constraints checked. Throws ConfigError.
+CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps);
+
+// A message made safe to print: valid UTF-8 passes, control bytes, invalid bytes and invisible
+// characters (a byte-order mark) are shown as \xNN or \u{FEFF}.
+std::string printable(const std::string& s);
+
 int cli_main(int argc, char** argv);
-}
+
+}  // namespace gpumodel

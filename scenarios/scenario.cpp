@@ -1,6 +1,8 @@
 #include "scenarios/scenario.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "scenarios/monitors.h"
@@ -67,7 +69,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     const std::time_t now = std::time(nullptr);
     char date[64];
     std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
-    if (!vcd.write(opt.vcd_path, date)) throw ConfigError("cannot write VCD file '" + opt.vcd_path + "'");
+    if (!vcd.write(opt.vcd_path, date))
+      throw ConfigError("--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno));
   }
   return end;
 }

@@ -1,5 +1,6 @@
 #include "hw_model/core/params.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -147,10 +148,19 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
   switch (s.kind) {
     case ParamKind::Int: {
       if (text.empty()) throw bad("is empty");
+      // Decimal, or 0x.. hexadecimal. A leading zero is refused rather than read as octal (strtoll's
+      // base 0 would make 010 eight); so are signs, spaces and anything after the digits.
+      const bool neg = text[0] == '-';
+      const std::string digits = text.substr(neg ? 1 : 0);
+      const bool hex = digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+      if (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0]))) throw bad("is not an integer");
+      if (!hex && digits.size() > 1 && digits[0] == '0')
+        throw bad("has a leading zero (octal is not read: write it in decimal, or as 0x.. hexadecimal)");
       errno = 0;
       char* end = nullptr;
-      long long x = std::strtoll(text.c_str(), &end, 0);  // decimal, or 0x.. hexadecimal
-      if (errno || *end != '\0') throw bad("is not an integer");
+      long long x = std::strtoll(text.c_str(), &end, hex ? 16 : 10);
+      if (*end != '\0' || end == text.c_str()) throw bad("is not an integer");
+      if (errno == ERANGE) throw bad("is out of range");
       if (!s.choices.empty()) {
         bool ok = false;
         for (auto& c : s.choices) ok = ok || std::stoll(c) == x;
@@ -167,7 +177,10 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
       errno = 0;
       char* end = nullptr;
       double x = std::strtod(text.c_str(), &end);
-      if (errno || *end != '\0' || !std::isfinite(x)) throw bad("is not a number");
+      const char c0 = text[0];
+      const bool starts_ok = std::isdigit(static_cast<unsigned char>(c0)) || c0 == '-' || c0 == '+' || c0 == '.';
+      if (!starts_ok || *end != '\0' || end == text.c_str() || std::isnan(x)) throw bad("is not a number");
+      if (errno == ERANGE || !std::isfinite(x)) throw bad("is out of range");
       if (x < s.min || x > s.max) throw bad("is out of range");
       v.r = x;
       break;

@@ -121,7 +121,8 @@ bool Vcd::write(const std::string& path, const std::string& date) const {
       os << value_text(current[id], signals_[id].width, vcd_id(id)) << "\n";
     }
   }
-  return bool(os);
+  os.close();  // flushes: a full disk or /dev/full shows only now
+  return !os.fail();
 }
 
 }  // namespace gpumodel
