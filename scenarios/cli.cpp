@@ -179,15 +179,12 @@ namespace {
 
 void list_params(const ParamSet& ps) {
   auto print = [&](const std::string& owner) {
-    for (auto& [name, s] : ps.specs()) {
-      if (owner.empty() ? !s.owners.empty() : !ps.visible_to(s, owner) || s.owners.empty()) continue;
-      auto own = s.scenario_defaults.find(owner);
-      const bool mine = own != s.scenario_defaults.end();
-      std::cout << "  " << std::left << std::setw(34) << name << " default "
-                << (mine ? own->second.first : s.default_value)
+    for (auto& [name, shared] : ps.specs()) {
+      if (owner.empty() ? !shared.owners.empty() : !ps.visible_to(shared, owner) || shared.owners.empty()) continue;
+      const ParamSpec s = shared.as_seen_by(owner);
+      std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
                 << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ? "" : " " + s.unit)
-                << "\n      allowed: " << s.allowed() << "\n      source:  " << (mine ? own->second.second : s.source)
-                << "\n";
+                << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
     }
   };
   std::cout << "Platform parameters (every scenario):\n";

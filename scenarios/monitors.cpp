@@ -14,7 +14,6 @@ void Monitors::declare_params(ParamSet& ps) {
 
 Monitors::Monitors(Platform& p)
     : p_(p),
-      deferred_("monitors"),
       bound_(p.params.get_ns("monitor.wake_bound_ns")),
       trace_limit_(int(p.params.get_int("trace.fences"))) {
   waiters_id_ = p_.vcd.add("os.waiters", 16);
@@ -28,17 +27,22 @@ Monitors::Monitors(Platform& p)
     pw.slot = p_.vidsch.slot(*w.fence);
     by_cv_addr_[pw.cv_addr].push_back(w.id);
     Memory& m = w.fence->storage == Segment::System ? p_.sysmem : p_.gpu.vram;
-    if (m.peek64(pw.cv_addr) >= pw.value) reach(w.id, pw);
+    if (m.peek64(pw.cv_addr) >= pw.value) reach(pw);
     p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
   };
   auto gone = [this](const CpuWaiter& w, bool woken) {
     auto it = waiting_.find(w.id);
     if (it != waiting_.end() && it->second.reached) {
+      // Judged when the waiter leaves, not by a timer of the monitor's own: an observer that schedules
+      // events would keep the simulation running longer than the model does.
       const sc_time late = sc_time_stamp() - it->second.reached_at;
       if (woken && late > max_reach_to_wake_) max_reach_to_wake_ = late;
-      if (woken && it->second.reported) ++overdue_woken_;  // past the bound, but woken in the end
+      if (woken && late > bound_) {
+        ++overdue_woken_;  // past the bound, but woken in the end
+        violation(it->second, it->second.reached_at + bound_);
+      }
       // A waiter that gives up (times out) long after its value was reached was not told in time.
-      if (!woken && late >= bound_ && !it->second.reported) violation(it->second);
+      if (!woken && late >= bound_) violation(it->second, it->second.reached_at + bound_);
     }
     waiting_.erase(w.id);
     auto& ids = by_cv_addr_[w.fence->cv_addr];
@@ -91,26 +95,22 @@ void Monitors::on_cv_write(uint64_t cv_addr, uint64_t cv) {
   if (it == by_cv_addr_.end()) return;
   for (uint64_t id : it->second) {
     Pending& w = waiting_.at(id);
-    if (!w.reached && cv >= w.value) reach(id, w);
+    if (!w.reached && cv >= w.value) reach(w);
   }
 }
 
-void Monitors::reach(uint64_t id, Pending& w) {
+void Monitors::reach(Pending& w) {
   w.reached = true;
   w.reached_at = sc_time_stamp();
-  deferred_.after(bound_, [this, id] {
-    auto it = waiting_.find(id);
-    if (it != waiting_.end() && !it->second.reported) violation(it->second);
-  });
 }
 
-void Monitors::violation(Pending& w) {
-  w.reported = true;
+void Monitors::violation(const Pending& w, const sc_time& overdue_at) {
   ++lost_;
-  // Mark the window in the waveform: from the moment CV reached the waited value to the verdict.
+  // Mark the window in the waveform: from the moment CV reached the waited value to the moment the
+  // waiter became overdue (or the end of the run, for one never woken).
   p_.vcd.set(lost_id_, 1, w.reached_at);
   p_.vcd.set(lost_fence_id_, w.slot, w.reached_at);
-  p_.vcd.set(lost_id_, 0, sc_time_stamp());
+  p_.vcd.set(lost_id_, 0, overdue_at);
 }
 
 void Monitors::record_value(uint64_t addr, uint64_t v) {
@@ -132,8 +132,12 @@ void Monitors::check_read(uint64_t addr, uint64_t v) {
 }
 
 void Monitors::finish(Results& r) {
+  // Reached and still waiting at the end: lost, if the model has nothing left to do (nothing will wake
+  // it) or the bound has passed; a run cut short by sim.limit_ms does not judge the rest.
+  const sc_time now = sc_time_stamp();
+  const bool idle = !sc_pending_activity();
   for (auto& [id, w] : waiting_)
-    if (w.reached && !w.reported) violation(w);  // reached, never woken by the end of the run
+    if (w.reached && (idle || now - w.reached_at >= bound_)) violation(w, std::min(now, w.reached_at + bound_));
   r.monitors["lost_interrupt"] = lost_;
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
   // Of the violations, how many waiters were woken after all (a lost interrupt rescued by a later

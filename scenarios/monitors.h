@@ -2,8 +2,9 @@
 // values) and the OS's waiter list (VidSch notifications); they never drive the model. Their verdicts
 // go into the results; a violation fails the run unless the scenario expects it.
 //  * lost_interrupt: a CPU waiter whose value CurrentValue reached and that is not woken within
-//    monitor.wake_bound_ns (still waiting then, or given up by a timeout after it), or by the end of the
-//    run (F3, F7, F8). The largest reach-to-wake time seen is reported, to check the bound against.
+//    monitor.wake_bound_ns (woken later, or given up by a timeout after it), or still waiting when the
+//    model has nothing left to do (F3, F7, F8). Judged when the waiter leaves and at the end: the
+//    monitor schedules nothing, so it cannot change the run. The largest reach-to-wake time seen is reported, to check the bound against.
 //  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue that returned a value no
 //    write ever stored whole (F1).
 // They also trace the first trace.fences fences (CV, OS MV, shadow MV) and the waiter count.
@@ -14,7 +15,6 @@
 #include <memory>
 #include <vector>
 
-#include "hw_model/core/deferred.h"
 #include "scenarios/platform.h"
 #include "scenarios/results.h"
 
@@ -34,18 +34,17 @@ class Monitors {
   struct Pending {
     uint64_t cv_addr, value;
     uint32_t slot = 0;
-    bool reached = false, reported = false;
+    bool reached = false;
     sc_core::sc_time reached_at;
   };
   void on_fence(const NativeFence& f);
   void on_cv_write(uint64_t cv_addr, uint64_t cv);
-  void reach(uint64_t id, Pending& w);
-  void violation(Pending& w);
+  void reach(Pending& w);
+  void violation(const Pending& w, const sc_core::sc_time& overdue_at);
   void record_value(uint64_t addr, uint64_t v);
   void check_read(uint64_t addr, uint64_t v);
 
   Platform& p_;
-  Deferred deferred_;
   sc_core::sc_time bound_;
   std::unordered_map<uint64_t, Pending> waiting_;                    // by waiter id
   std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids

@@ -96,3 +96,53 @@ TEST_CASE("CLI: a fence_race topology that cannot run is refused before anything
                          "--workload.signals=50 --workload.waiter_threads=1");
   CHECK(ok.code == 0);
 }
+
+TEST_CASE("Params: a shared key takes the range of the scenario that runs", "[H4]") {
+  // fence_race declares workload.signals up to 1e9, conditional_interrupt up to 1e8: each scenario's
+  // own range applies, whichever scenario declared the key first.
+  ParamSet race = params();
+  race.apply_scenario_defaults("fence_race");
+  CHECK_NOTHROW(race.set("workload.signals", "500000000", "test"));
+  CHECK(race.get_int("workload.signals") == 500000000);
+  ParamSet cond = params();
+  cond.apply_scenario_defaults("conditional_interrupt");
+  CHECK_THROWS_WITH(cond.set("workload.signals", "500000000", "test"),
+                    Catch::Contains("workload.signals") && Catch::Contains("[1, 100000000]"));
+  // --list-params shows each scenario's own range.
+  const Run r = run_cli("--list-params");
+  CHECK(r.out.find("an integer in [1, 100000000] signals") != std::string::npos);
+  CHECK(r.out.find("an integer in [1, 1000000000] signals") != std::string::npos);
+}
+
+TEST_CASE("Params: integers are decimal or 0x hexadecimal, never octal", "[H4]") {
+  ParamSet ps = params();
+  ps.set("gpu.nodes", "0x8", "test");
+  CHECK(ps.get_int("gpu.nodes") == 8);
+  ps.set("gpu.nodes", "10", "test");
+  CHECK(ps.get_int("gpu.nodes") == 10);
+  CHECK_THROWS_WITH(ps.set("gpu.nodes", "010", "test"), Catch::Contains("leading zero"));
+  CHECK_THROWS_WITH(ps.set("gpu.nodes", " 8", "test"), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(ps.set("gpu.nodes", "18446744073709551616", "test"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(ps.set("link.hop_ns", "1e999", "test"), Catch::Contains("out of range"));
+}
+
+TEST_CASE("Monitors: the wake bound does not change the simulated run", "[F7][H4]") {
+  // An observer must not change what it observes: the lost-interrupt monitor judges waiters when they
+  // leave and at the end, with no timer of its own, so the simulated end time and every model metric
+  // are the same whatever the bound; only the verdict on lateness changes.
+  auto run = [](const std::string& bound) {
+    const std::string out = "cli_test_bound_" + bound + ".json";
+    const Run r = run_cli(scenario("fence_race_no_barrier") + " --workload.signals=3000 --monitor.wake_bound_ns=" + bound +
+                          " --results " + out);
+    std::ifstream in(out);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json tight = run("100000"), loose = run("100000000");
+  CHECK(tight["sim_time_ns"] == loose["sim_time_ns"]);
+  CHECK(tight["metrics"]["signals"] == loose["metrics"]["signals"]);
+  CHECK(tight["metrics"]["interrupts_raised"] == loose["metrics"]["interrupts_raised"]);
+  CHECK(tight["metrics"]["cpu_wait_timeouts"] == loose["metrics"]["cpu_wait_timeouts"]);
+  CHECK(tight["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);   // the race loses some ...
+  CHECK(loose["monitors"]["lost_interrupt"]["violations"].get<int>() <
+        tight["monitors"]["lost_interrupt"]["violations"].get<int>());       // ... a looser bound forgives late ones
+}

@@ -50,11 +50,14 @@ void ParamSet::declare(ParamSpec spec) {
   if (it != specs_.end()) {
     // Declared again (another module of the same kind, or another scenario sharing the key): the
     // first declaration's default and source stand; a scenario's key gains the new owner.
+    ParamSpec& first = it->second;
+    if (spec.kind != first.kind) throw ConfigError("parameter " + spec.name + " declared with two types");
     for (auto& o : spec.owners) {
-      it->second.owners.push_back(o);
-      if (spec.default_value != it->second.default_value || spec.source != it->second.source) {
-        parse(it->second, spec.default_value, "default of " + spec.name + " for " + o);  // validates
-        it->second.scenario_defaults[o] = {spec.default_value, spec.source};
+      first.owners.push_back(o);
+      if (spec.default_value != first.default_value || spec.source != first.source || spec.min != first.min ||
+          spec.max != first.max || spec.choices != first.choices) {
+        parse(spec, spec.default_value, "default of " + spec.name + " for " + o);  // validates
+        first.variants[o] = {spec.default_value, spec.source, spec.min, spec.max, spec.choices};
       }
     }
     return;
@@ -132,6 +135,18 @@ void ParamSet::declare_enum(const std::string& name, const std::string& def,
   declare(std::move(s));
 }
 
+ParamSpec ParamSpec::as_seen_by(const std::string& scenario) const {
+  ParamSpec s = *this;
+  auto it = variants.find(scenario);
+  if (it == variants.end()) return s;
+  s.default_value = it->second.default_value;
+  s.source = it->second.source;
+  s.min = it->second.min;
+  s.max = it->second.max;
+  s.choices = it->second.choices;
+  return s;
+}
+
 const ParamSpec& ParamSet::spec(const std::string& name) const {
   auto it = specs_.find(name);
   if (it == specs_.end()) throw ConfigError("unknown parameter '" + name + "'");
@@ -202,16 +217,15 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
 }
 
 void ParamSet::apply_scenario_defaults(const std::string& scenario) {
-  for (auto& [name, s] : specs_) {
-    auto it = s.scenario_defaults.find(scenario);
-    if (it != s.scenario_defaults.end()) values_[name] = parse(s, it->second.first, "default of " + name);
-  }
+  scenario_ = scenario;
+  for (auto& [name, s] : specs_)
+    if (s.variants.count(scenario)) values_[name] = parse(s.as_seen_by(scenario), s.as_seen_by(scenario).default_value, "default of " + name);
 }
 
 void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {
   auto it = specs_.find(name);
   if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + name + "'");
-  values_[name] = parse(it->second, text, origin);
+  values_[name] = parse(it->second.variants.empty() ? it->second : it->second.as_seen_by(scenario_), text, origin);
 }
 
 const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) const {

@@ -28,10 +28,17 @@ struct ParamSpec {
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
   std::string source;         // where the default comes from (PARAMETERS.md row, standard, derivation)
   std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
-  // A scenario sharing the key with its own default: scenario -> {default, source}.
-  std::map<std::string, std::pair<std::string, std::string>> scenario_defaults;
+  // A scenario sharing the key with its own default, source or range: scenario -> what it declared.
+  struct Variant {
+    std::string default_value, source;
+    double min = 0, max = 0;
+    std::vector<std::string> choices;
+  };
+  std::map<std::string, Variant> variants;
 
   std::string allowed() const;  // human-readable description of what is allowed
+  // The key as `scenario` declared it: its default, source and range where it declared its own.
+  ParamSpec as_seen_by(const std::string& scenario) const;
 };
 
 class ParamSet {
@@ -51,7 +58,8 @@ class ParamSet {
                     const std::vector<std::string>& choices, const std::string& source,
                     const std::string& owner = "");
 
-  // Gives every key the default of `scenario` where that scenario declared its own.
+  // Gives every key the default of `scenario` where that scenario declared its own; from then on,
+  // values are checked against that scenario's ranges.
   void apply_scenario_defaults(const std::string& scenario);
 
   bool known(const std::string& name) const { return specs_.count(name) != 0; }
@@ -90,6 +98,7 @@ class ParamSet {
 
   std::map<std::string, ParamSpec> specs_;
   std::map<std::string, Value> values_;
+  std::string scenario_;  // whose ranges apply (empty: the first declaration's)
 };
 
 }  // namespace gpumodel
