@@ -67,6 +67,7 @@ class ConditionalInterrupt : public ScenarioDriver {
       ready_ = true;
       p.cpu.signal(ready_ev_);
       KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+      if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       const uint64_t cycles = engine_cycles(p.params, interval_ns_);
       const uint32_t slot = p.vidsch.slot(*fence_);
       // The whole stream, in submissions of half a ring; between them the thread sleeps for the time
@@ -150,7 +151,8 @@ ScenarioInfo conditional_interrupt_scenario() {
             ps.declare_int("workload.wait_every", 10, "signals", 0, 100000000,
                            "A: a CPU waiter on every 10th value (0: none)", o);
           },
-          [](const ParamSet& ps) { return std::make_unique<ConditionalInterrupt>(ps); }};
+          [](const ParamSet& ps) { return std::make_unique<ConditionalInterrupt>(ps); },
+          [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); }};
 }
 
 }  // namespace gpumodel

@@ -29,6 +29,7 @@ class CopyBandwidth : public ScenarioDriver {
     if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start: BAR0 did not identify the adapter")) return;
     const int copy_node = int(info.nodes) - 1;  // the last node serves as the copy engine
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(copy_node);
+    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t sys = p.vidmm.allocate(Segment::System, bytes_);
     const uint64_t vid = p.vidmm.allocate(Segment::Local, bytes_);
     const uint64_t src = h2d_ ? sys : vid, dst = h2d_ ? vid : sys;
@@ -93,7 +94,8 @@ ScenarioInfo copy_bandwidth_scenario() {
                             "bandwidth figures for",
                             o);
           },
-          [](const ParamSet& ps) { return std::make_unique<CopyBandwidth>(ps); }};
+          [](const ParamSet& ps) { return std::make_unique<CopyBandwidth>(ps); },
+          [](const ParamSet& ps) { require_platform(ps, "copy_bandwidth", 1, 1, "one queue on the last node, the copy engine"); }};
 }
 
 }  // namespace gpumodel

@@ -165,6 +165,9 @@ ScenarioInfo fence_race_scenario() {
                                 " is not allowed with workload.bulk_copy_bytes > 0: the last node copies, "
                                 "so at least 2 nodes are needed (or set workload.bulk_copy_bytes = 0)");
             require_fence_per_node(ps, nodes - (copy ? 1 : 0));
+            require_platform(ps, "fence_race", 1, nodes,
+                             "a streaming queue on every node of gpu.nodes = " + std::to_string(nodes) +
+                                 ": the signallers' and the bulk copy's");
           }};
 }
 

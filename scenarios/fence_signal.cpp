@@ -24,6 +24,7 @@ class FenceSignal : public ScenarioDriver {
   void app(Platform& p, Results& r) {
     if (!r.check(p.kmd.DxgkDdiStartDevice(nullptr), "adapter start failed")) return;
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
     Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
     sc_core::sc_time cv_visible = sc_core::SC_ZERO_TIME;
@@ -78,7 +79,8 @@ ScenarioInfo fence_signal_scenario() {
                             "and the CPU idle, as in a frame wait",
                             o);
           },
-          [](const ParamSet& ps) { return std::make_unique<FenceSignal>(ps); }};
+          [](const ParamSet& ps) { return std::make_unique<FenceSignal>(ps); },
+          [](const ParamSet& ps) { require_platform(ps, "fence_signal", 1, 1, "one queue on node 0 signals"); }};
 }
 
 }  // namespace gpumodel

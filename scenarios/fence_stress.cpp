@@ -97,7 +97,11 @@ ScenarioInfo fence_stress_scenario() {
                            "A: length of the bare thread-switch loop that calibrates cost_ratio", o);
           },
           [](const ParamSet& ps) { return std::make_unique<FenceStress>(ps); },
-          [](const ParamSet& ps) { require_fence_per_node(ps, ps.get_int("gpu.nodes")); }};
+          [](const ParamSet& ps) {
+            require_fence_per_node(ps, ps.get_int("gpu.nodes"));
+            require_platform(ps, "fence_stress", 1, ps.get_int("gpu.nodes"),
+                             "a streaming queue on every node of gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")));
+          }};
 }
 
 }  // namespace gpumodel

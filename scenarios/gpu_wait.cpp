@@ -19,6 +19,7 @@ class GpuWait : public ScenarioDriver {
         return;
       KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
       KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+      if (!r.check(qa && qb, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
       Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
       m.watch(f->cv_addr, 8, [this, &m, f](uint64_t, unsigned) {  // a probe, for the verdict
@@ -76,7 +77,8 @@ ScenarioInfo gpu_wait_scenario() {
             ps.declare_real("workload.signal_delay_us", 50, "us", 0, 1e6,
                             "A: node A computes 50 us before it signals, so B is already waiting", o);
           },
-          [](const ParamSet& ps) { return std::make_unique<GpuWait>(ps); }};
+          [](const ParamSet& ps) { return std::make_unique<GpuWait>(ps); },
+          [](const ParamSet& ps) { require_platform(ps, "gpu_wait", 2, 2, "node A signals on one queue, node B waits on another"); }};
 }
 
 }  // namespace gpumodel

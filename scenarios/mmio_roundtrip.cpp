@@ -26,6 +26,7 @@ class MmioRoundtrip : public ScenarioDriver {
     r.check(id == kIdValue, "BAR0 ID register read back wrong");
 
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t src = p.vidmm.allocate(Segment::System, 4096);
     const uint64_t dst = p.vidmm.allocate(Segment::Local, 4096);
     const uint64_t value = 0x0123456789ABCDEFull;
@@ -50,7 +51,8 @@ class MmioRoundtrip : public ScenarioDriver {
 ScenarioInfo mmio_roundtrip_scenario() {
   return {"mmio_roundtrip", "CPU MMIO read of a BAR register; GPU DMA read of system memory",
           [](ParamSet&, const std::string&) {},
-          [](const ParamSet&) { return std::make_unique<MmioRoundtrip>(); }};
+          [](const ParamSet&) { return std::make_unique<MmioRoundtrip>(); },
+          [](const ParamSet& ps) { require_platform(ps, "mmio_roundtrip", 1, 1, "one queue on node 0 for the DMA read"); }};
 }
 
 }  // namespace gpumodel

@@ -4,6 +4,9 @@
 
 namespace gpumodel {
 
+// sysmem.size_bytes's maximum (1020 GiB) is the room between system memory's base and the VRAM aperture.
+static_assert(regs::kVramBase - regs::kSysmemBase == uint64_t(1020) << 30, "sysmem.size_bytes range");
+
 void Platform::declare_params(ParamSet& ps) {
   Memory::declare_params(ps, "sysmem.", false);
   ps.declare_real("rc.latency_ns", 30, "ns", 0, 1e6,

@@ -24,6 +24,19 @@ const ScenarioInfo* find_scenario(const std::string& name) {
   return nullptr;
 }
 
+void require_platform(const ParamSet& ps, const std::string& scenario, int64_t nodes, int64_t queues,
+                      const std::string& why) {
+  auto need = [&](const char* key, int64_t n, const char* what) {
+    const int64_t have = ps.get_int(key);
+    if (have < n)
+      throw ConfigError(std::string(key) + " = " + std::to_string(have) + " is too few: scenario '" + scenario +
+                        "' uses " + std::to_string(n) + " " + what + " (" + why + "); allowed: " + key +
+                        " >= " + std::to_string(n));
+  };
+  need("gpu.nodes", nodes, "nodes");
+  need("gpu.hw_queues", queues, "HW queues");
+}
+
 void declare_all_params(ParamSet& ps) {
   Platform::declare_params(ps);
   Monitors::declare_params(ps);

@@ -34,6 +34,11 @@ struct ScenarioInfo {
 const std::vector<ScenarioInfo>& scenario_registry();
 const ScenarioInfo* find_scenario(const std::string& name);
 
+// Refuses, before elaboration, a platform with fewer engines (gpu.nodes) or HW queues (gpu.hw_queues)
+// than `scenario` uses; `why` says what it uses them for. ConfigError names the key and the minimum.
+void require_platform(const ParamSet& ps, const std::string& scenario, int64_t nodes, int64_t queues,
+                      const std::string& why);
+
 // Every parameter: the platform's and every scenario's.
 void declare_all_params(ParamSet& ps);
 

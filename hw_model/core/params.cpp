@@ -26,7 +26,7 @@ std::string ParamSpec::allowed() const {
         for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
         os << "}";
       } else {
-        os << "an integer in [" << fmt_num(min) << ", " << fmt_num(max) << "]";
+        os << "an integer in [" << int64_t(min) << ", " << int64_t(max) << "]";
       }
       break;
     case ParamKind::Real:

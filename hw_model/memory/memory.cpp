@@ -30,8 +30,9 @@ void Memory::declare_params(ParamSet& ps, const std::string& p, bool local) {
                     "ordering) by construction");
     ps.declare_real(p + "bandwidth_gbps", 76.8, "GB/s", 0.001, 1e5,
                     "Q: dual-channel DDR5-4800, 2 x 38.4 GB/s (JEDEC JESD79-5 data rate x 8 B)");
-    ps.declare_int(p + "size_bytes", int64_t(16) << 30, "bytes", 1 << 20, int64_t(1) << 40,
-                   "A: 16 GiB of host DRAM");
+    ps.declare_int(p + "size_bytes", int64_t(16) << 30, "bytes", 1 << 20, int64_t(1020) << 30,
+                   "A: 16 GiB of host DRAM; at most 1020 GiB, the room the address map leaves between "
+                   "its base (4 GiB, above the PCI hole) and the VRAM aperture at 1 TiB");
   }
 }
 
