@@ -1,5 +1,6 @@
 // The command line as a user meets it: every kind of bad input exits 2 with one message on stderr that
 // names the key or file and what is allowed.
+#include <cmath>
 #include <fstream>
 
 #include "tb.h"
@@ -145,4 +146,35 @@ TEST_CASE("Monitors: the wake bound does not change the simulated run", "[F7][H4
   CHECK(tight["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);   // the race loses some ...
   CHECK(loose["monitors"]["lost_interrupt"]["violations"].get<int>() <
         tight["monitors"]["lost_interrupt"]["violations"].get<int>());       // ... a looser bound forgives late ones
+}
+
+namespace {
+// Every number in the metrics (nested objects too) finite and not negative.
+bool metrics_sane(const nlohmann::json& j) {
+  if (j.is_number()) return std::isfinite(j.get<double>()) && j.get<double>() >= 0;
+  if (j.is_object() || j.is_array())
+    for (auto& v : j)
+      if (!metrics_sane(v)) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("fence_signal: a delay too short to arm the wait fails with why, never a negative stage", "[F3][H4]") {
+  // With no GPU work before the SIGNAL, it runs while DxgkDdiUpdateMonitoredValues is still arming the
+  // wait: the thread is woken by F8's re-read or by a second interrupt, and the stage stamps would come
+  // from different interrupts (they gave isr_ns = -8208). The run says so instead of reporting them.
+  for (const char* delay : {"0", "0.5"}) {
+    const std::string out = std::string("cli_test_fs_delay_") + delay + ".json";
+    const Run r = run_cli(scenario("fence_signal") + " --workload.signal_delay_us=" + delay + " --results " + out);
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(r.out.find("FAILED: workload.signal_delay_us = " + std::string(delay) + " is too short") != std::string::npos);
+    std::ifstream in(out);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    CHECK(metrics_sane(j["metrics"]));
+    CHECK(!j["metrics"].contains("isr_ns"));
+  }
+  // 5 us of GPU work is enough: the wait is armed (~6.6 us into the run) before the SIGNAL starts (~11.5 us).
+  const Run ok = run_cli(scenario("fence_signal") + " --workload.signal_delay_us=5");
+  CHECK(ok.code == 0);
 }

@@ -215,6 +215,7 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   // A legacy fence has no MV: a signal interrupt whose DPC scanned between the CV read above and the
   // registration found no waiter, so read CV again now that the waiter is registered.
   else wake_satisfied(*f, cpu_.mem_read64(f->cv_addr));
+  last_wait_armed_ = sc_time_stamp();
   const bool ok = timeout == sc_max_time() ? (cpu_.wait_for(w.ev), true) : cpu_.wait_for(w.ev, timeout);
   if (!ok) {  // timed out: still registered, since a wake would have signalled the event
     f->waiters.erase(pos);

@@ -95,6 +95,9 @@ class VidSch {
   uint64_t waiters_woken() const { return woken_; }
   uint64_t mv_updates() const { return mv_updates_; }
   size_t waiter_count() const { return waiter_count_; }
+  // When the most recent CPU wait was armed: its waiter registered and MV programmed for it (native),
+  // or CV re-read after registering (legacy). A signal before this may have been missed by MV.
+  sc_core::sc_time last_wait_armed() const { return last_wait_armed_; }
   bool bugchecked() const { return bugcheck_code_ != 0; }
   uint32_t bugcheck_code() const { return bugcheck_code_; }
   const std::vector<uint64_t>& bugcheck_params() const { return bugcheck_params_; }
@@ -133,6 +136,7 @@ class VidSch {
   std::map<std::tuple<int, int, bool>, Pool> pools_;
   uint64_t null_scans_ = 0;
   uint64_t fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
+  sc_core::sc_time last_wait_armed_ = sc_core::SC_ZERO_TIME;
   uint32_t bugcheck_code_ = 0;
   std::vector<uint64_t> bugcheck_params_;
 };
