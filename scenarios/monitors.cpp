@@ -33,16 +33,12 @@ Monitors::Monitors(Platform& p)
   auto gone = [this](const CpuWaiter& w, bool woken) {
     auto it = waiting_.find(w.id);
     if (it != waiting_.end() && it->second.reached) {
-      // Judged when the waiter leaves, not by a timer of the monitor's own: an observer that schedules
-      // events would keep the simulation running longer than the model does.
-      const sc_time late = sc_time_stamp() - it->second.reached_at;
+      Pending& pw = it->second;
+      judge(pw, sc_time_stamp());  // a quiet CPU past the bound before it left: lost
+      const sc_time late = sc_time_stamp() - pw.reached_at;
       if (woken && late > max_reach_to_wake_) max_reach_to_wake_ = late;
-      if (woken && late > bound_) {
-        ++overdue_woken_;  // past the bound, but woken in the end
-        violation(it->second, it->second.reached_at + bound_);
-      }
-      // A waiter that gives up (times out) long after its value was reached was not told in time.
-      if (!woken && late >= bound_) violation(it->second, it->second.reached_at + bound_);
+      if (woken && pw.reported) ++overdue_woken_;  // lost, then rescued (a later signal, a re-read)
+      if (!pw.reported && late > bound_) ++late_busy_;  // past the bound, the CPU busy all along
     }
     waiting_.erase(w.id);
     auto& ids = by_cv_addr_[w.fence->cv_addr];
@@ -53,6 +49,16 @@ Monitors::Monitors(Platform& p)
         break;
       }
     p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
+  };
+  // Every interrupt handled (the CPU has caught up) ... until the next MSI is latched.
+  p_.cpu.on_interrupts_drained = [this] {
+    quiet_ = true;
+    quiet_since_ = sc_time_stamp();
+  };
+  p_.intc.on_latched = [this] {
+    if (quiet_)
+      for (auto& [id, w] : waiting_) judge(w, sc_time_stamp());
+    quiet_ = false;
   };
   p_.vidsch.observer.waiter_woken = [gone](const CpuWaiter& w) { gone(w, true); };
   p_.vidsch.observer.waiter_cancelled = [gone](const CpuWaiter& w) { gone(w, false); };
@@ -104,7 +110,16 @@ void Monitors::reach(Pending& w) {
   w.reached_at = sc_time_stamp();
 }
 
-void Monitors::violation(const Pending& w, const sc_time& overdue_at) {
+void Monitors::judge(Pending& w, const sc_time& end) {
+  if (!w.reached || w.reported || !quiet_) return;
+  // The CPU has been quiet since quiet_since_; was it quiet at some moment past the bound?
+  const sc_time due = w.reached_at + bound_;
+  if (end <= due) return;
+  violation(w, max_time(due, quiet_since_));
+}
+
+void Monitors::violation(Pending& w, const sc_time& overdue_at) {
+  w.reported = true;
   ++lost_;
   // Mark the window in the waveform: from the moment CV reached the waited value to the moment the
   // waiter became overdue (or the end of the run, for one never woken).
@@ -132,17 +147,22 @@ void Monitors::check_read(uint64_t addr, uint64_t v) {
 }
 
 void Monitors::finish(Results& r) {
-  // Reached and still waiting at the end: lost, if the model has nothing left to do (nothing will wake
-  // it) or the bound has passed; a run cut short by sim.limit_ms does not judge the rest.
+  // Still waiting at the end: judged against the last quiet stretch; and lost if the model has nothing
+  // left to do (nothing will wake it). A run cut short by sim.limit_ms does not judge the rest.
   const sc_time now = sc_time_stamp();
   const bool idle = !sc_pending_activity();
-  for (auto& [id, w] : waiting_)
-    if (w.reached && (idle || now - w.reached_at >= bound_)) violation(w, std::min(now, w.reached_at + bound_));
+  for (auto& [id, w] : waiting_) {
+    judge(w, now);
+    if (w.reached && !w.reported && idle) violation(w, std::min(now, w.reached_at + bound_));
+  }
   r.monitors["lost_interrupt"] = lost_;
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
   // Of the violations, how many waiters were woken after all (a lost interrupt rescued by a later
   // signal, or a CPU or CMP too saturated to keep the bound), the rest never or given up.
   r.metric("overdue_woken_later", overdue_woken_);
+  // Waiters past the bound while the CPU never caught up with its interrupts: late (an interrupt storm
+  // the CPU cannot keep up with), not lost; woken or given up in the end.
+  r.metric("late_cpu_busy", late_busy_);
   r.monitors["torn_value"] = torn_;
 }
 

@@ -1,10 +1,15 @@
 // Independent monitors of the documents' promises. They observe memory (writes and reads of fence
 // values) and the OS's waiter list (VidSch notifications); they never drive the model. Their verdicts
 // go into the results; a violation fails the run unless the scenario expects it.
-//  * lost_interrupt: a CPU waiter whose value CurrentValue reached and that is not woken within
-//    monitor.wake_bound_ns (woken later, or given up by a timeout after it), or still waiting when the
-//    model has nothing left to do (F3, F7, F8). Judged when the waiter leaves and at the end: the
-//    monitor schedules nothing, so it cannot change the run. The largest reach-to-wake time seen is reported, to check the bound against.
+//  * lost_interrupt: a CPU waiter whose value CurrentValue reached and that is still waiting when,
+//    more than monitor.wake_bound_ns later, the CPU has handled every interrupt it received (no MSI
+//    latched, no ISR or DPC pending): the interrupt that should wake it did not come (F3, F7, F8). Also
+//    one still waiting when the model has nothing left to do. A waiter woken late because the CPU is
+//    still working through earlier interrupts (an interrupt storm) is late, not lost: counted in
+//    late_cpu_busy. The monitor judges when MSIs arrive, waiters leave and the run ends; it schedules
+//    nothing, so it cannot change the run. Limit: under a storm that never lets the CPU catch up, a
+//    loss rescued by a later interrupt of the same fence before the CPU catches up is not told from
+//    lateness.
 //  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue that returned a value no
 //    write ever stored whole (F1).
 // They also trace the first trace.fences fences (CV, OS MV, shadow MV) and the waiter count.
@@ -34,13 +39,14 @@ class Monitors {
   struct Pending {
     uint64_t cv_addr, value;
     uint32_t slot = 0;
-    bool reached = false;
+    bool reached = false, reported = false;
     sc_core::sc_time reached_at;
   };
   void on_fence(const NativeFence& f);
   void on_cv_write(uint64_t cv_addr, uint64_t cv);
   void reach(Pending& w);
-  void violation(const Pending& w, const sc_core::sc_time& overdue_at);
+  void judge(Pending& w, const sc_core::sc_time& end);
+  void violation(Pending& w, const sc_core::sc_time& overdue_at);
   void record_value(uint64_t addr, uint64_t v);
   void check_read(uint64_t addr, uint64_t v);
 
@@ -53,7 +59,9 @@ class Monitors {
     unsigned n = 1;
   };
   std::unordered_map<uint64_t, History> history_;
-  uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0;
+  uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0, late_busy_ = 0;
+  bool quiet_ = true;  // every interrupt received so far handled, since quiet_since_
+  sc_core::sc_time quiet_since_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
   Vcd::Id waiters_id_, lost_id_, lost_fence_id_;

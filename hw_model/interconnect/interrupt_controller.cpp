@@ -44,6 +44,7 @@ void InterruptController::deliver() {
     any = true;
   }
   if (any) irq_ev_.notify(SC_ZERO_TIME);
+  if (any && on_latched) on_latched();
   if (!in_flight_.empty()) arrive_ev_.notify(in_flight_.top().at - now);
 }
 

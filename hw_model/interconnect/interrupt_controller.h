@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <queue>
 #include <vector>
 
@@ -29,6 +30,8 @@ class InterruptController : public sc_core::sc_module {
   bool take(uint32_t& vector, sc_core::sc_time& arrived);
 
   uint64_t msi_count() const { return msi_count_; }
+  // Observer (monitors only; it must not drive the model): called when MSIs are latched.
+  std::function<void()> on_latched;
 
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);

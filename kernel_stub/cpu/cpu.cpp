@@ -104,6 +104,7 @@ void Cpu::core() {
       if (isr_) isr_(vector);
       wait(isr_cost_);
       stamps_.isr_end = sc_time_stamp();
+      if (on_interrupts_drained && !intc_.pending() && dpcs_.empty()) on_interrupts_drained();
       continue;
     }
     if (!dpcs_.empty() && irql_ == 0) {
@@ -114,6 +115,7 @@ void Cpu::core() {
       wait(dpc_cost_);
       dpc();
       stamps_.dpc_end = sc_time_stamp();
+      if (on_interrupts_drained && !intc_.pending() && dpcs_.empty()) on_interrupts_drained();
       continue;
     }
     if (!ready_.empty()) {

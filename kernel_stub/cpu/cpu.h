@@ -101,6 +101,9 @@ class Cpu : public sc_core::sc_module {
     sc_core::sc_time idle_exit = sc_core::SC_ZERO_TIME;
   };
   const Stamps& last_interrupt() const { return stamps_; }
+  // Observer (monitors only; it must not drive the model): called when the core has finished an ISR
+  // or DPC and no interrupt is latched and no DPC queued, i.e. every interrupt so far is handled.
+  std::function<void()> on_interrupts_drained;
 
  private:
   void core();
