@@ -324,8 +324,7 @@ int run(int argc, char** argv) {
   for (auto& [name, n] : r.monitors)
     std::cout << "  monitor " << std::left << std::setw(26) << name << " " << n << " violation(s)"
               << (r.monitors_expected.count(name) && r.monitors_expected.at(name) ? " (expected)" : "") << "\n";
-  for (auto& f : r.failures) std::cout << "  FAILED: " << f << "\n";
-  if (!r.bugcheck.is_null()) std::cout << "  BUG CHECK: " << r.bugcheck.dump() << "\n";
+  for (auto& f : r.why_failed()) std::cout << "  FAILED: " << f << "\n";
   std::cout << "verdict: " << (pass ? "pass" : "fail") << "\n";
 
   if (!results_path.empty()) {
@@ -343,6 +342,7 @@ int run(int argc, char** argv) {
     j["monitors"] = mon;
     j["checks_failed"] = r.failures;
     j["verdict"] = pass ? "pass" : "fail";
+    j["why_failed"] = r.why_failed();
     j["bugcheck"] = r.bugcheck;
     j["host"] = r.host;
     std::ofstream out(results_path);

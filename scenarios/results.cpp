@@ -7,13 +7,16 @@ void Results::bug_check(uint32_t code, const std::vector<uint64_t>& params) {
   bugcheck = {{"code", code}, {"params", params}};
 }
 
-bool Results::pass() const {
-  if (!failures.empty() || !bugcheck.is_null()) return false;
+std::vector<std::string> Results::why_failed() const {
+  std::vector<std::string> why = failures;
   for (auto& [name, n] : monitors) {
     const bool expected = monitors_expected.count(name) && monitors_expected.at(name);
-    if (expected ? n == 0 : n != 0) return false;
+    if (expected && n == 0)
+      why.push_back("monitor " + name + " expected a violation (the scenario injects the fault) and saw none");
+    if (!expected && n != 0) why.push_back("monitor " + name + ": " + std::to_string(n) + " violation(s)");
   }
-  return true;
+  if (!bugcheck.is_null()) why.push_back("bug check " + bugcheck.dump());
+  return why;
 }
 
 }  // namespace gpumodel

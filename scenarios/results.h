@@ -25,7 +25,10 @@ struct Results {
     return ok;
   }
   void bug_check(uint32_t code, const std::vector<uint64_t>& params);
-  bool pass() const;
+  bool pass() const { return why_failed().empty(); }
+  // Every reason the verdict is fail: failed checks and faults, monitors that fired (or, expected to
+  // fire, did not), a bug check. Empty: pass.
+  std::vector<std::string> why_failed() const;
 };
 
 }  // namespace gpumodel
