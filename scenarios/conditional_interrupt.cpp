@@ -29,9 +29,10 @@ namespace {
 //    MV write and the two MMIO writes that lower MV, the CMP's shadow write, barrier, CV read (there
 //    and back) and acknowledgement, the OS's poll and its CV re-read; with local storage each of the
 //    OS's three CV reads crosses the link there and back (three more).
-// Each step is a link crossing, a memory access, a barrier handshake, a write-buffer stay, an MMIO
-// write or a firmware path; each is bounded here by the sum of all of those costs. With the defaults:
-// 7.5 us + 24 x 920 ns = 29.6 us (the k = 1 path measures about 10.5 us), below the 50 us default.
+// Each step is a link crossing, a memory access (latency and 64 B at the slower memory's bandwidth),
+// the fabric, a BAR0 register access, a barrier handshake, a write-buffer stay, an MMIO write or a
+// firmware path; each is bounded here by the sum of all of those costs. With the defaults:
+// 7.5 us + 24 x 1481 ns = 43.0 us (the k = 1 path measures about 10.5 us), below the 50 us default.
 double far_apart_ns(const ParamSet& ps) {
   static const std::pair<const char*, const char*> kStates[] = {
       {"C1", "cpu.c1_exit_ns"}, {"C1E", "cpu.c1e_exit_ns"}, {"C3", "cpu.c3_exit_ns"}, {"C6", "cpu.c6_exit_ns"}};
@@ -46,9 +47,13 @@ double far_apart_ns(const ParamSet& ps) {
                                   ps.get_real("vram.read_latency_ns"), ps.get_real("vram.write_latency_ns")});
   const double firmware_cycles = double(std::max({ps.get_int("cmp.decision_cycles"), ps.get_int("cmp.interrupt_cycles"),
                                                   ps.get_int("cmp.mv_update_cycles")}));
-  const double step = ps.get_real("link.hop_ns") + ps.get_real("rc.latency_ns") + memory +
-                      ps.get_real("cmp.barrier_ns") + ps.get_real("node.write_buffer_ns") +
-                      ps.get_real("cpu.mmio_write_ns") + firmware_cycles * 1000.0 / ps.get_real("cmp.clock_mhz");
+  // A step's bytes (at most a 64 B event entry or completion) at the slowest memory's bandwidth.
+  const double slowest_gbps = std::min(ps.get_real("sysmem.bandwidth_gbps"), ps.get_real("vram.bandwidth_gbps"));
+  const double step = ps.get_real("link.hop_ns") + ps.get_real("rc.latency_ns") + memory + 64.0 / slowest_gbps +
+                      ps.get_real("gpu.fabric_latency_ns") + ps.get_real("gpu.bar0_read_latency_ns") +
+                      ps.get_real("gpu.bar0_write_latency_ns") + ps.get_real("cmp.barrier_ns") +
+                      ps.get_real("node.write_buffer_ns") + ps.get_real("cpu.mmio_write_ns") +
+                      firmware_cycles * 1000.0 / ps.get_real("cmp.clock_mhz");
   return cpu + 24 * step;
 }
 

@@ -49,6 +49,7 @@ class FenceStress : public ScenarioDriver {
     r.metric("signals_executed", executed);
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
+    if (executed == 0) return;  // nothing to take the speed of (the check above says why)
     const double wall = r.host["sim_wall_s"].get<double>();
     r.host["signals_per_wall_s"] = double(executed) / wall;
     r.host["ns_per_signal"] = wall * 1e9 / double(executed);
@@ -93,8 +94,9 @@ ScenarioInfo fence_stress_scenario() {
             ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000,
                            "A: scenarios/fence_stress.ini asks for the issue's 1,000,000", o);
             ps.declare_int("workload.fences", 1024, "fences", 1, 60000, "A: the issue's minimum, 1,000+", o);
-            ps.declare_int("bench.switches", 2000000, "switches", 2, 1000000000,
-                           "A: length of the bare thread-switch loop that calibrates cost_ratio", o);
+            ps.declare_int("bench.switches", 2000000, "switches", 2, 100000000,
+                           "A: length of the bare thread-switch loop that calibrates cost_ratio; at most "
+                           "1e8 (~10 s of host time: the loop is host work no sim.limit_ms bounds)", o);
           },
           [](const ParamSet& ps) { return std::make_unique<FenceStress>(ps); },
           [](const ParamSet& ps) {

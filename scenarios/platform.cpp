@@ -21,6 +21,14 @@ void Platform::declare_params(ParamSet& ps) {
                   "A: simulated-time budget; a run still busy at this time fails its check");
 }
 
+void Platform::validate(const ParamSet& ps) {
+  // A node fetches whole chunks into its FIFO: a chunk larger than the FIFO never fits.
+  if (ps.get_int("node.fetch_bytes") > ps.get_int("node.fifo_bytes"))
+    throw ConfigError("node.fetch_bytes = " + std::to_string(ps.get_int("node.fetch_bytes")) +
+                      " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
+                      ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
+}
+
 Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
     : params(ps),
       vcd(v),

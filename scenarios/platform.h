@@ -32,6 +32,9 @@ namespace gpumodel {
 class Platform {
  public:
   static void declare_params(ParamSet& ps);
+  // Refuses a combination of platform parameters that cannot be built or cannot run (ConfigError
+  // naming the keys), before anything is elaborated.
+  static void validate(const ParamSet& ps);
   Platform(const ParamSet& ps, Vcd& vcd, uint64_t seed);
 
   const ParamSet& params;

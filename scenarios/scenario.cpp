@@ -46,6 +46,7 @@ void declare_all_params(ParamSet& ps) {
 sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const ScenarioInfo* info = find_scenario(opt.scenario);
   if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
+  Platform::validate(ps);
   if (info->validate) info->validate(ps);
   Vcd vcd;
   if (!opt.vcd_path.empty()) vcd.enable();

@@ -145,9 +145,11 @@ TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one
 TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived spacing on, and only there", "[F3]") {
   // The scenario's far-apart spacing with the defaults: the CPU's part (C1 exit 2000, interrupt entry
   // 500, ISR 2000, DPC 1000, thread wake 2000 ns) plus 24 hardware steps, each bounded by link hop 200
-  // + root complex 30 + the slowest memory (VRAM, 250) + CMP barrier 200 + write buffer 100 + MMIO
-  // write 100 + the longest CMP firmware path (40 cycles at 1 GHz) ns.
-  const double far = (2000 + 500 + 2000 + 1000 + 2000) + 24 * (200 + 30 + 250 + 200 + 100 + 100 + 40);
+  // + root complex 30 + the slowest memory (VRAM, 250) + 64 B at the slower memory's 76.8 GB/s +
+  // fabric 0 + BAR0 read 540 + BAR0 write 20 + CMP barrier 200 + write buffer 100 + MMIO write 100 +
+  // the longest CMP firmware path (40 cycles at 1 GHz) ns.
+  const double far =
+      (2000 + 500 + 2000 + 1000 + 2000) + 24 * (200 + 30 + 250 + 64 / 76.8 + 0 + 540 + 20 + 200 + 100 + 100 + 40);
   std::ostringstream at;
   at << "--workload.wait_every=1 --workload.signal_interval_ns=" << far;
   // A waiter on every value is the tightest case: each signal must find the previous waiter woken and
