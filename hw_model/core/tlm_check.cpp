@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "hw_model/core/bus.h"
@@ -53,10 +54,20 @@ class Findings {
   std::string text_;
 };
 
+// A write's data, summarised to see it unchanged on return without keeping a copy. FNV-1a over 64-bit
+// words (then the tail bytes): every hop of a 4 KiB DMA chunk pays this twice, so it goes by words.
 uint64_t hash_write_data(const tlm::tlm_generic_payload& t) {
   if (!t.is_write() || !t.get_data_ptr()) return 0;
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned i = 0; i < t.get_data_length(); ++i) h = (h ^ t.get_data_ptr()[i]) * 1099511628211ull;
+  const unsigned char* p = t.get_data_ptr();
+  const unsigned n = t.get_data_length();
+  uint64_t h = 1469598103934665603ull;
+  unsigned i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
 
