@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "hw_model/core/tlm_check.h"
 #include "scenarios/monitors.h"
 
 namespace gpumodel {
@@ -74,6 +75,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }
   monitors.finish(r);
+  // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
+  if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if (r.failures.empty() && r.bugcheck.is_null()) driver->finish(platform, r);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -18,6 +18,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "hw_model/core/tlm_check.h"
+
 namespace gpumodel {
 
 // Posted-write flow control (PCIe posted credits). An initiator that can hold a write (an engine's
@@ -47,7 +49,7 @@ class BusMaster {
     tlm::tlm_generic_payload& t = *l.t;
     setup(t, tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(dst), len);
     sc_core::sc_time d = offset;
-    socket_->b_transport(t, d);
+    checked_b_transport(socket_, t, d, socket_.name());
     check(t, addr);
     if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
   }
@@ -96,7 +98,7 @@ class BusMaster {
       t.set_extension(fc);
     }
     sc_core::sc_time d = offset;
-    socket_->b_transport(t, d);
+    checked_b_transport(socket_, t, d, socket_.name());
     if (fc) {
       t.clear_extension(fc);  // the requester owns it, not the pooled payload
       if (fc->refused) return false;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "hw_model/core/tlm_check.h"
 #include "hw_model/gpu/cmp.h"
 #include "hw_model/gpu/node.h"
 #include "hw_model/gpu/regs.h"
@@ -31,9 +32,22 @@ Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*>
 }
 
 void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
+  checked_target(t, delay, name(), tlm_check::TargetCaps{},
+                 [this](tlm::tlm_generic_payload& tt, sc_time& d) { serve(tt, d); });
+}
+
+void Bar0::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   const uint64_t off = t.get_address() - regs::kBar0Base;
   const unsigned len = t.get_data_length();
-  if ((len != 4 && len != 8) || off % len) {
+  if (!t.is_read() && !t.is_write()) {
+    t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // an IGNORE is not a register write
+    return;
+  }
+  if (t.get_byte_enable_ptr()) {
+    t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);  // whole registers only, no byte lanes
+    return;
+  }
+  if (t.get_streaming_width() < len || (len != 4 && len != 8) || off % len) {
     t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);  // registers take aligned 32/64-bit access
     return;
   }

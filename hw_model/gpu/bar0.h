@@ -1,6 +1,8 @@
 // BAR0: the adapter's register file as the host sees it. Reads are sampled when the request arrives,
 // after the register bus latency; writes take effect at their arrival time (doorbells included), so an
-// MMIO write's side effect lands exactly when the posted write gets there.
+// MMIO write's side effect lands exactly when the posted write gets there. Registers take whole
+// aligned 32/64-bit accesses: byte enables are refused (TLM_BYTE_ENABLE_ERROR_RESPONSE), streaming and
+// other sizes are burst errors, IGNORE a command error.
 //
 // Parameters: gpu.bar0_read_latency_ns, gpu.bar0_write_latency_ns.
 #pragma once
@@ -28,6 +30,7 @@ class Bar0 : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   uint64_t read_reg(uint64_t off) const;
   void write_reg(uint64_t off, uint64_t v, unsigned len);
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "hw_model/core/tlm_check.h"
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -18,8 +20,21 @@ InterruptController::InterruptController(sc_module_name name, Vcd& vcd)
 }
 
 void InterruptController::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
+  checked_target(t, delay, name(), tlm_check::TargetCaps{},
+                 [this](tlm::tlm_generic_payload& tt, sc_time& d) { serve(tt, d); });
+}
+
+void InterruptController::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   if (!t.is_write() || t.get_data_length() != 4) {
     t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // MSI is exactly a 4-byte write
+    return;
+  }
+  if (t.get_byte_enable_ptr()) {
+    t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);  // the vector is written whole
+    return;
+  }
+  if (t.get_streaming_width() < 4) {
+    t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     return;
   }
   uint32_t vector;

@@ -1,6 +1,7 @@
 // Interrupt controller (the CPU's local APIC as an MSI target). An MSI is a 4-byte posted memory write
 // to this block's address window carrying the vector in its data. When the write becomes visible the
 // vector is latched and the CPU's interrupt line (an event) fires; the CPU takes vectors in order.
+// Anything else (a read, another size, byte enables, streaming) is refused with an error response.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -35,6 +36,7 @@ class InterruptController : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void deliver();  // SC_METHOD at an MSI's arrival time
 
   struct Msi {

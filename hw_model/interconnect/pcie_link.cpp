@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw_model/core/bus.h"
+#include "hw_model/core/tlm_check.h"
 
 namespace gpumodel {
 
@@ -150,14 +151,14 @@ void PcieLink::carry(tlm::tlm_generic_payload& t, sc_time& delay, Direction& req
     const sc_time end = serialise(req, now + delay, len, n, kMwrOverhead);
     if (!req.held.empty()) grant_front(req, now + delay);
     delay = end + hop_ - now;
-    out->b_transport(t, delay);
+    checked_b_transport(out, t, delay, out.name());
     return;
   }
   // Non-posted read: request TLPs one way, completions with data the other way.
   const uint64_t nreq = (len + mrrs_ - 1) / mrrs_;
   const sc_time req_end = serialise(req, now + delay, 0, nreq, kMrdOverhead);
   delay = req_end + hop_ - now;
-  out->b_transport(t, delay);  // the target synchronises to its sampling time
+  checked_b_transport(out, t, delay, out.name());  // the target synchronises to its sampling time
   if (t.is_response_error()) return;
   const sc_time back = sc_time_stamp();
   const uint64_t ncpl = (len + cpl_bytes_ - 1) / cpl_bytes_;

@@ -1,5 +1,7 @@
 #include "hw_model/interconnect/router.h"
 
+#include "hw_model/core/tlm_check.h"
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -32,7 +34,7 @@ void Router::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
     return;
   }
   delay += latency_;
-  isock[port]->b_transport(t, delay);
+  checked_b_transport(isock[port], t, delay, isock.name(), port);
   if (t.is_read()) delay += latency_;  // the completion crosses back
 }
 

@@ -4,10 +4,23 @@
 #include <cstring>
 
 #include "hw_model/core/bus.h"
+#include "hw_model/core/tlm_check.h"
 
 namespace gpumodel {
 
 using namespace sc_core;
+
+namespace {
+constexpr tlm_check::TargetCaps kCaps{/*byte_enables=*/true, /*streaming=*/false};
+
+// Whether a read filled all eight bytes from `off` (a torn-value watch sees only whole words).
+bool whole_qword(const tlm::tlm_generic_payload& t, unsigned off) {
+  if (!t.get_byte_enable_ptr()) return true;
+  for (unsigned i = off; i < off + 8; ++i)
+    if (!tlm_check::byte_enabled(t, i)) return false;
+  return true;
+}
+}  // namespace
 
 void Memory::declare_params(ParamSet& ps, const std::string& p, bool local) {
   if (local) {
@@ -61,8 +74,16 @@ sc_time Memory::occupy(const sc_time& arrival, unsigned len) {
 }
 
 void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
+  checked_target(t, delay, name(), kCaps, [this](tlm::tlm_generic_payload& tt, sc_time& d) { serve(tt, d); });
+}
+
+void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   uint64_t addr = t.get_address();
   unsigned len = t.get_data_length();
+  if (t.get_streaming_width() < len) {
+    t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);  // a memory port, not a FIFO: no streaming
+    return;
+  }
   if (addr < base_ || addr + len > base_ + size_ || len == 0) {
     t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
@@ -84,6 +105,9 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
     w->seq = seq_++;
     w->addr = addr;
     w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
+    w->enables.clear();
+    if (t.get_byte_enable_ptr())
+      for (unsigned i = 0; i < len; ++i) w->enables.push_back(tlm_check::byte_enabled(t, i));
     const bool earliest = pending_.empty() || Later()(pending_.front(), w);
     pending_.push_back(w);
     std::push_heap(pending_.begin(), pending_.end(), Later());
@@ -98,11 +122,18 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
       if (w->arrival <= arrival && w->visible_at > sample) sample = w->visible_at;
     if (sample > now) wait(sample - now);
     apply_due();
-    peek(addr, t.get_data_ptr(), len);
+    if (!t.get_byte_enable_ptr()) {
+      peek(addr, t.get_data_ptr(), len);
+    } else {  // only the enabled bytes are the memory's; the rest stay as the initiator left them
+      std::vector<unsigned char> all(len);
+      peek(addr, all.data(), len);
+      for (unsigned i = 0; i < len; ++i)
+        if (tlm_check::byte_enabled(t, i)) t.get_data_ptr()[i] = all[i];
+    }
     if (!read_watches_.empty() && len >= 8) {
       for (uint64_t q = (addr + 7) & ~7ull; q + 8 <= addr + len; q += 8) {
         auto it = read_watches_.find(q);
-        if (it == read_watches_.end()) continue;
+        if (it == read_watches_.end() || !whole_qword(t, unsigned(q - addr))) continue;
         uint64_t v;
         std::memcpy(&v, t.get_data_ptr() + (q - addr), 8);
         for (auto& cb : it->second) cb(v);
@@ -122,14 +153,20 @@ void Memory::apply_due() {
     std::pop_heap(pending_.begin(), pending_.end(), Later());
     Pending* w = pending_.back();
     pending_.pop_back();
-    store(w->addr, w->data.data(), unsigned(w->data.size()));
+    store(w->addr, w->data.data(), unsigned(w->data.size()), w->enables);
     free_.push_back(w);
   }
   if (!pending_.empty()) apply_ev_.notify(pending_.front()->visible_at - now);
 }
 
-void Memory::store(uint64_t addr, const unsigned char* p, unsigned len) {
-  poke(addr, p, len);  // one copy: an aligned 8-byte write is never seen torn (F1)
+void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables) {
+  // One copy, at one time: an aligned 8-byte write is never seen torn (F1).
+  if (enables.empty()) {
+    poke(addr, p, len);
+  } else {
+    for (unsigned i = 0; i < len; ++i)
+      if (enables[i]) poke(addr + i, p + i, 1);
+  }
   if (watches_.empty()) return;
   for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
     auto it = watches_.find(q);

@@ -7,6 +7,8 @@
 // write that arrived before it (it is sampled no earlier than their visibility: an in-order memory
 // controller, and with a FIFO link the PCIe rule that a read does not pass an earlier posted write).
 // A write still on its way (not arrived) is not waited for: the read sees the old data.
+// Byte enables are honoured (PCIe memory TLPs carry them): a write stores only its enabled bytes, a read
+// fills only its enabled bytes. A streaming transaction is refused (TLM_BURST_ERROR_RESPONSE).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -56,8 +58,10 @@ class Memory : public sc_core::sc_module {
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void apply_due();  // SC_METHOD: makes due pending writes visible
-  void store(uint64_t addr, const unsigned char* p, unsigned len);
+  // `enables`: empty, or one flag per byte (the write's byte enables).
+  void store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables);
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
 
   struct Pending {
@@ -66,6 +70,7 @@ class Memory : public sc_core::sc_module {
     uint64_t seq;
     uint64_t addr;
     std::vector<unsigned char> data;
+    std::vector<unsigned char> enables;  // empty: every byte
   };
   struct Later {
     bool operator()(const Pending* a, const Pending* b) const {
