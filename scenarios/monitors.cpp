@@ -157,8 +157,9 @@ void Monitors::finish(Results& r) {
   }
   r.monitors["lost_interrupt"] = lost_;
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
-  // Of the violations, how many waiters were woken after all (a lost interrupt rescued by a later
-  // signal, or a CPU or CMP too saturated to keep the bound), the rest never or given up.
+  // Of the violations, how many waiters were woken after all (rescued by a later signal or the F8
+  // re-read, or an interrupt that came past the bound while the CPU sat idle: a CMP or link too slow
+  // to keep it), the rest never or given up.
   r.metric("overdue_woken_later", overdue_woken_);
   // Waiters past the bound while the CPU never caught up with its interrupts: late (an interrupt storm
   // the CPU cannot keep up with), not lost; woken or given up in the end.
