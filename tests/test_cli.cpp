@@ -2,6 +2,8 @@
 // names the key or file and what is allowed.
 #include <fstream>
 
+#include "scenarios/cli.h"
+
 #include "tb.h"
 
 using namespace tb;
@@ -95,4 +97,21 @@ TEST_CASE("CLI: a fence_race topology that cannot run is refused before anything
   const Run ok = run_cli(scenario("fence_race") + " --gpu.nodes=1 --workload.bulk_copy_bytes=0 --workload.fences=1 "
                          "--workload.signals=50 --workload.waiter_threads=1");
   CHECK(ok.code == 0);
+}
+
+// Found by fuzz_scenario_loader: Boost 1.74's message for a malformed line substitutes the line into
+// its "%invalid_line%" template until no placeholder is left, so a line holding one looped forever.
+TEST_CASE("Loader: a malformed line holding a %placeholder% is refused with its line number", "[H4]") {
+  ParamSet ps = params();
+  for (const std::string text : {"%invalid_line%\n", "scenario = gpu_wait\n[fence\n", "scenario = gpu_wait\n\n  %p% \n"}) {
+    INFO(text);
+    try {
+      load_scenario_text(text, "x.ini", ps);
+      FAIL("accepted");
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("scenario file 'x.ini': line ") == 0);
+      CHECK(m.find("is neither [section] nor key = value") != std::string::npos);
+    }
+  }
 }
