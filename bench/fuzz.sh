@@ -27,7 +27,7 @@ for t in "${targets[@]}"; do
   else
     rc=$?
   fi
-  wall=$(python3 -c "import time;print(round(time.time()-$start,1))")
+  wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   crashes=$(find "$findings" -type f | wc -l)
