@@ -126,6 +126,20 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   // Editors on Windows write a byte-order mark and CRLF line ends; both mean plain text.
   std::string text = raw.compare(0, 3, "\xEF\xBB\xBF") == 0 ? raw.substr(3) : raw;
   text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+  // Every line is blank, a comment, [section] or key = value, as Boost reads them ('#' starts a
+  // comment). Checked here, with the line number: Boost's own message for a bad line substitutes the
+  // line into a "%invalid_line%" template and loops forever when the line holds that placeholder.
+  {
+    std::istringstream lines(text);
+    std::string line;
+    for (long n = 1; std::getline(lines, line); ++n) {
+      std::string s = line.substr(0, line.find('#'));
+      const size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
+      s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
+      if (s.empty() || (s.front() == '[' && s.back() == ']') || s.find('=') != std::string::npos) continue;
+      throw ConfigError(where + ": line " + std::to_string(n) + " '" + line + "' is neither [section] nor key = value");
+    }
+  }
   std::istringstream in(text);
   po::options_description keys;
   keys.add_options()("scenario", po::value<std::string>());
@@ -133,6 +147,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   po::parsed_options parsed(nullptr);
   try {
     parsed = po::parse_config_file(in, keys, /*allow_unregistered=*/true);
+  } catch (const po::invalid_syntax& e) {  // (not e.what(): see above)
+    throw ConfigError(where + ": malformed (boost::program_options syntax error " + std::to_string(int(e.kind())) + ")");
   } catch (const po::error& e) {
     throw ConfigError(where + ": " + e.what());
   }

@@ -69,6 +69,13 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   }
   r.host["sim_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - run0).count();
   const sc_time end = sc_time_stamp();
+  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where.
+  for (auto& n : platform.gpu.nodes) {
+    for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
+    if (n->faults() > n->fault_messages().size())
+      r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
+                           std::to_string(n->faults() - n->fault_messages().size()) + " more");
+  }
   if (platform.vidsch.bugchecked()) {
     r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
   } else if (sc_pending_activity() && r.failures.empty()) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fstream>
 
+#include "scenarios/cli.h"
+
 #include "tb.h"
 
 using namespace tb;
@@ -177,4 +179,19 @@ TEST_CASE("fence_signal: a delay too short to arm the wait fails with why, never
   // 5 us of GPU work is enough: the wait is armed (~6.6 us into the run) before the SIGNAL starts (~11.5 us).
   const Run ok = run_cli(scenario("fence_signal") + " --workload.signal_delay_us=5");
   CHECK(ok.code == 0);
+// Found by fuzz_scenario_loader: Boost 1.74's message for a malformed line substitutes the line into
+// its "%invalid_line%" template until no placeholder is left, so a line holding one looped forever.
+TEST_CASE("Loader: a malformed line holding a %placeholder% is refused with its line number", "[H4]") {
+  ParamSet ps = params();
+  for (const std::string text : {"%invalid_line%\n", "scenario = gpu_wait\n[fence\n", "scenario = gpu_wait\n\n  %p% \n"}) {
+    INFO(text);
+    try {
+      load_scenario_text(text, "x.ini", ps);
+      FAIL("accepted");
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("scenario file 'x.ini': line ") == 0);
+      CHECK(m.find("is neither [section] nor key = value") != std::string::npos);
+    }
+  }
 }

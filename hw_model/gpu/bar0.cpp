@@ -141,6 +141,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
       case kQEnable:
         q.enabled = v & 1;
         q.rptr = q.wptr = 0;
+        q.faulted = false;
         if (q.enabled) cmp_.queue_enabled(qi);
         break;
     }

@@ -18,9 +18,10 @@ struct HwQueue {
   uint64_t wptr = 0;        // bytes ever written (from the doorbell), monotonic
   uint64_t rptr = 0;        // bytes ever executed, monotonic
   bool blocked = false;     // waiting on a fence on the GPU (F5)
+  bool faulted = false;     // its engine stopped it on a malformed packet; re-enabling clears it
   uint32_t wait_slot = 0;
   uint64_t wait_value = 0;
-  bool runnable() const { return enabled && !blocked && rptr < wptr; }
+  bool runnable() const { return enabled && !blocked && !faulted && rptr < wptr; }
 };
 
 }  // namespace gpumodel

@@ -1,10 +1,10 @@
 #include "hw_model/gpu/node.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "hw_model/gpu/cmp.h"
-#include "hw_model/gpu/packets.h"
 #include "hw_model/gpu/regs.h"
 
 namespace gpumodel {
@@ -56,6 +56,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   const std::string base = "gpu." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
+  faults_id_ = vcd_.add(base + ".faults", 32, 0);
   state_ = "idle";
   SC_HAS_PROCESS(Node);
   SC_THREAD(fetcher);
@@ -64,8 +65,14 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_METHOD(drain_wb);
   sensitive << wb_ev_;
   dont_initialize();
-  for (unsigned i = 0; i < outstanding_; ++i)
-    sc_spawn([this] { dma_tag(); }, (std::string("dma_tag") + std::to_string(i)).c_str());
+  fetch_buf_.resize(fetch_bytes_);
+  for (unsigned i = 0; i < outstanding_; ++i) {
+    dma_tags_.push_back(std::make_unique<DmaTag>());
+    DmaTag& t = *dma_tags_.back();
+    t.buf.resize(chunk_bytes_);
+    t.fc.grant = &t.granted;
+    sc_spawn([this, &t] { dma_tag(t); }, (std::string("dma_tag") + std::to_string(i)).c_str());
+  }
 }
 
 void Node::set_state(const char* s) {
@@ -99,7 +106,7 @@ void Node::finish_queue() {
 }
 
 void Node::fetcher() {
-  std::vector<unsigned char> buf(fetch_bytes_);
+  std::vector<unsigned char>& buf = fetch_buf_;
   for (;;) {
     // Fetch whole chunks: wait until a full fetch fits in the FIFO (or all that is left does).
     const uint64_t space = fifo_bytes_ - std::min<uint64_t>(fifo_bytes_, fifo_.size() * 4);
@@ -129,8 +136,16 @@ void Node::fetcher() {
   }
 }
 
+namespace {
+std::string describe(const DecodedPacket& d, uint32_t header) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "malformed packet (%s; header 0x%08x)", to_string(d.error), unsigned(header));
+  return buf;
+}
+}  // namespace
+
 void Node::executor() {
-  uint32_t pkt[16];
+  uint32_t pkt[kMaxPacketDwords];
   for (;;) {
     if (!q_) {
       HwQueue* q = cmp_.pick(ordinal_);
@@ -145,24 +160,37 @@ void Node::executor() {
       finish_queue();
       continue;
     }
-    const uint32_t len = fifo_.empty() ? 1 : header_len(fifo_.front());
-    if (len == 0 || len > 16) {
-      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": malformed packet header").c_str());
+    // The header says how many dwords to wait for; a malformed one stops the queue here.
+    const DecodedPacket h = fifo_.empty() ? DecodedPacket{} : decode_header(fifo_.front());
+    if (!fifo_.empty() && !h.ok()) {
+      fault(describe(h, fifo_.front()));
+      wait(decode_);  // the fault costs the decode of the packet that raised it
       finish_queue();
       continue;
     }
-    if (fifo_.size() < len) {
+    if (fifo_.size() < std::max<uint32_t>(h.dwords, 1)) {
+      if (!fifo_.empty() && fetch_ptr_ >= q_->wptr) {  // everything up to the write pointer is here
+        fault(describe({h.op, 0, PacketError::Truncated, h.opcode, {}}, fifo_.front()));
+        wait(decode_);
+        finish_queue();
+        continue;
+      }
       set_state("fetch");
       wait(data_ev_);
       continue;
     }
+    const uint32_t len = h.dwords;
     for (uint32_t i = 0; i < len; ++i) {
       pkt[i] = fifo_.front();
       fifo_.pop_front();
     }
     if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
     set_state("execute");
-    execute(pkt, len);
+    execute(decode_packet(pkt, len));
+    if (q_->faulted) {  // a well-formed packet the engine cannot run (a fence slot it does not hold)
+      finish_queue();
+      continue;
+    }
     q_->rptr += uint64_t(len) * 4;
     ++packets_;
     if (q_->blocked) {
@@ -173,52 +201,54 @@ void Node::executor() {
   }
 }
 
-namespace {
-uint64_t q64(const uint32_t* p) { return uint64_t(p[0]) | (uint64_t(p[1]) << 32); }
-}  // namespace
+void Node::fault(const std::string& reason) {
+  // A real engine raises a fault and stops the queue at the packet; so does the model (STYLE).
+  ++faults_;
+  vcd_.set(faults_id_, faults_);
+  if (fault_messages_.size() < kFaultMessages) {
+    char where[96];
+    std::snprintf(where, sizeof where, ": queue %d faulted at ring offset 0x%llx: ", q_->id,
+                  static_cast<unsigned long long>(q_->rptr & (q_->ring_size - 1)));
+    fault_messages_.push_back(name() + std::string(where) + reason);
+  }
+  q_->faulted = true;
+  set_state("fault");
+}
 
-void Node::execute(const uint32_t* p, uint32_t len) {
-  if (header_op(p[0]) == Op::Signal && len == 4) {
-    signal(p[1], q64(p + 2), decode_);  // the hot path: the decode rides on the MV read's offset
+void Node::execute(const DecodedPacket& d) {
+  if (d.op == Op::Signal) {
+    signal(uint32_t(d.arg[0]), d.arg[1], decode_);  // the hot path: the decode rides on the MV read's offset
     return;
   }
   wait(decode_);
-  switch (header_op(p[0])) {
+  switch (d.op) {
     case Op::Nop:
+    case Op::Signal:
       break;
     case Op::Write64:
-      if (len == 5) {
-        const uint64_t v = q64(p + 3);
-        post(q64(p + 1), &v, 8);
-      }
+      post(d.arg[0], &d.arg[1], 8);
       break;
-    case Op::Timestamp:
-      if (len == 3) {
-        const uint64_t ticks = sc_time_stamp().value() / tick_ps_;
-        post(q64(p + 1), &ticks, 8);
-      }
+    case Op::Timestamp: {
+      const uint64_t ticks = sc_time_stamp().value() / tick_ps_;
+      post(d.arg[0], &ticks, 8);
       break;
+    }
     case Op::Barrier:
       set_state("wait");
       drain_write_buffer();
       break;
     case Op::Compute:
-      if (len == 3) wait(period_ * double(q64(p + 1)));
+      wait(period_ * double(d.arg[0]));
       break;
     case Op::Copy:
-      if (len == 7) copy(q64(p + 1), q64(p + 3), q64(p + 5));
+      copy(d.arg[0], d.arg[1], d.arg[2]);
       break;
     case Op::Interrupt:
-      if (len == 2) cmp_.raise_interrupt(p[1]);
-      break;
-    case Op::Signal:  // malformed (length): handled above when well formed
-      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": malformed SIGNAL").c_str());
+      cmp_.raise_interrupt(uint32_t(d.arg[0]));
       break;
     case Op::Wait:
-      if (len == 4) wait_fence(p[1], q64(p + 2));
+      wait_fence(uint32_t(d.arg[0]), d.arg[1]);
       break;
-    default:
-      SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": unknown opcode").c_str());
   }
 }
 
@@ -278,7 +308,7 @@ void Node::request_flush(WriteFlush& f) {
 void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
-    SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": SIGNAL names a fence slot the CMP does not hold").c_str());
+    fault("SIGNAL names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
     wait(decode);
     return;
   }
@@ -311,7 +341,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
 void Node::wait_fence(uint32_t slot, uint64_t value) {
   FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
-    SC_REPORT_ERROR("gpumodel/node", (std::string(name()) + ": WAIT names a fence slot the CMP does not hold").c_str());
+    fault("WAIT names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
     return;
   }
   last_wait_read_ = sc_time_stamp();
@@ -352,11 +382,9 @@ void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   while (!dma_jobs_.empty() || dma_busy_) wait(dma_done_ev_);
 }
 
-void Node::dma_tag() {
-  std::vector<unsigned char> buf(chunk_bytes_);
-  sc_event granted;
-  PostedFlowControl fc;
-  fc.grant = &granted;
+void Node::dma_tag(DmaTag& t) {
+  std::vector<unsigned char>& buf = t.buf;
+  PostedFlowControl& fc = t.fc;
   for (;;) {
     while (dma_jobs_.empty()) wait(dma_ev_);
     const Chunk c = dma_jobs_.front();

@@ -4,12 +4,20 @@
 // transfers serves COPY. The node's posted writes go through its write buffer: BARRIER waits until
 // every earlier write is visible.
 //
+// A malformed packet (decode_packet's errors) or one naming a fence slot the CMP does not hold is a
+// fault, as a real engine raises one: the node stops the queue at that packet (its read pointer stays
+// there; re-enabling the queue clears it), counts the fault and keeps a message naming the node, queue,
+// ring offset and reason for the results; the model runs on.
+//
 // Parameters: node.decode_cycles, node.fetch_bytes, node.fifo_bytes, node.dma_chunk_bytes,
 // node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, gpu.engine_clock_mhz.
-// Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait), queue.
+// Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault),
+// queue, faults.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -19,6 +27,7 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/packets.h"
 
 namespace gpumodel {
 
@@ -54,12 +63,16 @@ class Node : public sc_core::sc_module {
   uint64_t signals() const { return signals_; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
   sc_core::sc_time last_wait_read() const { return last_wait_read_; }  // probe: a WAIT's CV read issued
+  // Faults raised (each stopped a queue), and the messages of the first kFaultMessages of them.
+  uint64_t faults() const { return faults_; }
+  const std::vector<std::string>& fault_messages() const { return fault_messages_; }
+  static constexpr size_t kFaultMessages = 16;
 
  private:
   void fetcher();
   void executor();
-  void dma_tag();
-  void execute(const uint32_t* p, uint32_t len);
+  void execute(const DecodedPacket& d);
+  void fault(const std::string& reason);  // stops q_ at its current packet
   void set_state(const char* s);
   // Through the write buffer; `offset`: issued that long after now (still executing the packet).
   void post(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
@@ -116,10 +129,22 @@ class Node : public sc_core::sc_module {
   std::deque<Chunk> dma_jobs_;
   unsigned dma_busy_ = 0;
   sc_core::sc_event dma_ev_, dma_done_ev_;
+  // A DMA tag's chunk buffer and flow-control identity. Owned here, not by the tag's thread: a thread
+  // that never returns never destroys its locals (they would leak at exit).
+  struct DmaTag {
+    std::vector<unsigned char> buf;
+    sc_core::sc_event granted;
+    PostedFlowControl fc;
+  };
+  std::vector<std::unique_ptr<DmaTag>> dma_tags_;
+  void dma_tag(DmaTag& t);
+  std::vector<unsigned char> fetch_buf_;  // the fetcher's read buffer (owned here, as above)
 
   uint64_t packets_ = 0;
+  uint64_t faults_ = 0;
+  std::vector<std::string> fault_messages_;
   sc_core::sc_time last_dma_read_ = sc_core::SC_ZERO_TIME;
-  Vcd::Id state_id_, queue_id_;
+  Vcd::Id state_id_, queue_id_, faults_id_;
   const char* state_ = "";
 };
 

@@ -1,7 +1,9 @@
 // Command packets: the binary format a node fetches from a ring buffer in memory.
-// Each packet starts with a header dword: [31:24] opcode, [15:0] length in dwords including the header.
+// Each packet starts with a header dword: [31:24] opcode, [23:16] reserved (zero), [15:0] length in
+// dwords including the header.
 // 64-bit operands are two dwords, low first.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +25,38 @@ inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (
 inline Op header_op(uint32_t h) { return Op(h >> 24); }
 inline uint32_t header_len(uint32_t h) { return h & 0xffff; }
 
+constexpr uint32_t kMaxPacketDwords = 16;  // the engine's packet buffer
+
+// Why a packet is malformed: the engine stops the queue on it and records a fault (STYLE: a malformed
+// packet is a hardware fault, never skipped).
+enum class PacketError : uint8_t {
+  None,
+  ZeroLength,     // header length 0
+  TooLong,        // header length > kMaxPacketDwords
+  UnknownOpcode,
+  ReservedBits,   // header bits [23:16] set
+  WrongLength,    // a known opcode with another length than its operands need
+  Truncated,      // the packet runs past the dwords available (the queue's write pointer)
+};
+const char* to_string(PacketError e);
+
+// A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
+// arg[1] value; INTERRUPT: arg[0] vector; NOP (padding, any length) and BARRIER have none.
+struct DecodedPacket {
+  Op op = Op::Nop;
+  uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)
+  PacketError error = PacketError::None;
+  uint32_t opcode = 0;  // the header's opcode byte, also when unknown
+  uint64_t arg[3] = {0, 0, 0};
+  bool ok() const { return error == PacketError::None; }
+};
+
+// The header alone: op, length and every error but Truncated (operands not read). The engine uses it
+// to know how many dwords to wait for.
+DecodedPacket decode_header(uint32_t header);
+// A whole packet from `available` dwords starting at its header (`available` >= 1).
+DecodedPacket decode_packet(const uint32_t* dw, size_t available);
+
 // Builds a command stream (what a UMD writes into a command buffer).
 class PacketWriter {
  public:
@@ -39,6 +73,10 @@ class PacketWriter {
   }
   PacketWriter& signal(uint32_t slot, uint64_t value) { return fence_op(Op::Signal, slot, value); }
   PacketWriter& wait(uint32_t slot, uint64_t value) { return fence_op(Op::Wait, slot, value); }
+  PacketWriter& raw(uint32_t dw) {  // a dword as is: malformed streams for tests and fuzzing
+    dw_.push_back(dw);
+    return *this;
+  }
   PacketWriter& append(const PacketWriter& o) {
     dw_.insert(dw_.end(), o.dw_.begin(), o.dw_.end());
     return *this;

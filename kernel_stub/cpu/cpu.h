@@ -80,8 +80,7 @@ class Cpu : public sc_core::sc_module {
   bool wait_for(KEvent& e, const sc_core::sc_time& timeout);
   void signal(KEvent& e);    // KeSetEvent, from a DPC
   void sleep(const sc_core::sc_time& t) {  // KeDelayExecutionThread: the thread blocks on a timer
-    KEvent never;
-    wait_for(never, t);
+    wait_for(never_, t);
   }
 
   // Device IRQL (KeSynchronizeExecution): while raised, the core takes no interrupt, so a DDI running
@@ -106,6 +105,9 @@ class Cpu : public sc_core::sc_module {
   std::function<void()> on_interrupts_drained;
 
  private:
+  // Never signalled: what a sleeping thread waits on. A member, not the sleeper's local: a thread
+  // still asleep when the simulation stops never destroys its locals (a leak at exit).
+  KEvent never_;
   void core();
   void set_context(const std::string& c);
   struct CState {

@@ -204,7 +204,10 @@ void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
 bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout) {
   if (f->destroyed) return false;
   if (cpu_.mem_read64(f->cv_addr) >= value) return true;
-  CpuWaiter w;
+  // The waiter lives here, not on the waiting thread's stack: a thread still waiting when the
+  // simulation stops (a bug check) never returns to destroy its locals.
+  const auto mine = cpu_waiters_.emplace(cpu_waiters_.end());
+  CpuWaiter& w = *mine;
   w.id = next_waiter_++;
   w.fence = f;
   w.value = value;
@@ -223,6 +226,7 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
     if (observer.waiter_cancelled) observer.waiter_cancelled(w);
     if (!f->legacy) update_monitored_values({f});
   }
+  cpu_waiters_.erase(mine);
   return ok && !f->destroyed;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <set>
@@ -124,6 +125,7 @@ class VidSch {
   std::set<uint32_t> destroyed_handles_;
   uint64_t next_waiter_ = 1;
   size_t waiter_count_ = 0;
+  std::list<CpuWaiter> cpu_waiters_;  // the CPU waits in progress (WaitFromCpu)
   struct Held {
     KmdHwQueue* q;
     uint64_t value;
