@@ -179,6 +179,8 @@ TEST_CASE("fence_signal: a delay too short to arm the wait fails with why, never
   // 5 us of GPU work is enough: the wait is armed (~6.6 us into the run) before the SIGNAL starts (~11.5 us).
   const Run ok = run_cli(scenario("fence_signal") + " --workload.signal_delay_us=5");
   CHECK(ok.code == 0);
+}
+
 // Found by fuzz_scenario_loader: Boost 1.74's message for a malformed line substitutes the line into
 // its "%invalid_line%" template until no placeholder is left, so a line holding one looped forever.
 TEST_CASE("Loader: a malformed line holding a %placeholder% is refused with its line number", "[H4]") {
