@@ -12,16 +12,21 @@ if [[ ${1:-} == -* ]]; then limit=$1; shift; fi
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_scenario_loader fuzz_packet_decoder)
 jobs=${JOBS:-$(nproc)}
-cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMODEL_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j"$jobs" --target "${targets[@]}" >/dev/null
+# FUZZ_BUILD names the build directory (default build-fuzz); CI reuses .ci/sanitize's clang build-san,
+# whose libraries are already instrumented for the fuzzer, so nothing is compiled twice.
+bf=${FUZZ_BUILD:-build-fuzz}
+if [[ ! -f $bf/CMakeCache.txt ]]; then
+  cmake -S . -B "$bf" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMODEL_FUZZ=ON >/dev/null
+fi
+cmake --build "$bf" -j"$jobs" --target "${targets[@]}" >/dev/null
 status=0
 for t in "${targets[@]}"; do
-  scratch=build-fuzz/corpus/$t findings=build-fuzz/findings/$t log=build-fuzz/$t.log
+  scratch=$bf/corpus/$t findings=$bf/findings/$t log=$bf/$t.log
   rm -rf "$scratch" "$findings"
   mkdir -p "$scratch" "$findings"
   start=$(date +%s.%N)
   # -timeout: one input running over 10 s is a hang; -rss_limit_mb: one over 2 GB is a finding too.
-  if ./build-fuzz/fuzz/"$t" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ./"$bf"/fuzz/"$t" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -dict=fuzz/"$t".dict -artifact_prefix="$findings"/ "$scratch" fuzz/corpus/"$t" >"$log" 2>&1; then
     rc=0
   else

@@ -334,6 +334,10 @@ int run(int argc, char** argv) {
 
   Results r;
   const sc_core::sc_time end = run_scenario(ps, opt, r);
+  if (!r.output_error.empty()) {
+    std::cerr << "gpumodel: " << printable(r.output_error) << "\n";
+    return 2;
+  }
   const bool pass = r.pass();
 
   std::cout << "\nresults (simulated " << std::setprecision(10) << to_ns(end) << " ns):\n";
@@ -365,7 +369,10 @@ int run(int argc, char** argv) {
     std::ofstream out(results_path);
     out << j.dump(2) << "\n";
     out.close();
-    if (out.fail()) throw ConfigError("--results: cannot write '" + results_path + "': " + std::strerror(errno));
+    if (out.fail()) {
+      std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno)) << "\n";
+      return 2;
+    }
   }
   return pass ? 0 : 1;
 }

@@ -17,6 +17,9 @@ struct Results {
   std::vector<std::string> failures;                // scenario checks that failed, model faults
   nlohmann::json bugcheck = nullptr;                // {"code", "params"} when the OS would bug check
   nlohmann::ordered_json host = nlohmann::ordered_json::object();
+  // An output file the run could not write (the CLI exits 2); not part of the verdict. Reported, not
+  // thrown: an exception after sc_start unwinds across SystemC's coroutine stacks, which ASan flags.
+  std::string output_error;
 
   template <typename T>
   void metric(const std::string& name, T v) { metrics[name] = v; }

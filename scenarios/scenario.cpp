@@ -94,7 +94,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     char date[64];
     std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
     if (!vcd.write(opt.vcd_path, date))
-      throw ConfigError("--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno));
+      r.output_error = "--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno);
   }
   return end;
 }
