@@ -228,7 +228,9 @@ TEST_CASE("TLM return: attributes the callee may not change", "[tlm][H1]") {
       {[](tlm::tlm_generic_payload& p) { p.set_byte_enable_length(1); }, "byte-enable length"},
       {[](tlm::tlm_generic_payload& p) { p.get_data_ptr()[3] ^= 1; }, "write data"},
   };
-  for (auto& [change, what] : changes) {
+  for (auto& entry : changes) {  // not a structured binding: clang 14 cannot capture one
+    auto& change = entry.first;
+    const auto& what = entry.second;
     INFO(what);
     Txn t(tlm::TLM_WRITE_COMMAND, 0x1000, 8, 0x11);
     const std::string m = broken([&] {

@@ -206,10 +206,11 @@ std::vector<std::string> reduced_args(const std::string& file, const std::string
   for (const std::string& who : {std::string("*"), scenario, stem == scenario ? std::string() : stem}) {
     auto it = kReduced.find(who);
     if (it == kReduced.end()) continue;
-    for (auto& [k, v] : it->second) {
+    for (auto& kv_new : it->second) {  // not a structured binding: clang 14 cannot capture one
+      const auto& k = kv_new.first;
       auto old = std::find_if(merged.begin(), merged.end(), [&](auto& kv) { return kv.first == k; });
-      if (old != merged.end()) old->second = v;
-      else merged.push_back({k, v});
+      if (old != merged.end()) old->second = kv_new.second;
+      else merged.push_back(kv_new);
     }
   }
   std::vector<std::string> args;
