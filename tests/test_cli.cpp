@@ -197,3 +197,29 @@ TEST_CASE("Loader: a malformed line holding a %placeholder% is refused with its 
     }
   }
 }
+
+TEST_CASE("Params: a key declared again with its own range only", "[H4]") {
+  // Same default and source, another range: the second scenario's range still applies to it.
+  ParamSet ps;
+  ps.declare_int("k.n", 1, "", 0, 10, "A: test", "a");
+  ps.declare_int("k.n", 1, "", 0, 100, "A: test", "b");
+  ps.apply_scenario_defaults("b");
+  CHECK_NOTHROW(ps.set("k.n", "50", "test"));
+  ps.apply_scenario_defaults("a");
+  CHECK_THROWS_WITH(ps.set("k.n", "50", "test"), Catch::Contains("[0, 10]"));
+  // One key, two types: a declaration error, not a silent reinterpretation.
+  CHECK_THROWS_AS(ps.declare_real("k.n", 1, "", 0, 1, "A: test", "c"), ConfigError);
+}
+
+TEST_CASE("Verdict: a bug check or an engine fault fails the run and says so", "[H4]") {
+  Results r;
+  CHECK(r.pass());
+  r.bug_check(0x1a8, {1, 2});
+  CHECK_FALSE(r.pass());
+  REQUIRE(r.why_failed().size() == 1);
+  CHECK(r.why_failed()[0].find("bug check") == 0);
+  Results m;
+  m.monitors["lost_interrupt"] = 3;
+  CHECK_FALSE(m.pass());
+  CHECK(m.why_failed().at(0) == "monitor lost_interrupt: 3 violation(s)");
+}

@@ -195,7 +195,8 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
       const char c0 = text[0];
       const bool starts_ok = std::isdigit(static_cast<unsigned char>(c0)) || c0 == '-' || c0 == '+' || c0 == '.';
       if (!starts_ok || *end != '\0' || end == text.c_str() || std::isnan(x)) throw bad("is not a number");
-      if (errno == ERANGE || !std::isfinite(x)) throw bad("is out of range");
+      // ERANGE on overflow (±HUGE_VAL) only: an underflow such as 1e-310 is a tiny in-range number.
+      if (!std::isfinite(x) || (errno == ERANGE && std::fabs(x) == HUGE_VAL)) throw bad("is out of range");
       if (x < s.min || x > s.max) throw bad("is out of range");
       v.r = x;
       break;

@@ -84,6 +84,10 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);  // a memory port, not a FIFO: no streaming
     return;
   }
+  if (t.get_byte_enable_ptr() && t.get_byte_enable_length() == 0) {
+    t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);  // enables with no length: refused, in any build
+    return;
+  }
   if (addr < base_ || addr + len > base_ + size_ || len == 0) {
     t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
