@@ -44,6 +44,16 @@ void declare_all_params(ParamSet& ps) {
   for (auto& s : scenario_registry()) s.declare(ps, s.name);
 }
 
+void report_engine_faults(const Platform& p, Results& r) {
+  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where.
+  for (auto& n : p.gpu.nodes) {
+    for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
+    if (n->faults() > n->fault_messages().size())
+      r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
+                           std::to_string(n->faults() - n->fault_messages().size()) + " more");
+  }
+}
+
 sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const ScenarioInfo* info = find_scenario(opt.scenario);
   if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
@@ -69,13 +79,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   }
   r.host["sim_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - run0).count();
   const sc_time end = sc_time_stamp();
-  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where.
-  for (auto& n : platform.gpu.nodes) {
-    for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
-    if (n->faults() > n->fault_messages().size())
-      r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
-                           std::to_string(n->faults() - n->fault_messages().size()) + " more");
-  }
+  report_engine_faults(platform, r);
   if (platform.vidsch.bugchecked()) {
     r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
   } else if (sc_pending_activity() && r.failures.empty()) {

@@ -48,6 +48,9 @@ struct RunOptions {
   std::string vcd_path;  // empty: no waveform
 };
 
+// Adds every engine fault of the run (a malformed packet stopped a queue) to the failures.
+void report_engine_faults(const Platform& p, Results& r);
+
 // Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
 // Call once per process (SystemC elaborates once).
 sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r);

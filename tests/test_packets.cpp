@@ -112,4 +112,10 @@ TEST_CASE("Node fault: a malformed packet stops its queue, is named, and the nod
   for (size_t i = 0; i < bad.size(); ++i)
     CHECK(n.fault_messages()[i] ==
           "gpu.node0: queue " + std::to_string(i) + " faulted at ring offset 0x4: " + reason[i]);
+  // A scenario's run reports each fault as a reason its verdict fails.
+  Results r;
+  report_engine_faults(p, r);
+  CHECK_FALSE(r.pass());
+  REQUIRE(r.why_failed().size() == bad.size());
+  CHECK(r.why_failed()[0] == "engine fault: gpu.node0: queue 0 faulted at ring offset 0x4: " + reason[0]);
 }
