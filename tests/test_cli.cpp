@@ -223,3 +223,17 @@ TEST_CASE("Verdict: a bug check or an engine fault fails the run and says so", "
   CHECK_FALSE(m.pass());
   CHECK(m.why_failed().at(0) == "monitor lost_interrupt: 3 violation(s)");
 }
+
+TEST_CASE("run_scenario: refuses an impossible platform before elaborating", "[H4]") {
+  // The CLI checks first; run_scenario checks again for any other caller (tests, benches).
+  ParamSet fetch = params({{"node.fetch_bytes", "4096"}});
+  fetch.apply_scenario_defaults("mmio_roundtrip");
+  RunOptions o;
+  o.scenario = "mmio_roundtrip";
+  Results r;
+  CHECK_THROWS_WITH(run_scenario(fetch, o, r), Catch::Contains("node.fifo_bytes"));
+  ParamSet queues = params({{"gpu.hw_queues", "1"}});
+  queues.apply_scenario_defaults("gpu_wait");
+  o.scenario = "gpu_wait";
+  CHECK_THROWS_WITH(run_scenario(queues, o, r), Catch::Contains("gpu.hw_queues = 1 is too few"));
+}

@@ -219,8 +219,11 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
 
 void ParamSet::apply_scenario_defaults(const std::string& scenario) {
   scenario_ = scenario;
-  for (auto& [name, s] : specs_)
-    if (s.variants.count(scenario)) values_[name] = parse(s.as_seen_by(scenario), s.as_seen_by(scenario).default_value, "default of " + name);
+  for (auto& [name, s] : specs_) {
+    if (!s.variants.count(scenario)) continue;
+    const ParamSpec own = s.as_seen_by(scenario);
+    values_[name] = parse(own, own.default_value, "default of " + name);
+  }
 }
 
 void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {
