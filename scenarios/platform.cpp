@@ -6,19 +6,36 @@ namespace gpumodel {
 
 // sysmem.size_bytes's maximum (1020 GiB) is the room between system memory's base and the VRAM aperture.
 static_assert(regs::kVramBase - regs::kSysmemBase == uint64_t(1020) << 30, "sysmem.size_bytes range");
+// The iGPU's BAR0 lies below the dGPU's and clear of it.
+static_assert(regs::kIgpuBar0Base + regs::kBar0Size <= regs::kBar0Base, "iGPU BAR0 overlaps the dGPU's");
+
+namespace {
+constexpr uint32_t kIgpuMsiDataBase = Kmd::kMsiDataBase + Kmd::kMsiVectors;  // after the dGPU's vectors
+uint64_t stolen_bytes(const ParamSet& ps, Topology t) {
+  return t == Topology::Hybrid ? uint64_t(ps.get_int("igpu.stolen_bytes")) : 0;
+}
+}  // namespace
 
 void Platform::declare_params(ParamSet& ps) {
+  ps.declare_enum("platform.topology", "dgpu", {"dgpu", "hybrid"},
+                  "A: dgpu = one discrete adapter behind the link (a desktop); hybrid = an integrated "
+                  "adapter on the host side plus the discrete one (a hybrid laptop, seed 004)");
   Memory::declare_params(ps, "sysmem.", false);
   ps.declare_real("rc.latency_ns", 30, "ns", 0, 1e6,
                   "A: root-complex crossing each way; with 2 x 200 ns link hops and 90 ns DRAM it "
                   "reproduces the 550 ns small-read round trip (PARAMETERS.md, pcie-bench)");
   PcieLink::declare_params(ps);
   GpuAdapter::declare_params(ps);
+  GpuAdapter::declare_integrated_params(ps);
   Cpu::declare_params(ps);
   VidSch::declare_params(ps);
   Kmd::declare_params(ps);
   ps.declare_real("sim.limit_ms", 1000, "ms", 0.001, 1e7,
                   "A: simulated-time budget; a run still busy at this time fails its check");
+}
+
+Topology Platform::topology_of(const ParamSet& ps) {
+  return ps.get_enum("platform.topology") == "hybrid" ? Topology::Hybrid : Topology::Dgpu;
 }
 
 void Platform::validate(const ParamSet& ps) {
@@ -27,22 +44,75 @@ void Platform::validate(const ParamSet& ps) {
     throw ConfigError("node.fetch_bytes = " + std::to_string(ps.get_int("node.fetch_bytes")) +
                       " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
+  const Topology t = topology_of(ps);
+  if (t == Topology::Dgpu) {
+    // A key that configures the integrated adapter means nothing without one: a typo'd topology would
+    // otherwise run silently without the iGPU.
+    for (auto& k : ps.set_keys())
+      if (k.rfind("igpu.", 0) == 0)
+        throw ConfigError(k + " configures the integrated adapter, which only platform.topology = hybrid has "
+                          "(platform.topology is dgpu); allowed: set platform.topology = hybrid, or drop " + k);
+  } else {
+    const uint64_t sys = uint64_t(ps.get_int("sysmem.size_bytes")), stolen = stolen_bytes(ps, t);
+    if (stolen > sys / 2)
+      throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) + " leaves too little of sysmem.size_bytes = " +
+                        std::to_string(sys) + " to the OS; allowed: igpu.stolen_bytes <= sysmem.size_bytes / 2");
+  }
+}
+
+AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, PhysHeap& system, const GpuAdapter& hw,
+                             const KmdConfig& cfg)
+    : vidmm(system, hw.local_base(), hw.local_size(),
+            hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes"),
+      vidsch(ps, cpu, vidmm),
+      kmd(ps, cpu, vidmm, vidsch, cfg) {
+  vidsch.connect(kmd);
+}
+
+std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
+  std::vector<std::unique_ptr<GpuAdapter>> hw;
+  hw.push_back(std::make_unique<GpuAdapter>("gpu", params, vcd));
+  if (topology == Topology::Hybrid) {
+    AdapterConfig c;
+    c.key = "igpu";
+    c.bar0_base = regs::kIgpuBar0Base;
+    c.integrated = true;
+    c.host_memory = &sysmem;
+    c.local_size = stolen_bytes(params, topology);
+    c.local_base = sysmem.base() + sysmem.size() - c.local_size;
+    hw.push_back(std::make_unique<GpuAdapter>("igpu", params, vcd, c));
+  }
+  return hw;
+}
+
+std::vector<std::unique_ptr<AdapterDriver>> Platform::make_drivers() {
+  std::vector<std::unique_ptr<AdapterDriver>> d;
+  d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[0], KmdConfig{}));
+  if (hw_.size() > 1)
+    d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[1],
+                                                KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase}));
+  return d;
 }
 
 Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
     : params(ps),
       vcd(v),
       rng(seed),
+      topology(topology_of(ps)),
       sysmem("sysmem", ps, "sysmem.", regs::kSysmemBase),
       intc("intc", v),
       rc("rc", ps.get_ns("rc.latency_ns")),
       link("link", ps, v),
-      gpu("gpu", ps, v),
+      hw_(make_hardware()),
+      gpu(*hw_[0]),
+      igpu(hw_.size() > 1 ? hw_[1].get() : nullptr),
       cpu("cpu", ps, v, intc),
-      vidmm(regs::kSysmemBase, sysmem.size(), regs::kVramBase, gpu.vram.size()),
-      vidsch(ps, cpu, vidmm),
-      kmd(ps, cpu, vidmm, vidsch) {
-  vidsch.connect(kmd);
+      system_heap_(regs::kSysmemBase, sysmem.size() - stolen_bytes(ps, topology), "sysmem.size_bytes"),
+      drivers_(make_drivers()),
+      vidmm(drivers_[0]->vidmm),
+      vidsch(drivers_[0]->vidsch),
+      kmd(drivers_[0]->kmd),
+      igpu_driver(drivers_.size() > 1 ? drivers_[1].get() : nullptr) {
   rc.isock.bind(sysmem.tsock);    // port 0
   rc.isock.bind(intc.tsock);      // port 1
   rc.isock.bind(link.down_in);    // port 2
@@ -54,6 +124,11 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
   link.up_out.bind(rc.tsock);
   link.down_out.bind(gpu.host_if.tsock);
   gpu.fabric.isock.bind(link.up_in);  // fabric port 1: everything outside VRAM goes up the link
+  if (igpu) {
+    rc.isock.bind(igpu->host_if.tsock);  // port 3: the iGPU's registers, on the host side
+    rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 3, "iGPU BAR0");
+    igpu->fabric.isock.bind(rc.tsock);   // the SoC fabric: system memory (stolen included) and MSI
+  }
 }
 
 }  // namespace gpumodel

@@ -1,8 +1,15 @@
-// The modelled machine: CPU, root complex, system memory and interrupt controller on the host side; a
-// PCIe-like link; the GPU adapter behind it; and the OS/KMD stub running on the CPU.
+// The modelled machine, assembled from a topology (platform.topology):
+//  * dgpu: CPU, root complex, system memory and interrupt controller on the host side; a PCIe-like
+//    link; the discrete adapter behind it.
+//  * hybrid: the same, plus an integrated adapter (iGPU) on the host side of the root complex: its
+//    engines and CMP reach system memory through the SoC fabric without crossing the link, and its
+//    local segment is stolen from the top of system memory.
+// Each adapter is a stack: its hardware, its own KMD instance and Dxgkrnl's per-adapter state (VidSch,
+// VidMm), all on the one CPU and interrupt controller, each with its own BAR0 and MSI vectors.
 //
-//   cpu ──► rc (router) ──► sysmem
-//            │   ▲     └──► intc (MSI window)
+//   cpu ──► rc (router) ──► sysmem [.. | iGPU stolen]
+//            │   ▲  │  └──► intc (MSI window)
+//            │   │  └─────► igpu.host_if ──► bar0        igpu nodes, cmp ──► igpu.fabric ──► rc
 //            ▼   │
 //          link.down / link.up
 //            │   ▲
@@ -12,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include <systemc>
 
@@ -29,27 +37,56 @@
 
 namespace gpumodel {
 
+enum class Topology { Dgpu, Hybrid };
+
+// Dxgkrnl's per-adapter state and the adapter's KMD instance.
+struct AdapterDriver {
+  AdapterDriver(const ParamSet& ps, Cpu& cpu, PhysHeap& system, const GpuAdapter& hw, const KmdConfig& cfg);
+  VidMm vidmm;
+  VidSch vidsch;
+  Kmd kmd;
+};
+
 class Platform {
  public:
   static void declare_params(ParamSet& ps);
   // Refuses a combination of platform parameters that cannot be built or cannot run (ConfigError
   // naming the keys), before anything is elaborated.
   static void validate(const ParamSet& ps);
+  static Topology topology_of(const ParamSet& ps);
   Platform(const ParamSet& ps, Vcd& vcd, uint64_t seed);
 
   const ParamSet& params;
   Vcd& vcd;
   std::mt19937_64 rng;
+  const Topology topology;
 
   Memory sysmem;
   InterruptController intc;
   Router rc;
   PcieLink link;
-  GpuAdapter gpu;
+
+ private:
+  std::vector<std::unique_ptr<GpuAdapter>> hw_;  // [0] the dGPU, [1] the iGPU (hybrid)
+  std::vector<std::unique_ptr<GpuAdapter>> make_hardware();
+
+ public:
+  GpuAdapter& gpu;             // the discrete adapter
+  GpuAdapter* const igpu;      // the integrated adapter (hybrid), else null
   Cpu cpu;
-  VidMm vidmm;
-  VidSch vidsch;
-  Kmd kmd;
+
+ private:
+  PhysHeap system_heap_;  // system memory less the iGPU's stolen range: one heap for every adapter
+  std::vector<std::unique_ptr<AdapterDriver>> drivers_;
+  std::vector<std::unique_ptr<AdapterDriver>> make_drivers();
+
+ public:
+  // The discrete adapter's driver stack (the names every dGPU scenario uses).
+  VidMm& vidmm;
+  VidSch& vidsch;
+  Kmd& kmd;
+  AdapterDriver* const igpu_driver;  // hybrid, else null
+  PhysHeap& system_heap() { return system_heap_; }
 };
 
 }  // namespace gpumodel

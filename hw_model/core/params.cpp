@@ -230,6 +230,7 @@ void ParamSet::set(const std::string& name, const std::string& text, const std::
   auto it = specs_.find(name);
   if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + name + "'");
   values_[name] = parse(it->second.variants.empty() ? it->second : it->second.as_seen_by(scenario_), text, origin);
+  set_keys_.insert(name);
 }
 
 const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) const {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ class ParamSet {
 
   // Set a value from text; `origin` names where it came from for the error message.
   void set(const std::string& name, const std::string& text, const std::string& origin);
+  // Whether the user gave the key a value (scenario file, command line), not only its default.
+  bool was_set(const std::string& name) const { return set_keys_.count(name) != 0; }
+  const std::set<std::string>& set_keys() const { return set_keys_; }
 
   int64_t get_int(const std::string& name) const;
   double get_real(const std::string& name) const;  // Int parameters convert
@@ -99,6 +103,7 @@ class ParamSet {
   std::map<std::string, ParamSpec> specs_;
   std::map<std::string, Value> values_;
   std::string scenario_;  // whose ranges apply (empty: the first declaration's)
+  std::set<std::string> set_keys_;
 };
 
 }  // namespace gpumodel

@@ -19,15 +19,17 @@ void Bar0::declare_params(ParamSet& ps) {
                   "A: posted register write lands 20 ns after it reaches the adapter");
 }
 
-Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes)
+Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes, const std::string& adapter,
+           uint64_t base)
     : sc_module(name),
       tsock("tsock"),
       cmp_(cmp),
       nodes_(std::move(nodes)),
       deferred_("deferred"),
-      read_latency_(ps.get_ns("gpu.bar0_read_latency_ns")),
-      write_latency_(ps.get_ns("gpu.bar0_write_latency_ns")),
-      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))) {
+      base_(base),
+      read_latency_(ps.get_ns(adapter + ".bar0_read_latency_ns")),
+      write_latency_(ps.get_ns(adapter + ".bar0_write_latency_ns")),
+      tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))) {
   tsock.register_b_transport(this, &Bar0::b_transport);
 }
 
@@ -37,7 +39,7 @@ void Bar0::b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
 }
 
 void Bar0::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
-  const uint64_t off = t.get_address() - regs::kBar0Base;
+  const uint64_t off = t.get_address() - base_;
   const unsigned len = t.get_data_length();
   if (!t.is_read() && !t.is_write()) {
     t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // an IGNORE is not a register write

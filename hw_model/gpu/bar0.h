@@ -4,7 +4,7 @@
 // aligned 32/64-bit accesses: byte enables are refused (TLM_BYTE_ENABLE_ERROR_RESPONSE), streaming and
 // other sizes are burst errors, IGNORE a command error.
 //
-// Parameters: gpu.bar0_read_latency_ns, gpu.bar0_write_latency_ns.
+// Parameters: <adapter>.bar0_read_latency_ns, <adapter>.bar0_write_latency_ns (gpu.*, igpu.*).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,7 +26,10 @@ class Bar0 : public sc_core::sc_module {
   tlm_utils::simple_target_socket<Bar0> tsock;
 
   static void declare_params(ParamSet& ps);
-  Bar0(sc_core::sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes);
+  // `adapter`: the adapter's key (its <adapter>.bar0_* latencies and timestamp tick); `base`: where the
+  // BAR is mapped in the platform's address space.
+  Bar0(sc_core::sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*> nodes,
+       const std::string& adapter = "gpu", uint64_t base = 0xF000'0000ull);
 
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
@@ -37,6 +40,7 @@ class Bar0 : public sc_core::sc_module {
   Cmp& cmp_;
   std::vector<Node*> nodes_;
   Deferred deferred_;
+  uint64_t base_;  // where the BAR is mapped
   sc_core::sc_time read_latency_, write_latency_;
   uint64_t tick_ps_;
   uint64_t msi_addr_ = 0;

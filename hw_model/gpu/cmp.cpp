@@ -41,7 +41,7 @@ void Cmp::declare_params(ParamSet& ps) {
                   "A: run-list time slice between queues of equal priority on one node");
 }
 
-Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
+Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
       bus_(isock),
@@ -60,8 +60,8 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues)
       mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
       report_set_(ps.get_bool("cmp.report_fence_set")) {
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
-  busy_id_ = vcd_.add_ascii("gpu.cmp.state", "idle");
-  decision_id_ = vcd_.add_ascii("gpu.cmp.decision", "");
+  busy_id_ = vcd_.add_ascii(adapter + ".cmp.state", "idle");
+  decision_id_ = vcd_.add_ascii(adapter + ".cmp.decision", "");
   SC_HAS_PROCESS(Cmp);
   SC_THREAD(firmware);
 }

@@ -44,7 +44,7 @@ class Cmp : public sc_core::sc_module {
   static constexpr unsigned kFenceSlots = 65536;
 
   static void declare_params(ParamSet& ps);
-  Cmp(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues);
+  Cmp(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const std::string& adapter = "gpu");
 
   void attach(Node* n) {
     nodes_.push_back(n);

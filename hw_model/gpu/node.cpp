@@ -36,14 +36,14 @@ void Node::declare_params(ParamSet& ps) {
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, system scope ~200 ns");
 }
 
-Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp)
+Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
       bus_(isock),
       cmp_(cmp),
       vcd_(vcd),
       ordinal_(ordinal),
-      period_(cycles(1, ps.get_real("gpu.engine_clock_mhz"))),
+      period_(cycles(1, ps.get_real(adapter + ".engine_clock_mhz"))),
       decode_(period_ * double(ps.get_int("node.decode_cycles"))),
       barrier_(ps.get_ns("node.barrier_ns")),
       barrier_sys_(ps.get_ns("node.barrier_system_ns")),
@@ -51,9 +51,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       fifo_bytes_(unsigned(ps.get_int("node.fifo_bytes"))),
       chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
       outstanding_(unsigned(ps.get_int("node.dma_outstanding"))),
-      tick_ps_(uint64_t(ps.get_int("gpu.timestamp_tick_ps"))),
+      tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
       write_buffer_(ps.get_ns("node.write_buffer_ns")) {
-  const std::string base = "gpu." + std::string(basename());
+  const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
   faults_id_ = vcd_.add(base + ".faults", 32, 0);

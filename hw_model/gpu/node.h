@@ -38,7 +38,10 @@ class Node : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Node> isock;
 
   static void declare_params(ParamSet& ps);
-  Node(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp);
+  // `adapter`: the adapter's key ("gpu", "igpu"): its own <adapter>.engine_clock_mhz and
+  // <adapter>.timestamp_tick_ps, and the prefix of its trace names.
+  Node(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp,
+       const std::string& adapter = "gpu");
 
   int ordinal() const { return ordinal_; }
   void kick(const HwQueue& q);  // CMP: the queue has new work (doorbell)

@@ -10,6 +10,7 @@ constexpr uint64_t kSysmemBase = 0x1'0000'0000ull;    // host DRAM above the 4 G
 constexpr uint64_t kBar0Base = 0xF000'0000ull;        // adapter registers
 constexpr uint64_t kBar0Size = 0x0100'0000ull;        // 16 MiB
 constexpr uint64_t kVramBase = 0x100'0000'0000ull;    // BAR2: local memory aperture (resizable BAR)
+constexpr uint64_t kIgpuBar0Base = 0xE000'0000ull;    // the integrated adapter's registers (hybrid)
 
 // BAR0 offsets.
 constexpr uint64_t kId = 0x0000;            // RO 32: 'GPM1'

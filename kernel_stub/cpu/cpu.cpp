@@ -101,7 +101,11 @@ void Cpu::core() {
       stamps_.isr_start = sc_time_stamp();
       wait(entry_);
       ++interrupts_;
-      if (isr_) isr_(vector);
+      for (auto& r : isrs_)
+        if (vector - r.first < r.count) {
+          r.isr(vector);
+          break;
+        }
       wait(isr_cost_);
       stamps_.isr_end = sc_time_stamp();
       if (on_interrupts_drained && !intc_.pending() && dpcs_.empty()) on_interrupts_drained();

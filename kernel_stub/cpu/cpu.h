@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -67,9 +68,11 @@ class Cpu : public sc_core::sc_module {
     return v;
   }
 
-  // Interrupts: the KMD's ISR (DxgkDdiInterruptRoutine), given the MSI data; returns true if claimed.
+  // Interrupts: a KMD's ISR (DxgkDdiInterruptRoutine), given the MSI data; returns true if claimed.
+  // Each adapter's MSI data range [first, first + count) is its own vectors (the OS programmed them at
+  // start), so an interrupt runs the ISR of the adapter that owns its vector.
   using Isr = std::function<bool(uint32_t msi_data)>;
-  void connect_interrupt(Isr isr) { isr_ = std::move(isr); }
+  void connect_interrupt(uint32_t first, uint32_t count, Isr isr) { isrs_.push_back({first, count, std::move(isr)}); }
   void queue_dpc(std::function<void()> dpc);  // KeInsertQueueDpc, from the ISR
 
   // Threads.
@@ -119,7 +122,11 @@ class Cpu : public sc_core::sc_module {
   BusMaster<Cpu> bus_;
   InterruptController& intc_;
   Vcd& vcd_;
-  Isr isr_;
+  struct IsrRange {
+    uint32_t first, count;
+    Isr isr;
+  };
+  std::vector<IsrRange> isrs_;
   std::deque<std::function<void()>> dpcs_;
   std::deque<KEvent*> ready_;
   int running_ = 0;

@@ -34,8 +34,10 @@ Kmd::MvUpdateWait Kmd::mv_update_wait(const std::string& v) {
   return v == "always" ? MvUpdateWait::Always : v == "lowered" ? MvUpdateWait::Lowered : MvUpdateWait::Never;
 }
 
-Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
-    : cpu_(cpu),
+Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& cfg)
+    : bar0_(cfg.bar0_base),
+      msi_data_base_(cfg.msi_data_base),
+      cpu_(cpu),
       mm_(mm),
       sch_(sch),
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
@@ -43,31 +45,31 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch)
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
       mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
-  cpu_.connect_interrupt([this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
+  cpu_.connect_interrupt(msi_data_base_, kMsiVectors, [this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
 
 bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   using namespace regs;
-  info_.id = cpu_.mmio_read32(kBar0Base + kId);
+  info_.id = cpu_.mmio_read32(bar0_ + kId);
   if (info_.id != kIdValue) return false;
-  const uint32_t caps = cpu_.mmio_read32(kBar0Base + kCaps);
+  const uint32_t caps = cpu_.mmio_read32(bar0_ + kCaps);
   info_.nodes = caps & 0xff;
   info_.hw_queues = (caps >> 8) & 0xff;
   info_.mv_from_memory = caps & kCapsMvFromMemory;
   // MSI capability: target address in the APIC window, data carries the vector.
-  cpu_.mmio_write64(kBar0Base + kMsiAddr, InterruptController::kMsiBase);
-  cpu_.mmio_write32(kBar0Base + kMsiData, kMsiDataBase);
+  cpu_.mmio_write64(bar0_ + kMsiAddr, InterruptController::kMsiBase);
+  cpu_.mmio_write32(bar0_ + kMsiData, msi_data_base_);
   scratch_ = mm_.allocate(Segment::System, 4096);
   // Native fence support: shadow MV table in VRAM, event ring and acknowledgement word in system memory.
   ack_addr_ = mm_.allocate(Segment::System, 64, 64);
   ring_base_ = mm_.allocate(Segment::System, 16ull * event_entries_);
   ring_wptr_addr_ = mm_.allocate(Segment::System, 64, 64);
-  cpu_.mmio_write64(kBar0Base + kFenceAckAddr, ack_addr_);
+  cpu_.mmio_write64(bar0_ + kFenceAckAddr, ack_addr_);
   if (!info_.mv_from_memory)
-    cpu_.mmio_write64(kBar0Base + kShadowMvBase, mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots));
-  cpu_.mmio_write64(kBar0Base + kEventRingBase, ring_base_);
-  cpu_.mmio_write32(kBar0Base + kEventRingSize, event_entries_);
-  cpu_.mmio_write64(kBar0Base + kEventRingWptrAddr, ring_wptr_addr_);
+    cpu_.mmio_write64(bar0_ + kShadowMvBase, mm_.allocate(Segment::Local, 8ull * Cmp::kFenceSlots));
+  cpu_.mmio_write64(bar0_ + kEventRingBase, ring_base_);
+  cpu_.mmio_write32(bar0_ + kEventRingSize, event_entries_);
+  cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
   if (info) *info = info_;
   return true;
 }
@@ -87,7 +89,7 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
     q->has_progress_fence = true;
     q->progress_slot = slot_of(native_progress_fence);
   }
-  const uint64_t r = kBar0Base + kQueueBase + uint64_t(q->id) * kQueueStride;
+  const uint64_t r = bar0_ + kQueueBase + uint64_t(q->id) * kQueueStride;
   cpu_.mmio_write64(r + kQRingBase, q->ring_base);
   cpu_.mmio_write32(r + kQRingSize, q->ring_size);
   cpu_.mmio_write32(r + kQNode, uint32_t(node));
@@ -123,12 +125,12 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
     done += n;
   }
   q->wptr += bytes;
-  cpu_.mmio_write64(regs::kBar0Base + regs::kDoorbellBase + uint64_t(q->id) * 8, q->wptr);
+  cpu_.mmio_write64(bar0_ + regs::kDoorbellBase + uint64_t(q->id) * 8, q->wptr);
 }
 
 bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
-  if (msi_data < kMsiDataBase) return false;  // not ours
-  const uint32_t vector = msi_data - kMsiDataBase;
+  if (msi_data - msi_data_base_ >= kMsiVectors) return false;  // not ours
+  const uint32_t vector = msi_data - msi_data_base_;
   if (vector != regs::kFenceEventVector) {
     DxgkInterruptData d;
     d.type = DxgkInterruptData::DmaCompleted;
@@ -156,7 +158,7 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     i += n;
   }
   ring_rptr_ = wptr;
-  cpu_.mmio_write32(regs::kBar0Base + regs::kEventRingRptr, ring_rptr_);
+  cpu_.mmio_write32(bar0_ + regs::kEventRingRptr, ring_rptr_);
 
   DxgkInterruptData native, legacy;
   native.type = DxgkInterruptData::NativeFenceSignaled;
@@ -207,11 +209,11 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   }
   const uint32_t h = next_handle_++;
   fence_regs_.acquire();
-  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
-  cpu_.mmio_write64(kBar0Base + kFenceCvAddr, a.current_value_system_process_gpu_va);
-  cpu_.mmio_write64(kBar0Base + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
-  cpu_.mmio_write32(kBar0Base + kFenceHandle, h);  // F11: event entries name h, not the reused slot
-  cpu_.mmio_write32(kBar0Base + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
+  cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
+  cpu_.mmio_write64(bar0_ + kFenceCvAddr, a.current_value_system_process_gpu_va);
+  cpu_.mmio_write64(bar0_ + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
+  cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot
+  cpu_.mmio_write32(bar0_ + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
   Fence& f = fences_[h];
   f.slot = slot;
@@ -238,8 +240,8 @@ void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   using namespace regs;
   const uint32_t slot = slot_of(h_global);
   fence_regs_.acquire();
-  cpu_.mmio_write32(kBar0Base + kFenceSelect, slot);
-  cpu_.mmio_write32(kBar0Base + kFenceFlags, 0);
+  cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
+  cpu_.mmio_write32(bar0_ + kFenceFlags, 0);
   fence_regs_.release();
   fences_.erase(h_global);
   free_slots_.push_back(slot);  // the slot may be reused at once; the handle never is (F11)
@@ -274,8 +276,8 @@ void Kmd::DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdat
     if (!f.mv_set || u.monitored_value < f.mv) lowered = true;
     f.mv = u.monitored_value;
     f.mv_set = true;
-    cpu_.mmio_write32(kBar0Base + kFenceSelect, f.slot);
-    cpu_.mmio_write64(kBar0Base + kFenceMvUpdate, u.monitored_value);
+    cpu_.mmio_write32(bar0_ + kFenceSelect, f.slot);
+    cpu_.mmio_write64(bar0_ + kFenceMvUpdate, u.monitored_value);
     ++acks_expected_;
   }
   const uint64_t expected = acks_expected_;
@@ -292,7 +294,7 @@ void Kmd::DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUp
   for (const auto& u : updates) {
     // F1: one aligned 64-bit store; then the CMP rescans the queues waiting on this fence.
     if (!notification_only) cpu_.mem_write(fences_.at(u.h_global_native_fence).cv_addr, &u.current_value, 8);
-    cpu_.mmio_write32(regs::kBar0Base + regs::kFenceNotify, slot_of(u.h_global_native_fence));
+    cpu_.mmio_write32(bar0_ + regs::kFenceNotify, slot_of(u.h_global_native_fence));
   }
 }
 

@@ -59,12 +59,22 @@ struct DxgkCurrentValueUpdate {    // one element of DXGKARG_UPDATECURRENTVALUES
   uint64_t current_value;
 };
 
+// Where this KMD instance finds its adapter: the BAR0 the OS assigned and the MSI data range it
+// programs (one per adapter, so the CPU runs the right ISR).
+struct KmdConfig {
+  uint64_t bar0_base = 0xF000'0000ull;  // regs::kBar0Base
+  uint32_t msi_data_base = 0x40;        // vectors below 0x40 are reserved by the platform
+};
+
 class Kmd {
  public:
-  static constexpr uint32_t kMsiDataBase = 0x40;  // vectors below are reserved by the platform
+  static constexpr uint32_t kMsiDataBase = 0x40;  // the first adapter's MSI data base (KmdConfig default)
+  static constexpr uint32_t kMsiVectors = 0x40;   // MSI vectors per adapter
 
   static void declare_params(ParamSet& ps);
-  Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch);
+  Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& cfg = {});
+  uint64_t bar0() const { return bar0_; }
+  uint32_t msi_data_base() const { return msi_data_base_; }
 
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
@@ -93,6 +103,8 @@ class Kmd {
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
 
  private:
+  const uint64_t bar0_;
+  const uint32_t msi_data_base_;
   Cpu& cpu_;
   VidMm& mm_;
   VidSch& sch_;
