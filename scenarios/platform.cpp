@@ -30,6 +30,8 @@ void Platform::declare_params(ParamSet& ps) {
   Cpu::declare_params(ps);
   VidSch::declare_params(ps);
   Kmd::declare_params(ps);
+  Kmd::declare_adapter_params(ps, "gpu");
+  Kmd::declare_adapter_params(ps, "igpu");
   ps.declare_real("sim.limit_ms", 1000, "ms", 0.001, 1e7,
                   "A: simulated-time budget; a run still busy at this time fails its check");
 }
@@ -90,7 +92,7 @@ std::vector<std::unique_ptr<AdapterDriver>> Platform::make_drivers() {
   d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[0], KmdConfig{}));
   if (hw_.size() > 1)
     d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[1],
-                                                KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase}));
+                                                KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase, "igpu"}));
   return d;
 }
 

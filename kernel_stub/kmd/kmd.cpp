@@ -30,12 +30,96 @@ void Kmd::declare_params(ParamSet& ps) {
                   "reports a signal in between (a test setting that shows step 3 alone)");
 }
 
+void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
+  const bool ig = key == "igpu";
+  const std::string only = ig ? "; topology = hybrid only" : "";
+  ps.declare_enum(key + ".kmd_cross_adapter_caps", ig ? "resource+texture+scanout" : "resource+texture",
+                  {"none", "resource", "texture", "scanout", "resource+texture", "resource+scanout",
+                   "texture+scanout", "resource+texture+scanout"},
+                  std::string("Q: seed 004 C1, DXGK_VIDMMCAPS CrossAdapterResource (tier 1), ...Texture (2), "
+                              "...Scanout (3), each tier implying those below; ") +
+                      (ig ? "tier 3, which a HybridIntegrated WDDM 3.0 driver must declare"
+                          : "A: tier 2 for the render adapter, which never scans a cross-adapter surface out") +
+                      only);
+  ps.declare_enum(key + ".kmd_hybrid_role", ig ? "integrated" : "discrete", {"none", "discrete", "integrated", "both"},
+                  "Q: seed 004 C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated; 'both' is a driver "
+                  "defect the OS refuses" + only);
+  ps.declare_enum(key + ".kmd_primary_no_scanout", "beyond_minimum", {"never", "beyond_minimum", "always"},
+                  "Q: seed 004 C5, pfnCreateResource of a cross-adapter primary may answer "
+                  "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT only beyond the tier-3 minimum (C4: 1920x1080); "
+                  "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" + only);
+  ps.declare_enum(key + ".kmd_mpo_static_check", "pass", {"pass", "fail"},
+                  "A: the driver's answer to the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 "
+                  "(seed 004 C5: a failure means two copies)" + only);
+  ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
+                  "Q: seed 004 C5, a StaticCheck must not change the driver's cached state; true models a "
+                  "driver that does (the monitor mpo_static_check_state reports it)" + only);
+  ps.declare_int(key + ".kmd_present_check_fails_at", 0, "frame", 0, 1000000000,
+                 "A: 0 = never; N = the present-time overlay check fails from frame N on (seed 004 C5: "
+                 "the present falls back to composition)" + only);
+}
+
+namespace {
+DxgkDriverCaps caps_from(const std::string& tiers, const std::string& role) {
+  DxgkDriverCaps c;
+  auto has = [&](const char* w) {
+    size_t p = 0;
+    for (;;) {  // '+'-separated words
+      const size_t e = tiers.find('+', p);
+      if (tiers.compare(p, e == std::string::npos ? std::string::npos : e - p, w) == 0) return true;
+      if (e == std::string::npos) return false;
+      p = e + 1;
+    }
+  };
+  c.cross_adapter_resource = has("resource");
+  c.cross_adapter_resource_texture = has("texture");
+  c.cross_adapter_resource_scanout = has("scanout");
+  c.hybrid_discrete = role == "discrete" || role == "both";
+  c.hybrid_integrated = role == "integrated" || role == "both";
+  return c;
+}
+}  // namespace
+
+bool Kmd::CreatePrimaryScanout(const PrimaryDesc& d) const {
+  // C4: the tier-3 minimum is up to 1920x1080 in the listed formats (display.format offers only those).
+  const bool within_minimum = d.width <= 1920 && d.height <= 1080;
+  switch (no_scanout_) {
+    case NoScanout::Never: return true;
+    case NoScanout::BeyondMinimum: return within_minimum;
+    case NoScanout::Always: return false;
+  }
+  return true;
+}
+
+bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
+  // C5: exactly one plane flagged and no post-composition plane, or the configuration is refused.
+  const uint64_t before = mpo_state_;
+  bool ok = c.planes_flagged == 1 && !c.post_composition;
+  if (c.static_check) {
+    ok = ok && !mpo_static_fails_;
+    if (mpo_mutates_) mpo_state_ = c.surface;  // the defect: a static check commits what it checked
+  } else {
+    ++present_checks_;
+    if (present_check_fails_at_ != 0 && present_checks_ >= present_check_fails_at_) ok = false;
+    if (ok) mpo_state_ = c.surface;  // a real check caches the configuration it accepted
+  }
+  if (on_mpo_check) on_mpo_check(c, before, mpo_state_);
+  return ok;
+}
+
 Kmd::MvUpdateWait Kmd::mv_update_wait(const std::string& v) {
   return v == "always" ? MvUpdateWait::Always : v == "lowered" ? MvUpdateWait::Lowered : MvUpdateWait::Never;
 }
 
 Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& cfg)
-    : bar0_(cfg.bar0_base),
+    : driver_caps_(caps_from(ps.get_enum(cfg.key + ".kmd_cross_adapter_caps"), ps.get_enum(cfg.key + ".kmd_hybrid_role"))),
+      no_scanout_(ps.get_enum(cfg.key + ".kmd_primary_no_scanout") == "never"    ? NoScanout::Never
+                  : ps.get_enum(cfg.key + ".kmd_primary_no_scanout") == "always" ? NoScanout::Always
+                                                                                  : NoScanout::BeyondMinimum),
+      mpo_static_fails_(ps.get_enum(cfg.key + ".kmd_mpo_static_check") == "fail"),
+      mpo_mutates_(ps.get_bool(cfg.key + ".kmd_mpo_check_mutates_state")),
+      present_check_fails_at_(uint64_t(ps.get_int(cfg.key + ".kmd_present_check_fails_at"))),
+      bar0_(cfg.bar0_base),
       msi_data_base_(cfg.msi_data_base),
       cpu_(cpu),
       mm_(mm),

@@ -3,6 +3,7 @@
 // (an app thread, the ISR or a DPC), since hardware access takes simulated time.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,10 +61,35 @@ struct DxgkCurrentValueUpdate {    // one element of DXGKARG_UPDATECURRENTVALUES
 };
 
 // Where this KMD instance finds its adapter: the BAR0 the OS assigned and the MSI data range it
-// programs (one per adapter, so the CPU runs the right ISR).
+// programs (one per adapter, so the CPU runs the right ISR); `key` names the adapter's parameters
+// (<key>.kmd_*: what this driver reports and answers).
 struct KmdConfig {
   uint64_t bar0_base = 0xF000'0000ull;  // regs::kBar0Base
   uint32_t msi_data_base = 0x40;        // vectors below 0x40 are reserved by the platform
+  std::string key = "gpu";
+};
+
+// DXGK_DRIVERCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS), the fields seed 004 uses:
+// MemoryManagementCaps (DXGK_VIDMMCAPS) cross-adapter tiers and the hybrid role (C1).
+struct DxgkDriverCaps {
+  bool cross_adapter_resource = false;          // tier 1: copies through a cross-adapter resource
+  bool cross_adapter_resource_texture = false;  // tier 2: sampled as a texture
+  bool cross_adapter_resource_scanout = false;  // tier 3: scanned out directly (CASO)
+  bool hybrid_discrete = false, hybrid_integrated = false;
+};
+
+// A primary's shape and format (DXGI_DDI_PRIMARY_DESC, the fields used).
+struct PrimaryDesc {
+  uint32_t width = 0, height = 0;
+  std::string format;
+};
+
+// DXGKARG_CHECKMULTIPLANEOVERLAYSUPPORT3, reduced: the planes of one check.
+struct MpoCheck {
+  bool static_check = false;      // DXGK_CHECK_MULTIPLANE_OVERLAY_SUPPORT3 StaticCheck (swap-chain creation)
+  unsigned planes_flagged = 0;    // planes the check marks as the candidate (C5: exactly one)
+  bool post_composition = false;  // a post-composition plane (C5: none)
+  uint64_t surface = 0;           // the plane's surface
 };
 
 class Kmd {
@@ -72,6 +98,8 @@ class Kmd {
   static constexpr uint32_t kMsiVectors = 0x40;   // MSI vectors per adapter
 
   static void declare_params(ParamSet& ps);
+  // The per-adapter driver answers: <key>.kmd_* for key = gpu and igpu.
+  static void declare_adapter_params(ParamSet& ps, const std::string& key);
   Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& cfg = {});
   uint64_t bar0() const { return bar0_; }
   uint32_t msi_data_base() const { return msi_data_base_; }
@@ -97,12 +125,30 @@ class Kmd {
   void DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates,
                                          bool notification_only);
 
+  // Seed 004 (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
+  DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return driver_caps_; }
+  // pfnCreateResource for a cross-adapter primary: false = the driver answered
+  // DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT (the primary cannot be scanned out directly).
+  bool CreatePrimaryScanout(const PrimaryDesc& d) const;
+  // DxgkDdiCheckMultiPlaneOverlaySupport3: true if supported. A static check must not change the
+  // driver's cached state (C5); `mpo_state()` is that state, for the monitor that checks it.
+  bool DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c);
+  // A present-time check (not static) fails from the <key>.kmd_present_check_fails_at-th on (0: never).
+  uint64_t mpo_state() const { return mpo_state_; }
+  // Observer (monitors only): every overlay check with the cached state before and after it.
+  std::function<void(const MpoCheck&, uint64_t before, uint64_t after)> on_mpo_check;
+
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
 
  private:
+  DxgkDriverCaps driver_caps_;
+  enum class NoScanout { Never, BeyondMinimum, Always } no_scanout_;
+  bool mpo_static_fails_, mpo_mutates_;
+  uint64_t present_check_fails_at_, present_checks_ = 0;
+  uint64_t mpo_state_ = 0;  // the driver's cached overlay configuration (what the last real check committed)
   const uint64_t bar0_;
   const uint32_t msi_data_base_;
   Cpu& cpu_;

@@ -1,0 +1,42 @@
+#include "kernel_stub/dxgkrnl/adapter_start.h"
+
+namespace gpumodel {
+
+unsigned cross_adapter_tier(const DxgkDriverCaps& c) {
+  if (!c.cross_adapter_resource) return 0;
+  if (!c.cross_adapter_resource_texture) return 1;
+  return c.cross_adapter_resource_scanout ? 3 : 2;
+}
+
+std::string check_driver_caps(const DxgkDriverCaps& c) {
+  if (c.cross_adapter_resource_texture && !c.cross_adapter_resource)
+    return "DXGK_VIDMMCAPS declares CrossAdapterResourceTexture (tier 2) without CrossAdapterResource "
+           "(tier 1): each tier must imply those below (C1)";
+  if (c.cross_adapter_resource_scanout && !c.cross_adapter_resource_texture)
+    return "DXGK_VIDMMCAPS declares CrossAdapterResourceScanout (tier 3) without CrossAdapterResourceTexture "
+           "(tier 2): each tier must imply those below (C1)";
+  if (c.hybrid_discrete && c.hybrid_integrated)
+    return "DXGK_DRIVERCAPS declares both HybridDiscrete and HybridIntegrated: an adapter has one hybrid role";
+  if (c.hybrid_integrated && !c.cross_adapter_resource_scanout)
+    return "a HybridIntegrated driver must declare CrossAdapterResourceScanout (tier 3; C1, WDDM 3.0)";
+  return "";
+}
+
+AdapterStart DxgkrnlStartAdapter(Kmd& kmd, const std::string& name) {
+  AdapterStart s;
+  if (!kmd.DxgkDdiStartDevice(&s.info)) {
+    s.reason = name + ": DxgkDdiStartDevice failed: BAR0 did not identify the adapter";
+    return s;
+  }
+  s.caps = kmd.DxgkDdiQueryAdapterInfoDriverCaps();
+  s.tier = cross_adapter_tier(s.caps);
+  const std::string why = check_driver_caps(s.caps);
+  if (!why.empty()) {
+    s.reason = name + ": adapter start failed: " + why;
+    return s;
+  }
+  s.started = true;
+  return s;
+}
+
+}  // namespace gpumodel
