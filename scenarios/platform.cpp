@@ -11,6 +11,12 @@ static_assert(regs::kIgpuBar0Base + regs::kBar0Size <= regs::kBar0Base, "iGPU BA
 
 namespace {
 constexpr uint32_t kIgpuMsiDataBase = Kmd::kMsiDataBase + Kmd::kMsiVectors;  // after the dGPU's vectors
+// Which adapter drives the panel: "gpu", "igpu" or "".
+std::string display_adapter(const ParamSet& ps, Topology t) {
+  const std::string& a = ps.get_enum("display.adapter");
+  if (a == "auto") return t == Topology::Hybrid ? "igpu" : "";
+  return a == "none" ? "" : a;
+}
 uint64_t stolen_bytes(const ParamSet& ps, Topology t) {
   return t == Topology::Hybrid ? uint64_t(ps.get_int("igpu.stolen_bytes")) : 0;
 }
@@ -27,6 +33,10 @@ void Platform::declare_params(ParamSet& ps) {
   PcieLink::declare_params(ps);
   GpuAdapter::declare_params(ps);
   GpuAdapter::declare_integrated_params(ps);
+  ps.declare_enum("display.adapter", "auto", {"auto", "none", "gpu", "igpu"},
+                  "A: which adapter drives the panel; auto = the iGPU on a hybrid platform (seed 004: the "
+                  "integrated adapter drives a laptop's panel), none on a dgpu platform");
+  DisplayEngine::declare_params(ps);
   Cpu::declare_params(ps);
   VidSch::declare_params(ps);
   Kmd::declare_params(ps);
@@ -46,7 +56,11 @@ void Platform::validate(const ParamSet& ps) {
     throw ConfigError("node.fetch_bytes = " + std::to_string(ps.get_int("node.fetch_bytes")) +
                       " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
+  DisplayEngine::validate(ps);
   const Topology t = topology_of(ps);
+  if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
+    throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "
+                      "has (platform.topology is dgpu); allowed: display.adapter = auto, none or gpu");
   if (t == Topology::Dgpu) {
     // A key that configures the integrated adapter means nothing without one: a typo'd topology would
     // otherwise run silently without the iGPU.
@@ -73,7 +87,9 @@ AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, PhysHeap& system, con
 
 std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
   std::vector<std::unique_ptr<GpuAdapter>> hw;
-  hw.push_back(std::make_unique<GpuAdapter>("gpu", params, vcd));
+  AdapterConfig d;
+  d.display = display_adapter(params, topology) == "gpu";
+  hw.push_back(std::make_unique<GpuAdapter>("gpu", params, vcd, d));
   if (topology == Topology::Hybrid) {
     AdapterConfig c;
     c.key = "igpu";
@@ -82,6 +98,7 @@ std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
     c.host_memory = &sysmem;
     c.local_size = stolen_bytes(params, topology);
     c.local_base = sysmem.base() + sysmem.size() - c.local_size;
+    c.display = display_adapter(params, topology) == "igpu";
     hw.push_back(std::make_unique<GpuAdapter>("igpu", params, vcd, c));
   }
   return hw;

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "hw_model/core/tlm_check.h"
+#include "scenarios/display/display_monitors.h"
 #include "scenarios/monitors.h"
 
 namespace gpumodel {
@@ -15,7 +16,8 @@ using namespace sc_core;
 const std::vector<ScenarioInfo>& scenario_registry() {
   static const std::vector<ScenarioInfo> all = {
       copy_bandwidth_scenario(), mmio_roundtrip_scenario(), fence_signal_scenario(),
-      conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario()};
+      conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario(),
+      hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario()};
   return all;
 }
 
@@ -65,6 +67,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
 
   Platform platform(ps, vcd, opt.seed);
   Monitors monitors(platform);
+  ScanoutUnderflowMonitor underflow_monitor(platform);
+  MpoStaticCheckMonitor mpo_monitor(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
@@ -86,6 +90,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }
   monitors.finish(r);
+  underflow_monitor.finish(r);
+  mpo_monitor.finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if (r.failures.empty() && r.bugcheck.is_null()) driver->finish(platform, r);

@@ -63,5 +63,8 @@ ScenarioInfo conditional_interrupt_scenario();
 ScenarioInfo gpu_wait_scenario();
 ScenarioInfo fence_race_scenario();
 ScenarioInfo fence_stress_scenario();
+ScenarioInfo hybrid_present_scenario();
+ScenarioInfo scanout_underflow_scenario();
+ScenarioInfo caso_caps_scenario();
 
 }  // namespace gpumodel

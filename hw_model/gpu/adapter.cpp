@@ -72,10 +72,23 @@ GpuAdapter::GpuAdapter(sc_module_name name, const ParamSet& ps, Vcd& vcd, const 
   }
 
   host_if.isock.bind(bar0->tsock);  // port 0
-  host_if.map(cfg.bar0_base, regs::kBar0Size, 0, "bar0");
+  if (!cfg.display) {
+    host_if.map(cfg.bar0_base, regs::kBar0Size, 0, "bar0");
+  } else {  // BAR0 around the display engine's window
+    const uint64_t win = cfg.bar0_base + regs::kDisplayOffset;
+    host_if.map(cfg.bar0_base, regs::kDisplayOffset, 0, "bar0");
+    host_if.map(win + DisplayEngine::kRegsSize, regs::kBar0Size - regs::kDisplayOffset - DisplayEngine::kRegsSize, 0,
+                "bar0");
+  }
   if (!cfg.integrated) {
     host_if.isock.bind(vram.tsock);   // port 1
     host_if.map(regs::kVramBase, vram.size(), 1, "vram aperture");
+  }
+  if (cfg.display) {
+    display = std::make_unique<DisplayEngine>("display", ps, vcd, cfg.bar0_base + regs::kDisplayOffset);
+    display->isock.bind(fabric.tsock);
+    host_if.isock.bind(display->regs);  // the next port
+    host_if.map(cfg.bar0_base + regs::kDisplayOffset, DisplayEngine::kRegsSize, cfg.integrated ? 1 : 2, "display");
   }
 }
 

@@ -9,7 +9,9 @@
 //
 // Parameters: <key>.nodes, <key>.hw_queues, <key>.fabric_latency_ns, <key>.engine_clock_mhz,
 // <key>.timestamp_tick_ps, <key>.bar0_*; node.* and cmp.* are shared by every adapter (one engine and
-// scheduler microarchitecture); vram.* (discrete) or igpu.stolen_bytes (integrated).
+// scheduler microarchitecture); vram.* (discrete) or igpu.stolen_bytes (integrated); display.* for the
+// display engine of the adapter display.adapter names (its registers are a 4 KiB window of BAR0 at
+// regs::kDisplayOffset; it scans out through the adapter's fabric like the engines).
 #pragma once
 #include <memory>
 #include <string>
@@ -19,6 +21,7 @@
 
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/display/display_engine.h"
 #include "hw_model/gpu/bar0.h"
 #include "hw_model/gpu/cmp.h"
 #include "hw_model/gpu/node.h"
@@ -36,6 +39,7 @@ struct AdapterConfig {
   bool integrated = false;
   Memory* host_memory = nullptr;
   uint64_t local_base = 0, local_size = 0;
+  bool display = false;  // a display engine, its registers at bar0_base + regs::kDisplayOffset
 };
 
 class GpuAdapter : public sc_core::sc_module {
@@ -59,6 +63,7 @@ class GpuAdapter : public sc_core::sc_module {
   Cmp cmp;
   std::vector<std::unique_ptr<Node>> nodes;
   std::unique_ptr<Bar0> bar0;
+  std::unique_ptr<DisplayEngine> display;  // when the adapter drives a panel (display.adapter)
 };
 
 }  // namespace gpumodel

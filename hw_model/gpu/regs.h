@@ -57,4 +57,6 @@ constexpr uint64_t kNPackets = 0x08;        // RO 64: packets executed
 
 constexpr uint64_t kDoorbellBase = 0x10000; // per HW queue q: + q * 8; write the new write pointer (bytes)
 
+constexpr uint64_t kDisplayOffset = 0x80000; // the display engine's registers (display/display_regs.h), 4 KiB
+
 }  // namespace gpumodel::regs

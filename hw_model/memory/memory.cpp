@@ -109,6 +109,7 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     w->seq = seq_++;
     w->addr = addr;
     w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
+    bytes_written_ += len;
     w->enables.clear();
     if (t.get_byte_enable_ptr())
       for (unsigned i = 0; i < len; ++i) w->enables.push_back(tlm_check::byte_enabled(t, i));
@@ -120,6 +121,7 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   } else if (t.is_read()) {
     const sc_time arrival = now + delay;
     sc_time start = occupy(arrival, len);
+    bytes_read_ += len;
     // A read does not pass a write that reached the controller before it.
     sc_time sample = start + xfer + read_latency_;
     for (const Pending* w : pending_)

@@ -54,6 +54,9 @@ class Memory : public sc_core::sc_module {
   void watch_reads(uint64_t addr, ReadWatch cb) { read_watches_[addr & ~7ull].push_back(std::move(cb)); }
 
   sc_core::sc_time read_latency() const { return read_latency_; }
+  // Traffic served through the socket (the backdoor is not counted): DRAM bytes for the results.
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_written() const { return bytes_written_; }
   sc_core::sc_time write_latency() const { return write_latency_; }
 
  private:
@@ -84,6 +87,7 @@ class Memory : public sc_core::sc_module {
   std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
   sc_core::sc_event apply_ev_;
   uint64_t seq_ = 0;
+  uint64_t bytes_read_ = 0, bytes_written_ = 0;
   Timeline port_;  // bandwidth reservations
 
   std::unordered_map<uint64_t, std::vector<Watch>> watches_;         // by qword address

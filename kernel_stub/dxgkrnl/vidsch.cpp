@@ -48,6 +48,7 @@ void VidSch::dpc() {
     std::vector<NativeFence*> list;
     switch (d.type) {
       case DxgkInterruptData::DmaCompleted:
+      case DxgkInterruptData::CrtcVsync:  // a vblank or a flip completed: wake who waits for it
         cpu_.signal(interrupt_event(d.vector));
         continue;
       case DxgkInterruptData::NativeFenceSignaled:

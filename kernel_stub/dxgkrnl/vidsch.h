@@ -24,8 +24,8 @@ struct KmdHwQueue;
 
 // DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
 struct DxgkInterruptData {
-  enum Type { DmaCompleted, NativeFenceSignaled, MonitoredFenceSignaled } type = DmaCompleted;
-  uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand
+  enum Type { DmaCompleted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync } type = DmaCompleted;
+  uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand; CrtcVsync: vblank or flip
   std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
   bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
   bool evaluate_legacy_monitored_fences = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hw_model/display/display_regs.h"
 #include "hw_model/gpu/cmp.h"
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
@@ -59,8 +60,7 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                  "the present falls back to composition)" + only);
 }
 
-namespace {
-DxgkDriverCaps caps_from(const std::string& tiers, const std::string& role) {
+DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role) {
   DxgkDriverCaps c;
   auto has = [&](const char* w) {
     size_t p = 0;
@@ -78,15 +78,27 @@ DxgkDriverCaps caps_from(const std::string& tiers, const std::string& role) {
   c.hybrid_integrated = role == "integrated" || role == "both";
   return c;
 }
-}  // namespace
+
+DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
+  DriverAnswers a;
+  a.caps = driver_caps_from(ps.get_enum(key + ".kmd_cross_adapter_caps"), ps.get_enum(key + ".kmd_hybrid_role"));
+  const std::string& ns = ps.get_enum(key + ".kmd_primary_no_scanout");
+  a.no_scanout = ns == "never" ? DriverAnswers::NoScanout::Never
+                 : ns == "always" ? DriverAnswers::NoScanout::Always
+                                  : DriverAnswers::NoScanout::BeyondMinimum;
+  a.mpo_static_fails = ps.get_enum(key + ".kmd_mpo_static_check") == "fail";
+  a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
+  a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
+  return a;
+}
 
 bool Kmd::CreatePrimaryScanout(const PrimaryDesc& d) const {
   // C4: the tier-3 minimum is up to 1920x1080 in the listed formats (display.format offers only those).
   const bool within_minimum = d.width <= 1920 && d.height <= 1080;
-  switch (no_scanout_) {
-    case NoScanout::Never: return true;
-    case NoScanout::BeyondMinimum: return within_minimum;
-    case NoScanout::Always: return false;
+  switch (answers_.no_scanout) {
+    case DriverAnswers::NoScanout::Never: return true;
+    case DriverAnswers::NoScanout::BeyondMinimum: return within_minimum;
+    case DriverAnswers::NoScanout::Always: return false;
   }
   return true;
 }
@@ -96,11 +108,11 @@ bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
   const uint64_t before = mpo_state_;
   bool ok = c.planes_flagged == 1 && !c.post_composition;
   if (c.static_check) {
-    ok = ok && !mpo_static_fails_;
-    if (mpo_mutates_) mpo_state_ = c.surface;  // the defect: a static check commits what it checked
+    ok = ok && !answers_.mpo_static_fails;
+    if (answers_.mpo_mutates) mpo_state_ = c.surface;  // the defect: a static check commits what it checked
   } else {
     ++present_checks_;
-    if (present_check_fails_at_ != 0 && present_checks_ >= present_check_fails_at_) ok = false;
+    if (answers_.present_check_fails_at != 0 && present_checks_ >= answers_.present_check_fails_at) ok = false;
     if (ok) mpo_state_ = c.surface;  // a real check caches the configuration it accepted
   }
   if (on_mpo_check) on_mpo_check(c, before, mpo_state_);
@@ -112,13 +124,7 @@ Kmd::MvUpdateWait Kmd::mv_update_wait(const std::string& v) {
 }
 
 Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& cfg)
-    : driver_caps_(caps_from(ps.get_enum(cfg.key + ".kmd_cross_adapter_caps"), ps.get_enum(cfg.key + ".kmd_hybrid_role"))),
-      no_scanout_(ps.get_enum(cfg.key + ".kmd_primary_no_scanout") == "never"    ? NoScanout::Never
-                  : ps.get_enum(cfg.key + ".kmd_primary_no_scanout") == "always" ? NoScanout::Always
-                                                                                  : NoScanout::BeyondMinimum),
-      mpo_static_fails_(ps.get_enum(cfg.key + ".kmd_mpo_static_check") == "fail"),
-      mpo_mutates_(ps.get_bool(cfg.key + ".kmd_mpo_check_mutates_state")),
-      present_check_fails_at_(uint64_t(ps.get_int(cfg.key + ".kmd_present_check_fails_at"))),
+    : answers_(driver_answers_from(ps, cfg.key)),
       bar0_(cfg.bar0_base),
       msi_data_base_(cfg.msi_data_base),
       cpu_(cpu),
@@ -212,9 +218,42 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
   cpu_.mmio_write64(bar0_ + regs::kDoorbellBase + uint64_t(q->id) * 8, q->wptr);
 }
 
+void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface) {
+  using namespace display_regs;
+  const uint64_t d = bar0_ + regs::kDisplayOffset;
+  cpu_.mmio_write64(d + kMsiAddr, InterruptController::kMsiBase);
+  cpu_.mmio_write32(d + kMsiData, msi_data_base_ + kDisplayVblankVector);  // vblank +0, flip complete +1
+  cpu_.mmio_write32(d + kPitch, pitch);
+  cpu_.mmio_write64(d + kSurfaceAddr, surface);
+  display_control_ = kCtrlEnable | kCtrlFlipIrq;
+  cpu_.mmio_write32(d + kControl, display_control_);
+}
+
+void Kmd::DxgkDdiSetVidPnSourceAddress(uint64_t surface) {
+  cpu_.mmio_write64(bar0_ + regs::kDisplayOffset + display_regs::kSurfaceAddr, surface);
+}
+
+void Kmd::DxgkDdiSetVidPnSourceVisibility(bool visible) {
+  display_control_ = visible ? display_control_ | display_regs::kCtrlEnable : display_control_ & ~display_regs::kCtrlEnable;
+  cpu_.mmio_write32(bar0_ + regs::kDisplayOffset + display_regs::kControl, display_control_);
+}
+
+void Kmd::DxgkDdiControlInterrupt(bool vblank) {
+  display_control_ = vblank ? display_control_ | display_regs::kCtrlVblankIrq : display_control_ & ~display_regs::kCtrlVblankIrq;
+  cpu_.mmio_write32(bar0_ + regs::kDisplayOffset + display_regs::kControl, display_control_);
+}
+
 bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (msi_data - msi_data_base_ >= kMsiVectors) return false;  // not ours
   const uint32_t vector = msi_data - msi_data_base_;
+  if (vector == kDisplayVblankVector || vector == kDisplayFlipVector) {  // DXGK_INTERRUPT_CRTC_VSYNC
+    DxgkInterruptData d;
+    d.type = DxgkInterruptData::CrtcVsync;
+    d.vector = vector;
+    sch_.DxgkCbNotifyInterrupt(d);
+    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+    return true;
+  }
   if (vector != regs::kFenceEventVector) {
     DxgkInterruptData d;
     d.type = DxgkInterruptData::DmaCompleted;

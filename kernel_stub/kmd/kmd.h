@@ -78,6 +78,19 @@ struct DxgkDriverCaps {
   bool hybrid_discrete = false, hybrid_integrated = false;
 };
 
+// What a driver build reports and answers (seed 004), from <key>.kmd_* parameters.
+struct DriverAnswers {
+  DxgkDriverCaps caps;
+  enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
+  bool mpo_static_fails = false;      // the StaticCheck answers "not supported"
+  bool mpo_mutates = false;           // defect: the StaticCheck changes the cached state
+  uint64_t present_check_fails_at = 0;  // the present-time check fails from this one on (0: never)
+};
+
+// The answers <key>.kmd_* describe; caps from a "resource+texture+scanout"-style list and a role name.
+DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key);
+DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role);
+
 // A primary's shape and format (DXGI_DDI_PRIMARY_DESC, the fields used).
 struct PrimaryDesc {
   uint32_t width = 0, height = 0;
@@ -96,6 +109,8 @@ class Kmd {
  public:
   static constexpr uint32_t kMsiDataBase = 0x40;  // the first adapter's MSI data base (KmdConfig default)
   static constexpr uint32_t kMsiVectors = 0x40;   // MSI vectors per adapter
+  // The display engine's vectors within the adapter's range (its MSI data base = ours + kDisplayVblankVector).
+  static constexpr uint32_t kDisplayVblankVector = 0x30, kDisplayFlipVector = 0x31;
 
   static void declare_params(ParamSet& ps);
   // The per-adapter driver answers: <key>.kmd_* for key = gpu and igpu.
@@ -126,7 +141,11 @@ class Kmd {
                                          bool notification_only);
 
   // Seed 004 (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
-  DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return driver_caps_; }
+  DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
+  // Another driver build on the same hardware (caso_caps walks every combination in one run): its
+  // answers from the next DxgkDdiStartDevice / check on.
+  void install_driver(const DriverAnswers& a) { answers_ = a, present_checks_ = 0, mpo_state_ = 0; }
+  const DriverAnswers& driver_answers() const { return answers_; }
   // pfnCreateResource for a cross-adapter primary: false = the driver answered
   // DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT (the primary cannot be scanned out directly).
   bool CreatePrimaryScanout(const PrimaryDesc& d) const;
@@ -138,17 +157,25 @@ class Kmd {
   // Observer (monitors only): every overlay check with the cached state before and after it.
   std::function<void(const MpoCheck&, uint64_t before, uint64_t after)> on_mpo_check;
 
+  // Display (the adapter's display engine, BAR0 + regs::kDisplayOffset). DxgkDdiCommitVidPn: the source's
+  // pitch and first surface, MSI and flip-complete interrupts, scan-out on (the mode is the engine's
+  // display.* straps). DxgkDdiSetVidPnSourceAddress: a flip, latched by the engine at the next vblank;
+  // its completion arrives as kDisplayFlipVector. DxgkDdiControlInterrupt: vblank interrupts on or off.
+  void DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface);
+  void DxgkDdiSetVidPnSourceAddress(uint64_t surface);
+  void DxgkDdiSetVidPnSourceVisibility(bool visible);
+  void DxgkDdiControlInterrupt(bool vblank);
+
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
 
  private:
-  DxgkDriverCaps driver_caps_;
-  enum class NoScanout { Never, BeyondMinimum, Always } no_scanout_;
-  bool mpo_static_fails_, mpo_mutates_;
-  uint64_t present_check_fails_at_, present_checks_ = 0;
-  uint64_t mpo_state_ = 0;  // the driver's cached overlay configuration (what the last real check committed)
+  DriverAnswers answers_;
+  uint64_t present_checks_ = 0;
+  uint64_t mpo_state_ = 0;
+  uint32_t display_control_ = 0;  // what the KMD last wrote to the display's control register  // the driver's cached overlay configuration (what the last real check committed)
   const uint64_t bar0_;
   const uint32_t msi_data_base_;
   Cpu& cpu_;

@@ -1,0 +1,250 @@
+// hybrid_present (seed 004: C2, C3, C5, C6): on a hybrid laptop an app renders on the dGPU and the iGPU
+// drives the panel. Each frame: the dGPU's 3D engine renders (workload.render_us of engine work, then
+// the frame's number written into the render target's first qword as its tag), the app presents, and
+// the frame travels one of three paths to the iGPU's display engine:
+//   one_copy (CASO, C3): the dGPU's copy engine copies the render target into a cross-adapter surface in
+//     system memory (copy 1, across the link); the iGPU flips to that surface and scans it out;
+//   two_copy (C2): copy 1, then the iGPU's copy engine copies it into the iGPU's own primary in stolen
+//     memory (copy 2, never on the link), then the flip;
+//   compose: copy 1, then DWM composes it into its own surface on the iGPU (3D engine), then the flip.
+// The path is chosen at swap-chain creation from the display driver's answers (C5) or forced by
+// present.path; a failing present-time check turns one present into a composition.
+//
+// Cross-adapter synchronisation: native fences, each signalled by the GPU that did the work and waited
+// on by the CPU (an interrupt, then Dxgkrnl's present thread issues the next step). The dGPU cannot
+// wake the iGPU's engines (no GPU-to-GPU doorbell; seed 003 names that as the future design), so each
+// cross-adapter step costs one interrupt and one CPU hop; within one adapter, the copy engine waits on
+// the render fence on the GPU (a WAIT packet, no CPU).
+//
+// The display engine reports which frame it scans out by the tag it reads at the top of each frame:
+// present_to_scanout_ns is measured from the app's Present call to the first scanned line of the first
+// refresh that shows that frame's tag: hardware observation, not the driver's bookkeeping.
+#include <algorithm>
+#include <cinttypes>
+#include <deque>
+#include <random>
+
+#include "hw_model/display/display_regs.h"
+#include "kernel_stub/umd/swapchain.h"
+#include "scenarios/display/present.h"
+
+namespace gpumodel {
+namespace {
+
+class HybridPresent : public ScenarioDriver {
+ public:
+  explicit HybridPresent(const ParamSet& ps)
+      : frames_(uint64_t(ps.get_int("workload.frames"))),
+        render_us_(ps.get_real("workload.render_us")),
+        interval_(sc_core::sc_time(ps.get_real("workload.frame_interval_us"), sc_core::SC_US)),
+        jitter_us_(ps.get_real("workload.start_jitter_us")),
+        compose_us_(ps.get_real("present.compose_us")),
+        forced_(ps.get_enum("present.path")),
+        buffers_(unsigned(ps.get_int("present.buffers"))) {}
+
+  void build(Platform& p, Results& r) override {
+    p_ = &p;
+    display_ = p.igpu->display.get();
+    display_->on_frame = [this](const DisplayEngine::FrameRecord& f) { seen_.push_back(f); };
+    p.cpu.spawn_thread("app", [this, &p, &r] { app(p, r); });
+  }
+
+  void finish(Platform& p, Results& r) override;
+
+ private:
+  void app(Platform& p, Results& r);
+  void present_thread(Platform& p, Results& r);
+  void flip_listener(Platform& p);
+
+  struct Stamp {  // per frame (1-based)
+    sc_core::sc_time present, copy1_seen, flip_programmed, flip_done;
+    PresentPath path = PresentPath::OneCopy;
+  };
+
+  const uint64_t frames_;
+  const double render_us_;
+  const sc_core::sc_time interval_;
+  const double jitter_us_, compose_us_;
+  const std::string forced_;
+  const unsigned buffers_;
+
+  Platform* p_ = nullptr;
+  DisplayEngine* display_ = nullptr;
+  PresentSetup s_;
+  std::vector<Stamp> st_;
+  std::vector<DisplayEngine::FrameRecord> seen_;
+  std::deque<uint64_t> queue_;  // presents the present thread has not taken
+  KEvent queued_ev_, buffer_ev_, flip_ev_worker_, all_flipped_ev_;
+  uint64_t flips_done_ = 0, c2_ = 0;
+  bool started_ = false;
+  TrafficSnapshot t0_, t1_;
+};
+
+void HybridPresent::app(Platform& p, Results& r) {
+  if (!start_hybrid(p, r, s_)) return;
+  const DisplayGeometry g = display_geometry(p.params);
+  if (!r.check(create_present_surfaces(p, r, g, buffers_, s_, frames_), "present surfaces could not be set up")) return;
+  s_.choice = choose_present_path(s_.display_start, *s_.display_kmd, PrimaryDesc{g.width, g.height, g.format},
+                                  s_.xsurf[0].address, forced_);
+  if (!s_.choice.defect.empty()) r.failures.push_back(s_.choice.defect);
+  commit_display(p, s_, g);
+  st_.resize(frames_ + 1);
+  started_ = true;
+  p.cpu.spawn_thread("present", [this, &p, &r] { present_thread(p, r); });
+  p.cpu.spawn_thread("flip_listener", [this, &p] { flip_listener(p); });
+
+  std::mt19937_64 rng(p.rng());
+  std::uniform_real_distribution<double> jitter(0.0, jitter_us_);
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  const uint64_t render_cycles = uint64_t(render_us_ * p.params.get_real("gpu.engine_clock_mhz"));
+  for (uint64_t n = 1; n <= frames_; ++n) {
+    const sc_core::sc_time start = t0 + interval_ * double(n - 1) + sc_core::sc_time(jitter(rng), sc_core::SC_US);
+    if (start > sc_core::sc_time_stamp()) p.cpu.sleep(start - sc_core::sc_time_stamp());
+    // Frame n renders into buffer n % B, whose last user (frame n - B) left the screen when the flip of
+    // frame n - B + 1 completed.
+    while (n > buffers_ && flips_done_ < n - buffers_ + 1) p.cpu.wait_for(buffer_ev_);
+    const unsigned b = unsigned(n % buffers_);
+    PacketWriter render;
+    render.timestamp(s_.ts(n, 0)).compute(render_cycles).write64(s_.rt[b], n).barrier().timestamp(s_.ts(n, 1));
+    render.signal(s_.render_fence_slot, n);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(s_.render_q, render);
+    // Present(): the UMD queues copy 1 behind the render on the dGPU's copy engine (a GPU wait).
+    st_[n].present = sc_core::sc_time_stamp();
+    if (n == 1) t0_ = TrafficSnapshot::take(p, display_);
+    PacketWriter copy1;
+    copy1.wait(s_.render_fence_slot, n).timestamp(s_.ts(n, 2)).copy(s_.rt[b], s_.xsurf[b].address, s_.xsurf[b].bytes());
+    copy1.barrier().timestamp(s_.ts(n, 3)).signal(s_.copy1_fence_slot, n);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(s_.copy_q, copy1);
+    queue_.push_back(n);
+    p.cpu.signal(queued_ev_);
+  }
+  while (flips_done_ < frames_) p.cpu.wait_for(all_flipped_ev_);
+  t1_ = TrafficSnapshot::take(p, display_);
+  // Let the last frame reach the panel, then turn the source off so the run ends.
+  p.cpu.sleep(display_->timing().frame_period() * 2.0);
+  s_.display_kmd->DxgkDdiSetVidPnSourceVisibility(false);
+}
+
+void HybridPresent::present_thread(Platform& p, Results& r) {
+  Kmd& ikmd = *s_.display_kmd;
+  VidSch& isch = p.igpu_driver->vidsch;
+  for (;;) {
+    while (queue_.empty()) p.cpu.wait_for(queued_ev_);
+    const uint64_t n = queue_.front();
+    queue_.pop_front();
+    const unsigned b = unsigned(n % buffers_);
+    // Cross-adapter sync: copy 1 done (the dGPU's fence interrupt wakes this thread).
+    if (!r.check(p.vidsch.WaitFromCpu(s_.copy1_fence, n), "copy 1 fence wait failed")) return;
+    st_[n].copy1_seen = sc_core::sc_time_stamp();
+    PresentPath path = s_.choice.path;
+    uint64_t surface = s_.xsurf[b].address;
+    if (path == PresentPath::OneCopy && !present_time_check(ikmd, surface)) path = PresentPath::Compose;
+    if (path != PresentPath::OneCopy) {
+      // Copy 2 on the iGPU's copy engine, or DWM's composition on its 3D engine: both read the
+      // cross-adapter surface in system memory and write a surface in the iGPU's stolen memory.
+      const bool compose = path == PresentPath::Compose;
+      const uint64_t dst = compose ? s_.dwm[b] : s_.primary[b];
+      PacketWriter w;
+      w.timestamp(s_.ts(n, 4));
+      if (compose) w.compute(uint64_t(compose_us_ * p.params.get_real("igpu.engine_clock_mhz")));
+      w.copy(s_.xsurf[b].address, dst, s_.xsurf[b].bytes()).barrier().timestamp(s_.ts(n, 5));
+      w.signal(s_.copy2_fence_slot, ++c2_);
+      p.igpu_driver->kmd.DxgkDdiSubmitCommandToHwQueue(compose ? s_.compose_q : s_.copy2_q, w);
+      if (!r.check(isch.WaitFromCpu(s_.copy2_fence, c2_), "copy 2 fence wait failed")) return;
+      surface = dst;
+    }
+    st_[n].path = path;
+    // The display's flip register holds one pending flip: the next waits for the previous to latch.
+    while (flips_done_ < n - 1) p.cpu.wait_for(flip_ev_worker_);
+    st_[n].flip_programmed = sc_core::sc_time_stamp();
+    ikmd.DxgkDdiSetVidPnSourceAddress(surface);
+  }
+}
+
+void HybridPresent::flip_listener(Platform& p) {
+  // Dxgkrnl's flip-complete handling: the display engine's MSI, the iGPU KMD's ISR and DPC.
+  KEvent& done = p.igpu_driver->vidsch.interrupt_event(Kmd::kDisplayFlipVector);
+  for (;;) {
+    p.cpu.wait_for(done);
+    ++flips_done_;
+    if (flips_done_ < st_.size()) st_[flips_done_].flip_done = sc_core::sc_time_stamp();
+    p.cpu.signal(buffer_ev_);
+    p.cpu.signal(flip_ev_worker_);
+    if (flips_done_ == frames_) p.cpu.signal(all_flipped_ev_);
+  }
+}
+
+void HybridPresent::finish(Platform& p, Results& r) {
+  if (!started_) return;
+  r.metric("path", std::string(to_string(s_.choice.path)) + ": " + s_.choice.reason);
+  // Frame n's first refresh: the first scanned frame whose tag is n.
+  std::vector<double> p2s, flip_wait;
+  std::vector<bool> shown(frames_ + 1, false);
+  const sc_core::sc_time vblank = display_->timing().frame_period() -
+                                  display_->timing().line_period() * double(display_->timing().mode().v_active);
+  for (auto& f : seen_) {
+    if (f.first_qword == 0 || f.first_qword > frames_ || shown[f.first_qword]) continue;
+    const uint64_t n = f.first_qword;
+    shown[n] = true;
+    p2s.push_back(to_ns(f.first_line_time - st_[n].present));
+    flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
+  }
+  uint64_t displayed = uint64_t(p2s.size()), composed = 0;
+  std::vector<double> render, copy1, copy2, forward;
+  const double dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+  const double itick = double(p.params.get_int("igpu.timestamp_tick_ps")) / 1000.0;
+  for (uint64_t n = 1; n <= frames_; ++n) {
+    render.push_back(double(s_.read_ts(p, n, 1) - s_.read_ts(p, n, 0)) * dtick);
+    copy1.push_back(double(s_.read_ts(p, n, 3) - s_.read_ts(p, n, 2)) * dtick);
+    if (st_[n].path != PresentPath::OneCopy) copy2.push_back(double(s_.read_ts(p, n, 5) - s_.read_ts(p, n, 4)) * itick);
+    if (st_[n].path == PresentPath::Compose) ++composed;
+    forward.push_back(to_ns(st_[n].copy1_seen) - double(s_.read_ts(p, n, 3)) * dtick);
+  }
+  r.metric("present_to_scanout_ns", summary(p2s));
+  r.metric("render_ns", summary(render));
+  r.metric("copy1_ns", summary(copy1));
+  r.metric("copy2_ns", summary(copy2));
+  r.metric("copy1_to_cpu_ns", summary(forward));
+  r.metric("flip_to_latch_ns", summary(flip_wait));
+  r.metric("latch_to_scanout_ns", to_ns(vblank));
+  const TrafficSnapshot d = t1_ - t0_;
+  const double fr = double(frames_);
+  r.metric("link_bytes_per_frame", double(d.link_bytes) / fr);
+  r.metric("dram_bytes_per_frame", double(d.sysmem_bytes + d.vram_bytes) / fr);
+  r.metric("sysmem_bytes_per_frame", double(d.sysmem_bytes) / fr);
+  r.metric("vram_bytes_per_frame", double(d.vram_bytes) / fr);
+  r.metric("scanout_bytes_per_frame", double(d.scanout_bytes) / fr);
+  r.metric("display_adapter_copy_bytes_per_frame", double(d.sysmem_bytes - d.scanout_bytes) / fr);
+  r.metric("frames_presented", frames_);
+  r.metric("frames_displayed", displayed);
+  r.metric("frames_dropped", frames_ - displayed);
+  r.metric("frames_composed", composed);
+  report_scanout(*display_, d, r);
+  r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
+}
+
+}  // namespace
+
+ScenarioInfo hybrid_present_scenario() {
+  return {"hybrid_present", "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
+          [](ParamSet& ps, const std::string& o) {
+            ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
+            ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
+                            "A: 4 ms of 3D-engine work a frame, a light game at 60 Hz", o);
+            ps.declare_real("workload.frame_interval_us", 1e6 / 60, "us", 1, 1e7,
+                            "A: the app paces itself at 60 frames a second, the panel's rate", o);
+            ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
+                            "A: each frame starts up to one refresh late (uniform, seeded): the app's phase "
+                            "to vblank varies, so present_to_scanout is a distribution", o);
+            ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
+                            "Q: seed 004 C5: auto = what the display driver's caps and checks allow", o);
+            ps.declare_int("present.buffers", 3, "buffers", 2, 8,
+                           "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
+            ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
+                            "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
+          [](const ParamSet& ps) { require_hybrid(ps, "hybrid_present"); }};
+}
+
+}  // namespace gpumodel
