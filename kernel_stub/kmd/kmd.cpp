@@ -227,6 +227,7 @@ void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface) {
   cpu_.mmio_write64(d + kSurfaceAddr, surface);
   display_control_ = kCtrlEnable | kCtrlFlipIrq;
   cpu_.mmio_write32(d + kControl, display_control_);
+  (void)cpu_.mmio_read32(d + kControl);  // a read does not pass the posted writes: the source is on on return
 }
 
 void Kmd::DxgkDdiSetVidPnSourceAddress(uint64_t surface) {

@@ -1,0 +1,109 @@
+// scanout_underflow (seed 004: C6): does scan-out from system memory across the link keep up with the
+// refresh while the link is loaded? The dGPU's display engine (display.adapter = gpu) scans a
+// cross-adapter surface in system memory, so every scan-out request crosses the link: the request up,
+// the completion with its pixels down. Meanwhile the dGPU's copy engine runs bulk copies over the same
+// link (workload.bulk_direction: h2d = system memory -> VRAM, whose completions share the down direction
+// with the display's; d2h = VRAM -> system memory, whose posted writes the display's read requests queue
+// behind). display.fifo_bytes is the knob.
+//
+// Metrics: underflows (the engine's count; the monitor scanout_underflow fails the run when there is
+// one: the refresh was not kept), min_fifo_bytes, max_request_latency_ns (issue to arrival of a scan-out
+// request, measured), and fifo_needed_bytes: the smallest FIFO the measured worst latency calls for.
+// Derivation: a request is issued when the level falls below the watermark (watermark_pct of the FIFO),
+// so the bytes still buffered then, FIFO x pct, must last the worst latency at the pixel rate:
+// FIFO >= latency x bpp x pixel clock / pct, and at least one request plus that drain.
+#include <cmath>
+
+#include "scenarios/display/present.h"
+
+namespace gpumodel {
+namespace {
+
+class ScanoutUnderflow : public ScenarioDriver {
+ public:
+  explicit ScanoutUnderflow(const ParamSet& ps)
+      : frames_(uint64_t(ps.get_int("workload.frames"))),
+        bulk_bytes_(uint64_t(ps.get_int("workload.bulk_bytes"))),
+        h2d_(ps.get_enum("workload.bulk_direction") == "h2d") {}
+
+  void build(Platform& p, Results& r) override {
+    d_ = p.gpu.display.get();
+    d_->on_request = [this](const DisplayEngine::RequestRecord& q) {
+      if (q.arrival - q.issue > max_latency_) max_latency_ = q.arrival - q.issue;
+    };
+    p.cpu.spawn_thread("app", [this, &p, &r] { app(p, r); });
+  }
+
+  void finish(Platform& p, Results& r) override {
+    (void)p;
+    report_scanout(*d_, window_, r);
+    r.metric("max_request_latency_ns", to_ns(max_latency_));
+    const double drain_bytes_per_ns = double(d_->timing().bpp()) * double(d_->timing().mode().pixel_clock_hz) / 1e9;
+    const double pct = double(p.params.get_int("display.watermark_pct")) / 100.0;
+    const double drained = to_ns(max_latency_) * drain_bytes_per_ns;
+    const double needed = std::max(drained + double(d_->request_bytes()), pct > 0 ? drained / pct : drained);
+    r.metric("fifo_needed_bytes", uint64_t(std::ceil(needed)));
+    r.metric("fifo_bytes", d_->fifo_bytes());
+    r.metric("refresh_kept", d_->underflows() == 0);
+    r.metric("bulk_copies", copies_);
+    r.metric("link_down_busy_pct", 100.0 * to_ns(p.link.down().busy_total) / to_ns(sc_core::sc_time_stamp()));
+    r.metric("link_up_busy_pct", 100.0 * to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
+  }
+
+ private:
+  void app(Platform& p, Results& r) {
+    const AdapterStart s = DxgkrnlStartAdapter(p.kmd, "dGPU");
+    if (!r.check(s.started, s.reason)) return;
+    const DisplayGeometry g = display_geometry(p.params);
+    const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(int(s.info.nodes) - 1);
+    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
+    const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_), vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);
+    p.kmd.DxgkDdiCommitVidPn(surf.pitch, surf.address);
+    // Wait for the first frame's prefetch to settle, then measure over whole refreshes while copying.
+    p.cpu.sleep(d_->timing().frame_start(0) - sc_core::sc_time_stamp());
+    const sc_core::sc_time end = d_->timing().frame_start(frames_);
+    const TrafficSnapshot t0 = TrafficSnapshot::take(p, d_);
+    KEvent& done = p.vidsch.interrupt_event(1);
+    while (sc_core::sc_time_stamp() < end) {
+      PacketWriter w;
+      w.copy(h2d_ ? sys : vid, h2d_ ? vid : sys, bulk_bytes_).interrupt(1);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+      p.cpu.wait_for(done);
+      ++copies_;
+    }
+    if (end > sc_core::sc_time_stamp()) p.cpu.sleep(end - sc_core::sc_time_stamp());
+    window_ = TrafficSnapshot::take(p, d_) - t0;
+    p.kmd.DxgkDdiSetVidPnSourceVisibility(false);
+  }
+
+  const uint64_t frames_, bulk_bytes_;
+  const bool h2d_;
+  DisplayEngine* d_ = nullptr;
+  sc_core::sc_time max_latency_ = sc_core::SC_ZERO_TIME;
+  TrafficSnapshot window_;
+  uint64_t copies_ = 0;
+};
+
+}  // namespace
+
+ScenarioInfo scanout_underflow_scenario() {
+  return {"scanout_underflow", "a dGPU display engine scans out of system memory across a link loaded by bulk copies",
+          [](ParamSet& ps, const std::string& o) {
+            ps.declare_int("workload.frames", 3, "frames", 1, 100000, "A: three refreshes measured", o);
+            ps.declare_int("workload.bulk_bytes", 16 << 20, "bytes", 4096, int64_t(1) << 32,
+                           "A: 16 MiB per bulk copy, back to back for the whole measurement", o);
+            ps.declare_enum("workload.bulk_direction", "h2d", {"h2d", "d2h"},
+                            "A: h2d, whose completions share the down direction with the scan-out's", o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<ScanoutUnderflow>(ps); },
+          [](const ParamSet& ps) {
+            if (ps.get_enum("display.adapter") != "gpu")
+              throw ConfigError("display.adapter = " + ps.get_enum("display.adapter") +
+                                ": scenario 'scanout_underflow' scans out on the dGPU across the link; allowed: "
+                                "display.adapter = gpu");
+            require_platform(ps, "scanout_underflow", 1, 1, "a bulk-copy queue on the last node");
+          }};
+}
+
+}  // namespace gpumodel
