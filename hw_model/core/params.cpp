@@ -8,13 +8,14 @@
 
 namespace gpumodel {
 
-namespace {
-std::string fmt_num(double v) {
+std::string format_number(double v) {
   std::ostringstream os;
   os.precision(12);
   os << v;
   return os.str();
 }
+namespace {
+std::string fmt_num(double v) { return format_number(v); }
 }  // namespace
 
 std::string ParamSpec::allowed() const {

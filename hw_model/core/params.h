@@ -20,6 +20,9 @@ struct ConfigError : std::runtime_error {
 
 enum class ParamKind { Int, Real, Bool, Enum };
 
+// A number as messages and --list-params print it (12 significant digits, no trailing zeros).
+std::string format_number(double v);
+
 struct ParamSpec {
   std::string name;           // "section.key"
   ParamKind kind = ParamKind::Int;

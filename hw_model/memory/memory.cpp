@@ -137,12 +137,18 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
         if (tlm_check::byte_enabled(t, i)) t.get_data_ptr()[i] = all[i];
     }
     if (!read_watches_.empty() && len >= 8) {
-      for (uint64_t q = (addr + 7) & ~7ull; q + 8 <= addr + len; q += 8) {
+      auto check = [&](uint64_t q) {
         auto it = read_watches_.find(q);
-        if (it == read_watches_.end() || !whole_qword(t, unsigned(q - addr))) continue;
+        if (it == read_watches_.end() || !whole_qword(t, unsigned(q - addr))) return;
         uint64_t v;
         std::memcpy(&v, t.get_data_ptr() + (q - addr), 8);
         for (auto& cb : it->second) cb(v);
+      };
+      const uint64_t first = (addr + 7) & ~7ull, end = (addr + len) & ~7ull;  // whole qwords inside
+      if (len <= kScanBytes) {
+        for (uint64_t q = first; q < end; q += 8) check(q);
+      } else {
+        each_watched(read_watched_, first, end, check);
       }
     }
     delay = SC_ZERO_TIME;
@@ -174,10 +180,15 @@ void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const st
       if (enables[i]) poke(addr + i, p + i, 1);
   }
   if (watches_.empty()) return;
-  for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
+  auto notify = [&](uint64_t q) {
     auto it = watches_.find(q);
     if (it != watches_.end())
       for (auto& cb : it->second) cb(addr, len);
+  };
+  if (len <= kScanBytes) {
+    for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) notify(q);
+  } else {
+    each_watched(watched_, addr & ~7ull, addr + len, notify);
   }
 }
 
@@ -213,7 +224,10 @@ void Memory::poke(uint64_t addr, const void* src, unsigned len) {
 }
 
 void Memory::watch(uint64_t addr, unsigned len, Watch cb) {
-  for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) watches_[q].push_back(cb);
+  for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
+    watches_[q].push_back(cb);
+    watched_.insert(q);
+  }
 }
 
 }  // namespace gpumodel

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -51,7 +52,10 @@ class Memory : public sc_core::sc_module {
   void watch(uint64_t addr, unsigned len, Watch cb);
   // Watch reads of an aligned 64-bit word: `cb` gets the 8 bytes a read returned (torn-value monitor).
   using ReadWatch = std::function<void(uint64_t value)>;
-  void watch_reads(uint64_t addr, ReadWatch cb) { read_watches_[addr & ~7ull].push_back(std::move(cb)); }
+  void watch_reads(uint64_t addr, ReadWatch cb) {
+    read_watches_[addr & ~7ull].push_back(std::move(cb));
+    read_watched_.insert(addr & ~7ull);
+  }
 
   sc_core::sc_time read_latency() const { return read_latency_; }
   // Traffic served through the socket (the backdoor is not counted): DRAM bytes for the results.
@@ -92,6 +96,14 @@ class Memory : public sc_core::sc_module {
 
   std::unordered_map<uint64_t, std::vector<Watch>> watches_;         // by qword address
   std::unordered_map<uint64_t, std::vector<ReadWatch>> read_watches_;
+  // The watched qwords in address order: a large access (a copy chunk, a scan-out request) visits only
+  // the watched qwords inside it instead of looking up each of its qwords.
+  std::set<uint64_t> watched_, read_watched_;
+  static constexpr unsigned kScanBytes = 64;  // up to this length, look up each qword
+  template <typename F>
+  static void each_watched(const std::set<uint64_t>& keys, uint64_t first, uint64_t end, F f) {
+    for (auto it = keys.lower_bound(first); it != keys.end() && *it < end; ++it) f(*it);
+  }
 
   uint64_t base_, size_;
   sc_core::sc_time read_latency_, write_latency_;

@@ -20,11 +20,12 @@
 // present_to_scanout_ns is measured from the app's Present call to the first scanned line of the first
 // refresh that shows that frame's tag: hardware observation, not the driver's bookkeeping.
 #include <algorithm>
+#include <cmath>
 #include <cinttypes>
 #include <deque>
 #include <random>
 
-#include "hw_model/display/display_regs.h"
+#include "hw_model/display/display_timing.h"
 #include "kernel_stub/umd/swapchain.h"
 #include "scenarios/display/present.h"
 
@@ -244,7 +245,18 @@ ScenarioInfo hybrid_present_scenario() {
                             "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
           },
           [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
-          [](const ParamSet& ps) { require_hybrid(ps, "hybrid_present"); }};
+          [](const ParamSet& ps) {
+            require_hybrid(ps, "hybrid_present");
+            // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
+            // beyond that for the present queue and 100 ms for start-up and the last scan-out.
+            const double need_ms = double(ps.get_int("workload.frames")) *
+                                       (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
+                                        2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) / 1000.0 + 100.0;
+            if (ps.get_real("sim.limit_ms") < need_ms)
+              throw ConfigError("sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) + " is too short for workload.frames = " +
+                                std::to_string(ps.get_int("workload.frames")) + "; allowed: sim.limit_ms >= " +
+                                format_number(std::ceil(need_ms)));
+          }};
 }
 
 }  // namespace gpumodel
