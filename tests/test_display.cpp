@@ -469,3 +469,33 @@ TEST_CASE("Display trace: line, fifo, vblank, flip and surface signals are writt
     CHECK(v.find(sig) != std::string::npos);
   CHECK(r.disp.flips_latched() == 1);
 }
+
+TEST_CASE("Pitched surface: a request crossing a row end is split into per-row reads that skip the pad", "[C6][H1]") {
+  // Pitch 8192 B for 7680-byte rows: request 0 (stream bytes 0..8191) is row 0 whole and the first 512 B
+  // of row 1, read at A and A + 8192; the pad A + 7680 .. A + 8191 is never read.
+  Rig r;
+  const uint64_t a = kMem + 0x100000;
+  const uint64_t row1_tag = 0x1111222233334444ull;
+  r.mem.poke(a + 8192, &row1_tag, 8);
+  uint64_t seen = 0, pad_reads = 0;
+  r.mem.watch_reads(a + 8192, [&](uint64_t v) { seen = v; });
+  r.mem.watch_reads(a + 7680, [&](uint64_t) { ++pad_reads; });
+  const sc_time t0 = kRegWrite;
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 8192, t0);
+  r.cpu.body = [&] {
+    r.cpu.bus.post32(kRegs + dr::kPitch, 8192);
+    r.start(a);
+    r.wait_until(t.line_start(0, 3));
+    sc_stop();
+  };
+  sc_start();
+  CHECK(seen == row1_tag);
+  CHECK(pad_reads == 0);
+  REQUIRE(r.reqs.size() > 8);
+  // The pieces go one after the other within the request's slot; the other 7 slots' reads compete for
+  // the DRAM port too, so only the first slot's first piece has the port to itself at t0.
+  CHECK(r.reqs[0].addr == a);
+  CHECK(r.reqs[0].arrival > t0 + dflt::dram_xfer(7680) + kDram + kDram);
+  CHECK(r.reqs[1].addr == a + 8192 + 512);  // stream byte 8192 = row 1, byte 512
+  CHECK(r.disp.underflows() == 0);
+}
