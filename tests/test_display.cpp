@@ -43,8 +43,9 @@ struct Rig {
   Probe cpu;
   std::vector<DisplayEngine::RequestRecord> reqs;
   std::vector<DisplayEngine::FrameRecord> frames;
-  explicit Rig(const Overrides& o = {}, sc_time hop = SC_ZERO_TIME)
+  explicit Rig(const Overrides& o = {}, sc_time hop = SC_ZERO_TIME, bool trace = false)
       : ps(display_params(o)),
+        vcd(trace ? traced() : Vcd()),
         mem("sysmem", ps, "sysmem.", kMem),
         ic("ic", vcd),
         fabric("fabric", hop),
@@ -58,6 +59,11 @@ struct Rig {
     cpu.sock.bind(disp.regs);
     disp.on_request = [this](const DisplayEngine::RequestRecord& r) { reqs.push_back(r); };
     disp.on_frame = [this](const DisplayEngine::FrameRecord& r) { frames.push_back(r); };
+  }
+  static Vcd traced() {
+    Vcd v;
+    v.enable();
+    return v;
   }
   // Posted at 0 (or now): surface, then enable; both land kRegWrite later, in order.
   void start(uint64_t surface, uint32_t control = dr::kCtrlEnable) {
@@ -76,7 +82,7 @@ sc_time px_time(uint64_t pixels, uint64_t clock_hz) {
 }
 }  // namespace
 
-TEST_CASE("Display modes: line and frame times exact from the pixel clock", "[C6][H1]") {
+TEST_CASE("display modes: line and frame times exact from the pixel clock", "[C6][H1]") {
   const sc_time o(20, SC_NS);
   {
     // 1080p60, CTA VIC 16: line 2200 px / 148.5 MHz = 14,814,814.8 ps; frame 2200 x 1125 = 2,475,000 px
@@ -127,7 +133,7 @@ TEST_CASE("Display modes: line and frame times exact from the pixel clock", "[C6
   CHECK_THROWS_AS(display_mode("1024x768@60"), ConfigError);
 }
 
-TEST_CASE("Scan timing: need_time and consumed are inverse at line boundaries; flat during blanking", "[C6][H1]") {
+TEST_CASE("display: Scan timing: need_time and consumed are inverse at line boundaries, flat during blanking", "[C6][H1]") {
   const sc_time o(1, SC_US);
   for (const DisplayMode& m : display_modes()) {
     INFO(m.name);
@@ -165,7 +171,7 @@ TEST_CASE("Scan timing: need_time and consumed are inverse at line boundaries; f
   }
 }
 
-TEST_CASE("Scan-out formats: the tier-3 minimum list and its bytes per pixel", "[C4][C6]") {
+TEST_CASE("display: Scan-out formats: the tier-3 minimum list and its bytes per pixel", "[C4][C6]") {
   CHECK(bytes_per_pixel("R8G8B8A8_UNORM") == 4);
   CHECK(bytes_per_pixel("R8G8B8A8_UNORM_SRGB") == 4);
   CHECK(bytes_per_pixel("B8G8R8A8_UNORM") == 4);
@@ -179,7 +185,7 @@ TEST_CASE("Scan-out formats: the tier-3 minimum list and its bytes per pixel", "
   CHECK(t.frame_bytes() == 16588800);
 }
 
-TEST_CASE("Display parameters: a FIFO smaller than one request; odd requests; unknown modes and formats are refused", "[C6][C4]") {
+TEST_CASE("display parameters: a FIFO smaller than one request, odd requests, unknown modes and formats are refused", "[C6][C4]") {
   auto msg = [](const std::map<std::string, std::string>& o) -> std::string {
     try {
       DisplayEngine::validate(display_params(o));
@@ -210,7 +216,7 @@ TEST_CASE("Display parameters: a FIFO smaller than one request; odd requests; un
   CHECK_THROWS_AS(ps.set("display.outstanding", "65", "test"), ConfigError);
 }
 
-TEST_CASE("Display registers: read latency; id; and scanline and frame count computed from time", "[C6][H1]") {
+TEST_CASE("display registers: read latency, id, and scanline and frame count computed from time", "[C6][H1]") {
   Rig r;
   uint32_t id = 0, line_before = 0, line_at = 0, line_blank = 0;
   uint64_t frames_at = 0;
@@ -242,7 +248,7 @@ TEST_CASE("Display registers: read latency; id; and scanline and frame count com
   CHECK(r.disp.timing().origin() == t0);
 }
 
-TEST_CASE("Scan-out FIFO: K requests at enable; stop when full; resume below the watermark at the exact time", "[C6][H1]") {
+TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume below the watermark at the exact time", "[C6][H1]") {
   // A FIFO of 4 requests of 8 KB, 8 outstanding, watermark 50 % = 16 KB (below fifo - request = 24 KB).
   Rig r(Overrides{{"display.fifo_bytes", "32768"}, {"display.request_bytes", "8192"}, {"display.outstanding", "8"},
          {"display.watermark_pct", "50"}});
@@ -284,7 +290,7 @@ TEST_CASE("Scan-out FIFO: K requests at enable; stop when full; resume below the
   CHECK(r.disp.underflows() == 0);
 }
 
-TEST_CASE("Flip latched at vblank: the next frame reads the new surface; flip-complete MSI after the latch", "[C6][H1]") {
+TEST_CASE("display: Flip latched at vblank: the next frame reads the new surface, flip-complete MSI after the latch", "[C6][H1]") {
   const sc_time hop(10, SC_NS);
   Rig r(Overrides{{"display.reg_read_latency_ns", "0"}}, hop);
   const uint64_t a = kMem + 0x100000, b = kMem + 0x4000000;
@@ -344,7 +350,7 @@ TEST_CASE("Flip latched at vblank: the next frame reads the new surface; flip-co
   CHECK_FALSE(r.ic.take(vec, at));
 }
 
-TEST_CASE("Two flips before one vblank: the latest wins; the other is counted replaced", "[C6]") {
+TEST_CASE("display: Two flips before one vblank: the latest wins, the other is counted replaced", "[C6]") {
   Rig r;
   const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
@@ -363,7 +369,7 @@ TEST_CASE("Two flips before one vblank: the latest wins; the other is counted re
   CHECK_FALSE(r.disp.flip_pending());
 }
 
-TEST_CASE("Underflow: 1 ms memory latency underflows; counted with frame and line", "[C6][H1]") {
+TEST_CASE("display: Underflow: 1 ms memory latency underflows, counted with frame and line", "[C6][H1]") {
   {
     // 8 requests of 8 KB per millisecond is far below the 0.594 GB/s the active lines drain, and the
     // first data arrives after frame 0 has started (the initial vertical blank lasts 666.7 us).
@@ -391,7 +397,7 @@ TEST_CASE("Underflow: 1 ms memory latency underflows; counted with frame and lin
   }
 }
 
-TEST_CASE("Underflow: the default platform never underflows over two frames", "[C6][H1]") {
+TEST_CASE("display: Underflow: the default platform never underflows over two frames", "[C6][H1]") {
   {
     Rig r;
     const sc_time t0 = kRegWrite;
@@ -413,7 +419,7 @@ TEST_CASE("Underflow: the default platform never underflows over two frames", "[
   }
 }
 
-TEST_CASE("Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s; 0.594 GB/s during active pixels", "[C6][H1]") {
+TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s, 0.594 GB/s during active pixels", "[C6][H1]") {
   // Over whole frames: 1920 x 1080 x 4 B = 8,294,400 B per frame x 60 Hz = 497,664,000 B/s (PARAMETERS.md
   // 0.50 GB/s). During active pixels the beam takes 4 B per pixel clock: 4 x 148.5e6 = 594,000,000 B/s.
   // Measured between two vblank starts, where the FIFO is empty (frame n fetched, frame n+1 not yet
@@ -441,5 +447,55 @@ TEST_CASE("Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s; 0.59
   CHECK(avg == Approx(8294400.0 * 60).epsilon(0.001));
   CHECK(consumed == 3 * 8294400ull);
   CHECK(double(consumed) / active.to_seconds() == Approx(4 * 148.5e6).epsilon(0.001));
+  CHECK(r.disp.underflows() == 0);
+}
+
+TEST_CASE("display trace: line, fifo, vblank, flip and surface signals are written when tracing is on", "[C6]") {
+  Rig r(Overrides{}, SC_ZERO_TIME, true);
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
+  r.cpu.body = [&] {
+    r.start(kMem);
+    r.wait_until(t.line_start(0, 10));
+    r.cpu.bus.post64(kRegs + dr::kSurfaceAddr, kMem + 0x1000000);
+    r.wait_until(t.frame_start(1));
+    sc_stop();
+  };
+  sc_start();
+  const std::string path = "display_trace_" + std::to_string(::getpid()) + ".vcd";
+  REQUIRE(r.vcd.write(path, "test"));
+  const std::string v = slurp(path);
+  std::remove(path.c_str());
+  for (const char* sig : {"line", "fifo_bytes", "underflow", "flip", "vblank", "surface"})
+    CHECK(v.find(sig) != std::string::npos);
+  CHECK(r.disp.flips_latched() == 1);
+}
+
+TEST_CASE("display: Pitched surface: a request crossing a row end is split into per-row reads that skip the pad", "[C6][H1]") {
+  // Pitch 8192 B for 7680-byte rows: request 0 (stream bytes 0..8191) is row 0 whole and the first 512 B
+  // of row 1, read at A and A + 8192; the pad A + 7680 .. A + 8191 is never read.
+  Rig r;
+  const uint64_t a = kMem + 0x100000;
+  const uint64_t row1_tag = 0x1111222233334444ull;
+  r.mem.poke(a + 8192, &row1_tag, 8);
+  uint64_t seen = 0, pad_reads = 0;
+  r.mem.watch_reads(a + 8192, [&](uint64_t v) { seen = v; });
+  r.mem.watch_reads(a + 7680, [&](uint64_t) { ++pad_reads; });
+  const sc_time t0 = kRegWrite;
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 8192, t0);
+  r.cpu.body = [&] {
+    r.cpu.bus.post32(kRegs + dr::kPitch, 8192);
+    r.start(a);
+    r.wait_until(t.line_start(0, 3));
+    sc_stop();
+  };
+  sc_start();
+  CHECK(seen == row1_tag);
+  CHECK(pad_reads == 0);
+  REQUIRE(r.reqs.size() > 8);
+  // The pieces go one after the other within the request's slot; the other 7 slots' reads compete for
+  // the DRAM port too, so only the first slot's first piece has the port to itself at t0.
+  CHECK(r.reqs[0].addr == a);
+  CHECK(r.reqs[0].arrival > t0 + dflt::dram_xfer(7680) + kDram + kDram);
+  CHECK(r.reqs[1].addr == a + 8192 + 512);  // stream byte 8192 = row 1, byte 512
   CHECK(r.disp.underflows() == 0);
 }
