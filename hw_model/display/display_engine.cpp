@@ -29,7 +29,7 @@ void DisplayEngine::declare_params(ParamSet& ps) {
                  "A: 8 scan-out requests in flight, enough to cover the link and DRAM latency at the "
                  "active-line rate");
   ps.declare_int("display.watermark_pct", 50, "%", 0, 100,
-                 "A: refill when the fetch buffer falls below half");
+                 "A: refill when the fetch buffer falls below half (0: only once it is empty)");
   ps.declare_real("display.reg_read_latency_ns", 540, "ns", 0, 1e6,
                   "D: as gpu.bar0_read_latency_ns: CPU MMIO read 1.0 us (middle of gdrcopy copylat's "
                   "0.9-1.1 us) minus 2 x (200 link hop + 30 root complex) = 540 ns register-bus latency");
@@ -289,9 +289,11 @@ void DisplayEngine::dma_thread() {
     }
     const uint64_t consumed = timing_->consumed(now);
     const uint64_t level = issued_ - std::min(issued_, consumed);
-    if (stopped_ && level >= watermark_) {
-      // Resume when the level falls below the watermark: consumed > issued - watermark.
-      wait(timing_->time_consumed(issued_ - watermark_ + 1) - now, dma_ev_);
+    // Resume when the level falls below the watermark: consumed > issued - watermark. A watermark of
+    // 0 % resumes when the buffer is empty (below one byte): a level can never fall below zero.
+    const uint64_t wm = std::max<uint64_t>(watermark_, 1);
+    if (stopped_ && level >= wm) {
+      wait(timing_->time_consumed(issued_ - wm + 1) - now, dma_ev_);  // later than now: consumed < issued - wm + 1
       continue;
     }
     stopped_ = false;

@@ -41,7 +41,9 @@ class HybridPresent : public ScenarioDriver {
         jitter_us_(ps.get_real("workload.start_jitter_us")),
         compose_us_(ps.get_real("present.compose_us")),
         forced_(ps.get_enum("present.path")),
-        buffers_(unsigned(ps.get_int("present.buffers"))) {}
+        buffers_(unsigned(ps.get_int("present.buffers"))),
+        latency_(unsigned(ps.get_int("present.max_frame_latency"))),
+        sweep_(ps.get_enum("workload.jitter") == "sweep") {}
 
   void build(Platform& p, Results& r) override {
     p_ = &p;
@@ -67,7 +69,8 @@ class HybridPresent : public ScenarioDriver {
   const sc_core::sc_time interval_;
   const double jitter_us_, compose_us_;
   const std::string forced_;
-  const unsigned buffers_;
+  const unsigned buffers_, latency_;
+  const bool sweep_;
 
   Platform* p_ = nullptr;
   DisplayEngine* display_ = nullptr;
@@ -76,7 +79,7 @@ class HybridPresent : public ScenarioDriver {
   std::vector<DisplayEngine::FrameRecord> seen_;
   std::deque<uint64_t> queue_;  // presents the present thread has not taken
   KEvent queued_ev_, buffer_ev_, flip_ev_worker_, all_flipped_ev_;
-  uint64_t flips_done_ = 0, c2_ = 0;
+  uint64_t flips_done_ = 0, c2_ = 0, throttled_ = 0;
   bool started_ = false;
   TrafficSnapshot t0_, t1_;
 };
@@ -99,11 +102,20 @@ void HybridPresent::app(Platform& p, Results& r) {
   const sc_core::sc_time t0 = sc_core::sc_time_stamp();
   const uint64_t render_cycles = uint64_t(render_us_ * p.params.get_real("gpu.engine_clock_mhz"));
   for (uint64_t n = 1; n <= frames_; ++n) {
-    const sc_core::sc_time start = t0 + interval_ * double(n - 1) + sc_core::sc_time(jitter(rng), sc_core::SC_US);
-    if (start > sc_core::sc_time_stamp()) p.cpu.sleep(start - sc_core::sc_time_stamp());
-    // Frame n renders into buffer n % B, whose last user (frame n - B) left the screen when the flip of
-    // frame n - B + 1 completed.
-    while (n > buffers_ && flips_done_ < n - buffers_ + 1) p.cpu.wait_for(buffer_ev_);
+    // The game loop: not before the app's own pace (frame n at t0 + (n - 1) x interval)...
+    const sc_core::sc_time due = t0 + interval_ * double(n - 1);
+    if (due > sc_core::sc_time_stamp()) p.cpu.sleep(due - sc_core::sc_time_stamp());
+    // ...and, through the swap chain's frame-latency waitable object, only while at most L - 1 earlier
+    // frames are not yet on screen (flips done >= n - L). Frame n also renders into buffer n % B, whose
+    // last user (frame n - B) left the screen when the flip of frame n - B + 1 completed.
+    const uint64_t need_flips = std::max<uint64_t>(n > buffers_ ? n - buffers_ + 1 : 0, n > latency_ ? n - latency_ : 0);
+    if (flips_done_ < need_flips) ++throttled_;
+    while (flips_done_ < need_flips) p.cpu.wait_for(buffer_ev_);
+    // The frame's CPU work (input, simulation, recording) before it submits: its phase to the vblank.
+    // sweep: frame n takes J x (n - 1) / frames, every phase in [0, J) equally represented, so a mean
+    // is the phase average without sampling noise; random: uniform in [0, J), seeded.
+    const double cpu_us = sweep_ ? jitter_us_ * double(n - 1) / double(frames_) : jitter(rng);
+    if (cpu_us > 0) p.cpu.sleep(sc_core::sc_time(cpu_us, sc_core::SC_US));
     const unsigned b = unsigned(n % buffers_);
     PacketWriter render;
     render.timestamp(s_.ts(n, 0)).compute(render_cycles).write64(s_.rt[b], n).barrier().timestamp(s_.ts(n, 1));
@@ -191,7 +203,7 @@ void HybridPresent::finish(Platform& p, Results& r) {
     flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
   }
   uint64_t displayed = uint64_t(p2s.size()), composed = 0;
-  std::vector<double> render, copy1, copy2, forward;
+  std::vector<double> render, copy1, copy2, forward, ready;
   const double dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
   const double itick = double(p.params.get_int("igpu.timestamp_tick_ps")) / 1000.0;
   for (uint64_t n = 1; n <= frames_; ++n) {
@@ -200,12 +212,14 @@ void HybridPresent::finish(Platform& p, Results& r) {
     if (st_[n].path != PresentPath::OneCopy) copy2.push_back(double(s_.read_ts(p, n, 5) - s_.read_ts(p, n, 4)) * itick);
     if (st_[n].path == PresentPath::Compose) ++composed;
     forward.push_back(to_ns(st_[n].copy1_seen) - double(s_.read_ts(p, n, 3)) * dtick);
+    ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
   }
   r.metric("present_to_scanout_ns", summary(p2s));
   r.metric("render_ns", summary(render));
   r.metric("copy1_ns", summary(copy1));
   r.metric("copy2_ns", summary(copy2));
   r.metric("copy1_to_cpu_ns", summary(forward));
+  r.metric("present_to_flip_ns", summary(ready));
   r.metric("flip_to_latch_ns", summary(flip_wait));
   r.metric("latch_to_scanout_ns", to_ns(vblank));
   const TrafficSnapshot d = t1_ - t0_;
@@ -220,6 +234,7 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("frames_displayed", displayed);
   r.metric("frames_dropped", frames_ - displayed);
   r.metric("frames_composed", composed);
+  r.metric("frames_throttled", throttled_);
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
 }
@@ -235,12 +250,20 @@ ScenarioInfo hybrid_present_scenario() {
             ps.declare_real("workload.frame_interval_us", 1e6 / 60, "us", 1, 1e7,
                             "A: the app paces itself at 60 frames a second, the panel's rate", o);
             ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
-                            "A: each frame starts up to one refresh late (uniform, seeded): the app's phase "
-                            "to vblank varies, so present_to_scanout is a distribution", o);
+                            "A: the frame's CPU work before it submits takes up to one refresh (16,667 us at "
+                            "60 Hz), so the present's phase to the vblank covers the whole period and "
+                            "present_to_scanout is the phase-averaged latency", o);
+            ps.declare_enum("workload.jitter", "sweep", {"sweep", "random"},
+                            "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
+                            "every phase equally represented, no sampling noise); random = uniform, seeded", o);
             ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
                             "Q: seed 004 C5: auto = what the display driver's caps and checks allow", o);
             ps.declare_int("present.buffers", 3, "buffers", 2, 8,
                            "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
+            ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
+                           "A: IDXGISwapChain2::SetMaximumFrameLatency(1) with the frame-latency waitable object, "
+                           "what a latency-minded game does (DXGI's default is 3): frame n starts only once frame "
+                           "n - 1 is on screen, so no present queues behind another", o);
             ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
                             "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
           },
@@ -253,9 +276,12 @@ ScenarioInfo hybrid_present_scenario() {
                                        (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
                                         2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) / 1000.0 + 100.0;
             if (ps.get_real("sim.limit_ms") < need_ms)
-              throw ConfigError("sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) + " is too short for workload.frames = " +
-                                std::to_string(ps.get_int("workload.frames")) + "; allowed: sim.limit_ms >= " +
-                                format_number(std::ceil(need_ms)));
+              throw ConfigError("sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
+                                " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
+                                " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
+                                " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
+                                " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
+                                ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
           }};
 }
 

@@ -62,6 +62,11 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"fence_race_no_barrier", {{"workload.signals", "5000"}, {"sim.limit_ms", "50"}}},
     {"fence_stress",
      {{"workload.signals", "10000"}, {"bench.switches", "2000"}}},  // 1 M -> 10 k; 2 M switches -> 2 k
+    // 120 -> 4 frames; hybrid_present refuses a limit shorter than 4 x (interval + jitter + 2 refreshes)
+    // + 100 ms = 367 ms at 60 Hz.
+    {"hybrid_present", {{"workload.frames", "4"}, {"sim.limit_ms", "400"}}},
+    // 3 -> 2 refreshes measured, after the first frame's start: 34.0 ms simulated at 60 Hz.
+    {"scanout_underflow", {{"workload.frames", "2"}, {"sim.limit_ms", "100"}}},
 };
 
 // Metrics that may legitimately be negative (a difference, a signed offset). None so far: every metric
