@@ -297,8 +297,9 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       throw ConfigError("--results and --vcd name the same file '" + req.results_path + "'; name two files");
   }
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
-  Platform::validate(ps);
+  // The scenario's own needs first (see run_scenario).
   if (const ScenarioInfo* info = find_scenario(req.opt.scenario); info && info->validate) info->validate(ps);
+  Platform::validate(ps);
   return req;
 }
 

@@ -61,6 +61,15 @@ void Platform::validate(const ParamSet& ps) {
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
     throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "
                       "has (platform.topology is dgpu); allowed: display.adapter = auto, none or gpu");
+  if (display_adapter(ps, t).empty()) {
+    // Likewise a display.* key when no adapter has a display engine (display.adapter = none, or auto on
+    // the dGPU platform): it would configure nothing.
+    for (auto& k : ps.set_keys())
+      if (k.rfind("display.", 0) == 0 && k != "display.adapter")
+        throw ConfigError(k + " configures a display engine, and this platform has none (display.adapter = " +
+                          ps.get_enum("display.adapter") + " on platform.topology = " + ps.get_enum("platform.topology") +
+                          "); allowed: display.adapter = gpu or igpu, or drop " + k);
+  }
   if (t == Topology::Dgpu) {
     // A key that configures the integrated adapter means nothing without one: a typo'd topology would
     // otherwise run silently without the iGPU.

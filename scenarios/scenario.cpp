@@ -59,8 +59,10 @@ void report_engine_faults(const Platform& p, Results& r) {
 sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const ScenarioInfo* info = find_scenario(opt.scenario);
   if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
-  Platform::validate(ps);
+  // The scenario's own needs first: its message says what it runs on (hybrid_present on topology = dgpu
+  // names the topology, not a display key the dGPU platform cannot take).
   if (info->validate) info->validate(ps);
+  Platform::validate(ps);
   Vcd vcd;
   if (!opt.vcd_path.empty()) vcd.enable();
   const auto wall0 = std::chrono::steady_clock::now();

@@ -77,6 +77,17 @@ void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
   checked_target(t, delay, name(), kCaps, [this](tlm::tlm_generic_payload& tt, sc_time& d) { serve(tt, d); });
 }
 
+namespace {
+// Whether n bytes are all zero, a word at a time (the bulk copies of the display scenarios move mostly
+// never-written surfaces; see poke).
+bool all_zero(const unsigned char* p, unsigned n) {
+  static const unsigned char zeros[4096] = {};
+  for (unsigned i = 0; i < n; i += sizeof zeros)
+    if (std::memcmp(p + i, zeros, std::min<unsigned>(sizeof zeros, n - i))) return false;
+  return true;
+}
+}  // namespace
+
 void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   uint64_t addr = t.get_address();
   unsigned len = t.get_data_length();
@@ -108,7 +119,12 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     w->visible_at = start + xfer + write_latency_;
     w->seq = seq_++;
     w->addr = addr;
-    w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
+    w->len = len;
+    // An all-zero write (most of a never-drawn surface's copy) keeps no copy of its data: host speed only,
+    // it becomes visible exactly as any other write.
+    w->zero = !t.get_byte_enable_ptr() && all_zero(t.get_data_ptr(), len);
+    if (w->zero) w->data.clear();
+    else w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
     bytes_written_ += len;
     w->enables.clear();
     if (t.get_byte_enable_ptr())
@@ -165,7 +181,7 @@ void Memory::apply_due() {
     std::pop_heap(pending_.begin(), pending_.end(), Later());
     Pending* w = pending_.back();
     pending_.pop_back();
-    store(w->addr, w->data.data(), unsigned(w->data.size()), w->enables);
+    store(w->addr, w->zero ? nullptr : w->data.data(), w->len, w->enables);
     free_.push_back(w);
   }
   if (!pending_.empty()) apply_ev_.notify(pending_.front()->visible_at - now);
@@ -173,7 +189,9 @@ void Memory::apply_due() {
 
 void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables) {
   // One copy, at one time: an aligned 8-byte write is never seen torn (F1).
-  if (enables.empty()) {
+  if (!p) {
+    zero(addr, len);
+  } else if (enables.empty()) {
     poke(addr, p, len);
   } else {
     for (unsigned i = 0; i < len; ++i)
@@ -206,18 +224,37 @@ void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
   }
 }
 
+
 void Memory::poke(uint64_t addr, const void* src, unsigned len) {
   auto* in = static_cast<const unsigned char*>(src);
   while (len) {
     uint64_t page = addr / kPage, off = addr % kPage;
     unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
-    auto& pg = pages_[page];
+    auto it = pages_.find(page);
+    if (it == pages_.end() && all_zero(in, n)) {  // an absent page reads as zero already: nothing to store
+      in += n;
+      addr += n;
+      len -= n;
+      continue;
+    }
+    auto& pg = it != pages_.end() ? it->second : pages_[page];
     if (!pg) {
       pg.reset(new unsigned char[kPage]);
       std::memset(pg.get(), 0, kPage);
     }
     std::memcpy(pg.get() + off, in, n);
     in += n;
+    addr += n;
+    len -= n;
+  }
+}
+
+void Memory::zero(uint64_t addr, unsigned len) {
+  while (len) {
+    const uint64_t page = addr / kPage, off = addr % kPage;
+    const unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+    auto it = pages_.find(page);
+    if (it != pages_.end()) std::memset(it->second.get() + off, 0, n);  // an absent page is zero already
     addr += n;
     len -= n;
   }

@@ -68,7 +68,9 @@ class Memory : public sc_core::sc_module {
   void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void apply_due();  // SC_METHOD: makes due pending writes visible
   // `enables`: empty, or one flag per byte (the write's byte enables).
+  // `p` null: len zero bytes.
   void store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables);
+  void zero(uint64_t addr, unsigned len);  // stores len zero bytes, allocating no page
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
 
   struct Pending {
@@ -76,6 +78,8 @@ class Memory : public sc_core::sc_module {
     sc_core::sc_time visible_at;
     uint64_t seq;
     uint64_t addr;
+    unsigned len;
+    bool zero;                           // all zero: data is empty
     std::vector<unsigned char> data;
     std::vector<unsigned char> enables;  // empty: every byte
   };
