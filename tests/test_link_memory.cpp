@@ -160,3 +160,42 @@ TEST_CASE("Aligned 64-bit writes become visible whole, never torn", "[F1][H2]") 
   REQUIRE(observed.size() == 200);
   for (uint64_t o : observed) CHECK((o == va || o == vb));
 }
+
+TEST_CASE("An all-zero write is a write: it overwrites data at its visibility time, and zero pages read as zero", "[H2]") {
+  // The memory keeps no copy of an all-zero write's data (host speed for never-drawn surfaces); what a
+  // reader sees must not change: old data until the write is visible, zeros from then on, and a watch
+  // fires at the same time as for any write.
+  TwoAgents t;
+  std::vector<unsigned char> ones(8192, 0x5A), zeros(8192, 0);
+  t.p.sysmem.poke(kA, ones.data(), 8192);  // two pages of data
+  const uint64_t kFresh = kA + 0x400000;   // never written
+  std::vector<sc_time> seen;
+  t.p.sysmem.watch(kA + 4096, 8, [&](uint64_t, unsigned) { seen.push_back(sc_time_stamp()); });
+  sc_time v, v_fresh;
+  uint64_t before = 0, after = 0, mixed_lo = 0, mixed_hi = 0, fresh = 1;
+  t.host_agent.body = [&] {
+    v = t.host_agent.bus.post(kA, zeros.data(), 8192);
+    v_fresh = t.host_agent.bus.post(kFresh, zeros.data(), 4096);
+    wait(v - sc_time(1, SC_PS) - sc_time_stamp());
+    before = t.p.sysmem.peek64(kA + 4096);
+    wait(v_fresh + sc_time(1, SC_NS) - sc_time_stamp());
+    after = t.p.sysmem.peek64(kA + 4096);
+    fresh = t.p.sysmem.peek64(kFresh + 8);
+    // A partly zero write stores every byte.
+    std::vector<unsigned char> half(16, 0);
+    half[15] = 0x11;
+    const sc_time v2 = t.host_agent.bus.post(kA, half.data(), 16);
+    wait(v2 + sc_time(1, SC_NS) - sc_time_stamp());
+    mixed_lo = t.p.sysmem.peek64(kA);
+    mixed_hi = t.p.sysmem.peek64(kA + 8);
+  };
+  sc_start();
+  CHECK(before == 0x5A5A5A5A5A5A5A5Aull);
+  CHECK(after == 0);
+  CHECK(fresh == 0);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0] == v);
+  CHECK(mixed_lo == 0);
+  CHECK(mixed_hi == 0x1100000000000000ull);
+  CHECK(t.p.sysmem.bytes_written() == 8192 + 4096 + 16);
+}
