@@ -195,10 +195,18 @@ void HybridPresent::finish(Platform& p, Results& r) {
   std::vector<bool> shown(frames_ + 1, false);
   const sc_core::sc_time vblank = display_->timing().frame_period() -
                                   display_->timing().line_period() * double(display_->timing().mode().v_active);
+  uint64_t last_shown = 0;
   for (auto& f : seen_) {
     if (f.first_qword == 0 || f.first_qword > frames_ || shown[f.first_qword]) continue;
     const uint64_t n = f.first_qword;
     shown[n] = true;
+    // The scenario's own invariants: frames reach the panel in present order, and none before its flip
+    // was programmed and latched at a vblank start (a vertical blank before its first line).
+    r.check(n > last_shown, "frame " + std::to_string(n) + " reached the panel after frame " + std::to_string(last_shown));
+    last_shown = std::max(last_shown, n);
+    if (!r.check(f.first_line_time >= st_[n].flip_programmed + vblank,
+                 "frame " + std::to_string(n) + " was scanned out before its flip could latch"))
+      continue;
     p2s.push_back(to_ns(f.first_line_time - st_[n].present));
     flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
   }
@@ -237,6 +245,10 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("frames_throttled", throttled_);
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
+  // Copy 1 crosses the link whole for every frame, whatever the path.
+  r.check(d.link_bytes >= frames_ * s_.xsurf[0].bytes(),
+          "the link carried " + std::to_string(d.link_bytes) + " B for " + std::to_string(frames_) +
+              " frames, less than one cross-adapter surface each");
 }
 
 }  // namespace
