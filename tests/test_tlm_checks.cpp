@@ -125,7 +125,7 @@ TEST_CASE("TLM entry: well-formed reads and writes pass every hop and target che
   });
 }
 
-TEST_CASE("TLM entry: a hop sends only READ and WRITE; a target accepts IGNORE", "[tlm][H1]") {
+TEST_CASE("TLM entry: a hop sends only READ and WRITE, a target accepts IGNORE", "[tlm][H1]") {
   Txn t(tlm::TLM_IGNORE_COMMAND, 0x1000, 4);
   broken([&] { tc::before_call(t.t, SC_ZERO_TIME, "tb.hop"); }, "command");
   clean([&] { tc::target_entry(t.t, SC_ZERO_TIME, "tb.target"); });

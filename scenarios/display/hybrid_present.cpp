@@ -237,7 +237,9 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("sysmem_bytes_per_frame", double(d.sysmem_bytes) / fr);
   r.metric("vram_bytes_per_frame", double(d.vram_bytes) / fr);
   r.metric("scanout_bytes_per_frame", double(d.scanout_bytes) / fr);
-  r.metric("display_adapter_copy_bytes_per_frame", double(d.sysmem_bytes - d.scanout_bytes) / fr);
+  // System-memory traffic but scan-out: copy 1's writes into the cross-adapter surface, copy 2's (or the
+  // composition's) read of it and write into the iGPU's stolen memory, and the control traffic.
+  r.metric("copy_sysmem_bytes_per_frame", double(d.sysmem_bytes - d.scanout_bytes) / fr);
   r.metric("frames_presented", frames_);
   r.metric("frames_displayed", displayed);
   r.metric("frames_dropped", frames_ - displayed);
