@@ -199,3 +199,48 @@ TEST_CASE("An all-zero write is a write: it overwrites data at its visibility ti
   CHECK(mixed_hi == 0x1100000000000000ull);
   CHECK(t.p.sysmem.bytes_written() == 8192 + 4096 + 16);
 }
+
+TEST_CASE("ZeroHint: an unbacked range reads as zeros into the buffer, a backed one as its data, a hinted zero write stores zeros", "[H2]") {
+  // Host speed only: whatever the hint, the initiator's buffer must end up holding exactly what a read
+  // returns, and a write hinted as zero must store zeros over data.
+  TwoAgents t;
+  std::vector<unsigned char> data(8192, 0x77);
+  t.p.sysmem.poke(kA, data.data(), 4096);  // page 0 backed, page 1 not
+  std::vector<unsigned char> buf(4096, 0xEE);
+  ZeroHint r1, r2, r3;
+  std::vector<unsigned char> after1, after2, after3;
+  t.host_agent.body = [&] {
+    // Unbacked page, dirty buffer declared dirty: the memory zeroes it and says so.
+    r1.buffer_zero = false;
+    t.host_agent.bus.read(kA + 4096, buf.data(), 4096, SC_ZERO_TIME, &r1);
+    after1 = buf;
+    // Backed page: its data, and no claim of zeros.
+    r2.buffer_zero = true;
+    t.host_agent.bus.read(kA, buf.data(), 4096, SC_ZERO_TIME, &r2);
+    after2 = buf;
+    // A range half backed is not unbacked: read normally (the zero half really is zero).
+    r3.buffer_zero = false;
+    t.host_agent.bus.read(kA + 2048, buf.data(), 4096, SC_ZERO_TIME, &r3);
+    after3 = buf;
+    // A write hinted zero (its buffer really is zero) over data stores zeros.
+    std::vector<unsigned char> z(4096, 0);
+    ZeroHint w;
+    w.buffer_zero = true;
+    PostedFlowControl fc;
+    sc_event g;
+    fc.grant = &g;
+    const sc_time v = t.host_agent.bus.post_held(kA, z.data(), 4096, fc, &w);
+    wait(v + sc_time(1, SC_NS) - sc_time_stamp());
+  };
+  sc_start();
+  CHECK(r1.data_zero);
+  CHECK(std::all_of(after1.begin(), after1.end(), [](unsigned char c) { return c == 0; }));
+  CHECK_FALSE(r2.data_zero);
+  CHECK(std::all_of(after2.begin(), after2.end(), [](unsigned char c) { return c == 0x77; }));
+  CHECK_FALSE(r3.data_zero);
+  CHECK(after3[0] == 0x77);
+  CHECK(after3[2047] == 0x77);
+  CHECK(after3[2048] == 0);
+  CHECK(t.p.sysmem.peek64(kA) == 0);
+  CHECK(t.p.sysmem.peek64(kA + 4088) == 0);
+}

@@ -8,6 +8,7 @@
 //    (now + delay), samples what is visible then, and returns; the return path adds its latency to the
 //    delay, and the initiator waits for it. So a read sees exactly the writes visible when it arrives.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -37,6 +38,36 @@ struct PostedFlowControl : tlm::tlm_extension<PostedFlowControl> {
   }
 };
 
+// A hint between an initiator and a memory, for host speed only: what a transaction's data holds is the
+// same whether a target honours it or not (a surface nobody drew is zeros, and copying or scanning it
+// need not move zeros around). `buffer_zero` (in): the transaction's data range at the initiator holds
+// only zero bytes: a write's data, or what a read's destination holds before the read. `data_zero`
+// (out, reads): the bytes read were all zero and the destination now holds them (a memory that finds
+// no backing store for the range and a zero destination leaves the destination as it is).
+struct ZeroHint : tlm::tlm_extension<ZeroHint> {
+  bool buffer_zero = false;
+  bool data_zero = false;
+  // The requester owns it (a local of the thread whose read may still be waiting inside the target when
+  // the simulation stops): a pooled payload destroyed then must not delete it.
+  void free() override {}
+  tlm::tlm_extension_base* clone() const override { return new ZeroHint(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const ZeroHint&>(e); }
+};
+
+// What an initiator knows of its own transfer buffer, for ZeroHint: the first `zero_bytes` are zero.
+struct ZeroTracker {
+  uint64_t zero_bytes = 0;
+  // Before a read or write of `len` bytes from the buffer's start.
+  ZeroHint hint(unsigned len) const {
+    ZeroHint h;
+    h.buffer_zero = zero_bytes >= len;
+    return h;
+  }
+  // After a read of `len` bytes into the buffer's start.
+  void after_read(const ZeroHint& h, unsigned len) { zero_bytes = h.data_zero ? std::max<uint64_t>(zero_bytes, len) : 0; }
+  void clobbered() { zero_bytes = 0; }
+};
+
 template <typename Module>
 class BusMaster {
  public:
@@ -44,12 +75,19 @@ class BusMaster {
 
   // Blocking read: returns when the data has arrived at the initiator. `offset`: the request leaves
   // that much after now (local time of a loosely-timed initiator), saving a separate wait.
-  void read(uint64_t addr, void* dst, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME) {
+  // `zh`: a ZeroHint the target may answer (see ZeroHint).
+  void read(uint64_t addr, void* dst, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME,
+            ZeroHint* zh = nullptr) {
     Lease l(*this);
     tlm::tlm_generic_payload& t = *l.t;
     setup(t, tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(dst), len);
+    if (zh) {
+      zh->data_zero = false;
+      t.set_extension(zh);
+    }
     sc_core::sc_time d = offset;
     checked_b_transport(socket_, t, d, socket_.name());
+    if (zh) t.clear_extension(zh);  // the requester owns it, not the pooled payload
     check(t, addr);
     if (d != sc_core::SC_ZERO_TIME) sc_core::wait(d);
   }
@@ -77,9 +115,10 @@ class BusMaster {
     return write(addr, src, len, sc_core::SC_ZERO_TIME, &fc, visible);
   }
   // The same from a thread: waits for its turn. Returns the visibility time.
-  sc_core::sc_time post_held(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc) {
+  sc_core::sc_time post_held(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc,
+                             ZeroHint* zh = nullptr) {
     sc_core::sc_time vis;
-    while (!try_post(addr, src, len, fc, vis)) sc_core::wait(*fc.grant);
+    while (!write(addr, src, len, sc_core::SC_ZERO_TIME, &fc, vis, zh)) sc_core::wait(*fc.grant);
     return vis;
   }
   sc_core::sc_time post64(uint64_t addr, uint64_t v) { return post(addr, &v, 8); }
@@ -88,7 +127,7 @@ class BusMaster {
  private:
   // One posted write; with `fc`, the path may refuse it (returns false, nothing sent).
   bool write(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset,
-             PostedFlowControl* fc, sc_core::sc_time& visible) {
+             PostedFlowControl* fc, sc_core::sc_time& visible, ZeroHint* zh = nullptr) {
     Lease l(*this);
     tlm::tlm_generic_payload& t = *l.t;
     setup(t, tlm::TLM_WRITE_COMMAND, addr,
@@ -97,8 +136,10 @@ class BusMaster {
       fc->refused = false;
       t.set_extension(fc);
     }
+    if (zh) t.set_extension(zh);
     sc_core::sc_time d = offset;
     checked_b_transport(socket_, t, d, socket_.name());
+    if (zh) t.clear_extension(zh);
     if (fc) {
       t.clear_extension(fc);  // the requester owns it, not the pooled payload
       if (fc->refused) return false;

@@ -80,6 +80,7 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
     slots_.push_back(std::make_unique<Slot>());
     Slot& s = *slots_.back();
     s.buf.resize(req_);
+    s.zero.zero_bytes = req_;
     sc_spawn([this, &s] { dma_slot(s); }, ("dma_slot" + std::to_string(i)).c_str());
   }
   if (vcd_.enabled()) {
@@ -336,8 +337,11 @@ void DisplayEngine::dma_slot(Slot& s) {
     s.ready = false;
     const uint64_t off = s.stream_byte % timing_->frame_bytes(), row = timing_->row_bytes();
     if (s.surface.pitch == row) {
-      bus_.read(s.surface.addr + off, s.buf.data(), unsigned(s.len));
+      ZeroHint zh = s.zero.hint(unsigned(s.len));
+      bus_.read(s.surface.addr + off, s.buf.data(), unsigned(s.len), SC_ZERO_TIME, &zh);
+      s.zero.after_read(zh, unsigned(s.len));
     } else {  // pitched rows: one read per row piece
+      s.zero.clobbered();
       for (uint64_t pos = off; pos < off + s.len;) {
         const uint64_t n = std::min(row - pos % row, off + s.len - pos);
         bus_.read(s.surface.addr + (pos / row) * s.surface.pitch + pos % row, s.buf.data() + (pos - off), unsigned(n));

@@ -110,6 +110,7 @@ class DisplayEngine : public sc_core::sc_module {
   };
   struct Slot {
     std::vector<unsigned char> buf;  // request_bytes: the read's real data
+    ZeroTracker zero;                // how much of buf is known zero (host speed only, see ZeroHint)
     sc_core::sc_event start;
     bool ready = false, busy = false;
     uint64_t stream_byte = 0, len = 0, frame = 0, gen = 0;

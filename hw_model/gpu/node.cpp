@@ -70,6 +70,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
     dma_tags_.push_back(std::make_unique<DmaTag>());
     DmaTag& t = *dma_tags_.back();
     t.buf.resize(chunk_bytes_);
+    t.zero.zero_bytes = chunk_bytes_;  // resize value-initialises
     t.fc.grant = &t.granted;
     sc_spawn([this, &t] { dma_tag(t); }, (std::string("dma_tag") + std::to_string(i)).c_str());
   }
@@ -391,10 +392,13 @@ void Node::dma_tag(DmaTag& t) {
     dma_jobs_.pop_front();
     ++dma_busy_;
     const sc_time t0 = sc_time_stamp();
-    bus_.read(c.src, buf.data(), c.len);
+    ZeroHint rz = t.zero.hint(c.len);
+    bus_.read(c.src, buf.data(), c.len, SC_ZERO_TIME, &rz);
+    t.zero.after_read(rz, c.len);
     last_dma_read_ = sc_time_stamp() - t0;
     wait(write_buffer_);  // the chunk's data leaves through the write buffer too
-    const sc_time vis = bus_.post_held(c.dst, buf.data(), c.len, fc);  // waits while the link is full
+    ZeroHint wz = t.zero.hint(c.len);
+    const sc_time vis = bus_.post_held(c.dst, buf.data(), c.len, fc, &wz);  // waits while the link is full
     note_write(c.dst, vis, dma_visible_);
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
     wait(vis - sc_time_stamp());

@@ -136,6 +136,7 @@ class Node : public sc_core::sc_module {
   // that never returns never destroys its locals (they would leak at exit).
   struct DmaTag {
     std::vector<unsigned char> buf;
+    ZeroTracker zero;  // how much of buf is known zero (host speed only, see ZeroHint)
     sc_core::sc_event granted;
     PostedFlowControl fc;
   };

@@ -122,7 +122,8 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     w->len = len;
     // An all-zero write (most of a never-drawn surface's copy) keeps no copy of its data: host speed only,
     // it becomes visible exactly as any other write.
-    w->zero = !t.get_byte_enable_ptr() && all_zero(t.get_data_ptr(), len);
+    const ZeroHint* zh = t.get_extension<ZeroHint>();
+    w->zero = !t.get_byte_enable_ptr() && ((zh && zh->buffer_zero) || all_zero(t.get_data_ptr(), len));
     if (w->zero) w->data.clear();
     else w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
     bytes_written_ += len;
@@ -144,7 +145,11 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
       if (w->arrival <= arrival && w->visible_at > sample) sample = w->visible_at;
     if (sample > now) wait(sample - now);
     apply_due();
-    if (!t.get_byte_enable_ptr()) {
+    ZeroHint* zh = t.get_extension<ZeroHint>();
+    if (zh && !t.get_byte_enable_ptr() && unbacked(addr, len)) {  // never written: zeros
+      if (!zh->buffer_zero) std::memset(t.get_data_ptr(), 0, len);
+      zh->data_zero = true;
+    } else if (!t.get_byte_enable_ptr()) {
       peek(addr, t.get_data_ptr(), len);
     } else {  // only the enabled bytes are the memory's; the rest stay as the initiator left them
       std::vector<unsigned char> all(len);
@@ -247,6 +252,12 @@ void Memory::poke(uint64_t addr, const void* src, unsigned len) {
     addr += n;
     len -= n;
   }
+}
+
+bool Memory::unbacked(uint64_t addr, unsigned len) const {
+  for (uint64_t page = addr / kPage, last = (addr + len - 1) / kPage; page <= last; ++page)
+    if (pages_.count(page)) return false;
+  return true;
 }
 
 void Memory::zero(uint64_t addr, unsigned len) {

@@ -71,6 +71,7 @@ class Memory : public sc_core::sc_module {
   // `p` null: len zero bytes.
   void store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables);
   void zero(uint64_t addr, unsigned len);  // stores len zero bytes, allocating no page
+  bool unbacked(uint64_t addr, unsigned len) const;  // no page holds any of these bytes: they read as zero
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
 
   struct Pending {
