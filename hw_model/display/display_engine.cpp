@@ -68,6 +68,10 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
       write_latency_(ps.get_ns("display.reg_write_latency_ns")),
       timing_(new ScanTiming(mode_, bpp_, 0, SC_ZERO_TIME)),
       min_fifo_(fifo_) {
+  latch_or_dma_ |= latch_ev_;
+  latch_or_dma_ |= dma_ev_;
+  slot_or_dma_ |= slot_free_ev_;
+  slot_or_dma_ |= dma_ev_;
   regs.register_b_transport(this, &DisplayEngine::b_transport);
   SC_HAS_PROCESS(DisplayEngine);
   SC_METHOD(vblank_method);
@@ -281,11 +285,11 @@ void DisplayEngine::dma_thread() {
     const uint64_t fb = timing_->frame_bytes(), frame = issued_ / fb;
     const uint64_t len = std::min(req_, fb - issued_ % fb);  // a request never spans two frames
     if (frame >= surfaces_.size()) {  // frame n+1's surface is latched at frame n's vblank start
-      wait(latch_ev_ | dma_ev_);
+      wait(latch_or_dma_);
       continue;
     }
     if (inflight_ >= outstanding_) {
-      wait(slot_free_ev_ | dma_ev_);
+      wait(slot_or_dma_);
       continue;
     }
     const uint64_t consumed = timing_->consumed(now);

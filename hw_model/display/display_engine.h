@@ -157,6 +157,7 @@ class DisplayEngine : public sc_core::sc_module {
   std::vector<Surface> surfaces_;  // by frame: known from the previous frame's vblank start
   uint64_t next_vblank_ = 0;       // the frame whose vblank start comes next
   sc_core::sc_event vblank_ev_, latch_ev_, dma_ev_, slot_free_ev_;
+  sc_core::sc_event_or_list latch_or_dma_, slot_or_dma_;  // built once: an `a | b` per wait allocates
 
   // DMA.
   std::vector<std::unique_ptr<Slot>> slots_;
