@@ -2,6 +2,7 @@
 // underflow and measured bandwidth (C6, H1, C4). Each case builds its own small platform: the engine,
 // system memory and an interrupt controller behind a router, and a probe as the CPU.
 #include <cstring>
+#include <map>
 
 #include "hw_model/display/display_engine.h"
 #include "hw_model/interconnect/interrupt_controller.h"
@@ -395,6 +396,46 @@ TEST_CASE("display: Underflow: 1 ms memory latency underflows, counted with fram
     CHECK(u.need == t.frame_start(0));
     CHECK(r.disp.min_fifo_bytes() == 0);
   }
+}
+
+TEST_CASE("display: Underflow: a fetch behind the beam resyncs at each vblank start, never fetching a frame after it ended", "[C6][H1]") {
+  // With 1 ms of memory latency the DMA gets about 8 x 8 KB a millisecond, an eighth of a frame in
+  // the 16.7 ms it lasts. At frame n's vblank start the rest of frame n is skipped (an underflow per
+  // request's worth) and frame n + 1 is fetched from its first byte, as a display pipe restarts.
+  Rig r(Overrides{{"sysmem.read_latency_ns", "1000000"}});
+  const sc_time t0 = kRegWrite;
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
+  r.cpu.body = [&] {
+    r.start(kMem);
+    r.wait_until(t.frame_start(3));
+    sc_stop();
+  };
+  sc_start();
+  REQUIRE(!r.reqs.empty());
+  std::map<uint64_t, uint64_t> first_byte;  // frame -> its earliest request's stream byte
+  uint64_t late = 0;
+  for (auto& q : r.reqs) {
+    INFO("frame " << q.frame << " byte " << q.stream_byte);
+    CHECK(q.issue < t.vblank_start(q.frame));  // never requested after its frame ended
+    if (!first_byte.count(q.frame)) first_byte[q.frame] = q.stream_byte;
+    if (q.arrival > t.need_time(q.stream_byte)) ++late;
+  }
+  // Frames 1 and 2 start at their first byte, after the previous frame's vblank start.
+  const uint64_t fb = 1920ull * 1080 * 4;
+  REQUIRE(first_byte.count(1));
+  REQUIRE(first_byte.count(2));
+  CHECK(first_byte[1] == fb);
+  CHECK(first_byte[2] == 2 * fb);
+  CHECK(r.disp.frames_started() >= 2);
+  // Three vblank starts (frames 0, 1, 2 ended... the third at frame 3's start less the blank): every
+  // skipped request's worth counts once, and every late arrival once. A frame's last request is 2 KB
+  // (8,294,400 = 1012 x 8 KB + 2 KB), so a skip of s bytes is ceil(s / 8 KB) requests.
+  REQUIRE(r.disp.bytes_skipped() > 0);
+  const uint64_t skipped_min = r.disp.bytes_skipped() / 8192, skipped_max = skipped_min + 3;
+  CHECK(r.disp.underflows() >= late + skipped_min);
+  CHECK(r.disp.underflows() <= late + skipped_max);
+  // Nothing fetched is lost from the count: fetched + skipped + in flight = requested stream bytes.
+  CHECK(r.disp.bytes_fetched() + r.disp.bytes_skipped() <= 3 * fb + 8 * 8192);
 }
 
 TEST_CASE("display: Underflow: the default platform never underflows over two frames", "[C6][H1]") {

@@ -198,7 +198,7 @@ void DisplayEngine::enable() {
   flip_pending_ = false;
   surfaces_.assign(1, Surface{current_addr_, timing_->pitch_bytes()});
   next_vblank_ = 0;
-  issued_ = arrived_ = 0;
+  issued_ = arrived_ = skipped_ = 0;
   stopped_ = false;
   vblank_ev_.notify(timing_->vblank_start(0) - now);
   dma_ev_.notify(SC_ZERO_TIME);
@@ -231,6 +231,26 @@ void DisplayEngine::catch_up() {
 
 void DisplayEngine::vblank(uint64_t n) {
   ++vblanks_;
+  // Resync: the beam has passed frame n's last pixel. Whatever of frame n is not requested yet is never
+  // fetched: the fetch restarts at frame n + 1's first byte, as a display pipe restarts at the vertical
+  // blank (without it a DMA behind the beam would fall frames behind and show a buffer the app has
+  // since reused). Each request's worth skipped is an underflow; requests in flight arrive, late.
+  const uint64_t fb = timing_->frame_bytes(), end = (n + 1) * fb;
+  if (issued_ < end) {
+    const uint64_t off = issued_ % fb, skip = end - issued_;
+    const unsigned line = unsigned(off / timing_->row_bytes());
+    const sc_time now = sc_time_stamp(), need = timing_->need_time(issued_);
+    for (uint64_t k = 0; k < (skip + req_ - 1) / req_; ++k) {
+      ++underflows_;
+      if (underflow_records_.size() < kUnderflowRecords) underflow_records_.push_back({n, line, now, need});
+      if (on_underflow) on_underflow(n, line, now);
+    }
+    if (vcd_.enabled()) vcd_.set(underflow_id_, underflows_);
+    issued_ = end;
+    skipped_ += skip;
+    stopped_ = false;
+    dma_ev_.notify(SC_ZERO_TIME);
+  }
   const bool latched = flip_pending_;
   if (latched) {
     current_addr_ = surface_reg_;
@@ -330,8 +350,8 @@ void DisplayEngine::issue(Slot& s, uint64_t frame, uint64_t len) {
   ++requests_;
   s.start.notify();  // the slot's read leaves now
   if (vcd_.enabled()) {
-    const uint64_t c = timing_->consumed(sc_time_stamp());
-    vcd_.set(fifo_id_, arrived_ > c ? arrived_ - c : 0);
+    const uint64_t c = timing_->consumed(sc_time_stamp()), have = arrived_ + skipped_;
+    vcd_.set(fifo_id_, have > c ? have - c : 0);
   }
 }
 
@@ -364,7 +384,8 @@ void DisplayEngine::arrived(Slot& s) {
   const sc_time a = sc_time_stamp();
   const ScanTiming& tm = *timing_;
   const uint64_t c = tm.consumed(a);
-  if (beam_in_active(a)) min_fifo_ = std::min(min_fifo_, arrived_ > c ? arrived_ - c : 0);
+  const uint64_t have = arrived_ + skipped_;  // the stream bytes the buffer has had (skipped: counted as passed)
+  if (beam_in_active(a)) min_fifo_ = std::min(min_fifo_, have > c ? have - c : 0);
   arrived_ += s.len;  // a late chunk still counts as delivered: the beam never stalls
   const uint64_t off = s.stream_byte % tm.frame_bytes();
   const sc_time need = tm.need_time(s.stream_byte);
@@ -381,7 +402,7 @@ void DisplayEngine::arrived(Slot& s) {
     std::memcpy(&r.first_qword, s.buf.data(), std::min<uint64_t>(8, s.len));
     if (on_frame) on_frame(r);
   }
-  if (vcd_.enabled()) vcd_.set(fifo_id_, arrived_ > c ? arrived_ - c : 0);
+  if (vcd_.enabled()) vcd_.set(fifo_id_, have + s.len > c ? have + s.len - c : 0);
   if (on_request)
     on_request(RequestRecord{s.stream_byte, s.len, s.frame,
                              s.surface.addr + (off / tm.row_bytes()) * s.surface.pitch + off % tm.row_bytes(),

@@ -5,7 +5,8 @@
 // display.request_bytes, at most display.outstanding in flight, each only when the buffer has room for
 // it counting everything in flight; once it stops for lack of room it resumes when the level falls
 // below the watermark (hysteresis; at 0 % when it is empty). A request arriving after the beam needed its first byte is an
-// underflow; the beam never stalls. Flips: a write of kSurfaceAddr arms a flip that is latched at the
+// underflow; the beam never stalls. At each vblank start the fetch resyncs: what is not yet requested of
+// the frame just ended is skipped (an underflow per request's worth) and the next frame starts fresh. Flips: a write of kSurfaceAddr arms a flip that is latched at the
 // next vblank start and takes effect from the next frame; the latest write before the latch wins.
 // MSIs (vblank, flip complete) are 4-byte posted writes through the scan-out port, as on hardware.
 //
@@ -88,7 +89,8 @@ class DisplayEngine : public sc_core::sc_module {
   uint64_t watermark_bytes() const { return watermark_; }
   uint64_t frames_started() const { return frames_started_; }  // frames whose first request arrived
   uint64_t bytes_fetched() const { return arrived_; }
-  uint64_t bytes_issued() const { return issued_; }
+  uint64_t bytes_issued() const { return issued_ - skipped_; }
+  uint64_t bytes_skipped() const { return skipped_; }  // never requested: the beam passed them (resync)
   uint64_t bytes_consumed() const;  // by the beam, now
   sc_core::sc_time active_time() const;  // the beam's time on active pixels, summed over frames, now
   uint64_t requests() const { return requests_; }
@@ -161,7 +163,7 @@ class DisplayEngine : public sc_core::sc_module {
 
   // DMA.
   std::vector<std::unique_ptr<Slot>> slots_;
-  uint64_t issued_ = 0, arrived_ = 0;
+  uint64_t issued_ = 0, arrived_ = 0, skipped_ = 0;  // stream bytes requested, arrived, skipped at a resync
   unsigned inflight_ = 0;
   bool stopped_ = false;  // stopped for lack of room: waits for the watermark
 
