@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernel_stub/dxgkrnl/vidmm.h"
 #include "tb.h"
 
 using namespace tb;
@@ -238,4 +239,30 @@ TEST_CASE("scanout_underflow: a small FIFO underflows, the FIFO the scenario rep
   CHECK(small["metrics"]["fifo_needed_bytes"].get<int64_t>() > 8192);
   CHECK(small["monitors"]["scanout_underflow"]["violations"].get<int64_t>() > 0);
   CHECK(small["why_failed"].dump().find("scanout_underflow") != std::string::npos);
+}
+
+TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its height of 4 rows, in system memory",
+          "[C2][C3]") {
+  // d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128, _HEIGHT_ALIGNMENT 4 (PARAMETERS.md).
+  PhysHeap sys(0x1'0000'0000ull, 1ull << 30, "sysmem.size_bytes");
+  VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes");
+  struct Case {
+    uint32_t w, h, bpp, pitch, rows;
+  } cases[] = {
+      {1920, 1080, 4, 7680, 1080},   // already aligned: 7,680 = 60 x 128
+      {1366, 767, 4, 5504, 768},     // 5,464 B a row -> 43 x 128; 767 rows -> 768
+      {1366, 768, 8, 11008, 768},    // 10,928 -> 86 x 128
+      {1, 1, 4, 128, 4},             // the smallest
+      {2560, 1441, 4, 10240, 1444},  // 1,441 rows -> 1,444
+  };
+  for (auto c : cases) {
+    INFO(c.w << "x" << c.h << " x" << c.bpp);
+    const CrossAdapterSurface s = mm.allocate_cross_adapter(c.w, c.h, c.bpp);
+    CHECK(s.pitch == c.pitch);
+    CHECK(s.rows == c.rows);
+    CHECK(s.bytes() == uint64_t(c.pitch) * c.rows);
+    CHECK(s.address >= 0x1'0000'0000ull);
+    CHECK(s.address + s.bytes() <= 0x1'0000'0000ull + (1ull << 30));
+    CHECK(s.address % 4096 == 0);
+  }
 }
