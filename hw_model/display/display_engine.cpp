@@ -294,45 +294,55 @@ bool DisplayEngine::beam_in_active(const sc_time& t) const {
   return (p - lead) % (uint64_t(mode_.h_total()) * mode_.v_total()) < uint64_t(mode_.v_active) * mode_.h_total();
 }
 
+DisplayEngine::Step DisplayEngine::next_step() {
+  Step st;
+  catch_up();
+  if (!enabled_) return st;  // Disabled
+  const sc_time now = sc_time_stamp();
+  const uint64_t fb = timing_->frame_bytes();
+  st.frame = issued_ / fb;
+  st.len = std::min(req_, fb - issued_ % fb);  // a request never spans two frames
+  if (st.frame >= surfaces_.size()) {  // frame n+1's surface is latched at frame n's vblank start
+    st.kind = Step::WaitLatch;
+    return st;
+  }
+  if (inflight_ >= outstanding_) {
+    st.kind = Step::WaitSlot;
+    return st;
+  }
+  const uint64_t consumed = timing_->consumed(now);
+  const uint64_t level = issued_ - std::min(issued_, consumed);
+  // Resume when the level falls below the watermark: consumed > issued - watermark. A watermark of
+  // 0 % resumes when the buffer is empty (below one byte): a level can never fall below zero.
+  const uint64_t wm = std::max<uint64_t>(watermark_, 1);
+  if (!stopped_ && level + st.len > fifo_) stopped_ = true;  // no room counting everything in flight
+  // (stopping implies level >= wm: level > fifo - len >= fifo - request >= watermark, and > 0.)
+  if (stopped_ && level >= wm) {
+    st.kind = Step::WaitLevel;
+    st.until = timing_->time_consumed(issued_ - wm + 1) - now;  // later than now: consumed < issued - wm + 1
+    return st;
+  }
+  stopped_ = false;
+  st.kind = Step::Issue;
+  return st;
+}
+
 void DisplayEngine::dma_thread() {
   for (;;) {
-    catch_up();
-    if (!enabled_) {
-      wait(dma_ev_);
-      continue;
-    }
-    const sc_time now = sc_time_stamp();
-    const uint64_t fb = timing_->frame_bytes(), frame = issued_ / fb;
-    const uint64_t len = std::min(req_, fb - issued_ % fb);  // a request never spans two frames
-    if (frame >= surfaces_.size()) {  // frame n+1's surface is latched at frame n's vblank start
-      wait(latch_or_dma_);
-      continue;
-    }
-    if (inflight_ >= outstanding_) {
-      wait(slot_or_dma_);
-      continue;
-    }
-    const uint64_t consumed = timing_->consumed(now);
-    const uint64_t level = issued_ - std::min(issued_, consumed);
-    // Resume when the level falls below the watermark: consumed > issued - watermark. A watermark of
-    // 0 % resumes when the buffer is empty (below one byte): a level can never fall below zero.
-    const uint64_t wm = std::max<uint64_t>(watermark_, 1);
-    if (stopped_ && level >= wm) {
-      wait(timing_->time_consumed(issued_ - wm + 1) - now, dma_ev_);  // later than now: consumed < issued - wm + 1
-      continue;
-    }
-    stopped_ = false;
-    if (level + len > fifo_) {  // no room counting everything in flight
-      stopped_ = true;
-      continue;
-    }
-    Slot* s = nullptr;
-    for (auto& sl : slots_)
-      if (!sl->busy) {
-        s = sl.get();
+    const Step st = next_step();
+    switch (st.kind) {
+      case Step::Disabled: wait(dma_ev_); break;
+      case Step::WaitLatch: wait(latch_or_dma_); break;
+      case Step::WaitSlot: wait(slot_or_dma_); break;
+      case Step::WaitLevel: wait(st.until, dma_ev_); break;
+      case Step::Issue:
+        for (auto& sl : slots_)
+          if (!sl->busy) {
+            issue(*sl, st.frame, st.len);
+            break;
+          }
         break;
-      }
-    issue(*s, frame, len);
+    }
   }
 }
 
@@ -373,13 +383,17 @@ void DisplayEngine::dma_slot(Slot& s) {
       }
     }
     arrived(s);
+    // The freed slot takes the next request itself when the DMA would issue one now (the common case
+    // in a refill): the same instant and stream order as the DMA thread, without waking it.
+    const Step st = next_step();
+    if (st.kind == Step::Issue) issue(s, st.frame, st.len);
+    else slot_free_ev_.notify(SC_ZERO_TIME);  // a request slot frees at its arrival
   }
 }
 
 void DisplayEngine::arrived(Slot& s) {
   s.busy = false;
   --inflight_;
-  slot_free_ev_.notify(SC_ZERO_TIME);  // a request slot frees at its arrival
   if (s.gen != gen_) return;           // issued before a disable: dropped
   const sc_time a = sc_time_stamp();
   const ScanTiming& tm = *timing_;

@@ -129,6 +129,12 @@ class DisplayEngine : public sc_core::sc_module {
   void catch_up();              // applies every vblank start due by now
   void vblank(uint64_t n);      // frame n's vblank start: latch, MSIs, trace
   void vblank_method();
+  struct Step {  // what the DMA does now
+    enum Kind { Disabled, WaitLatch, WaitSlot, WaitLevel, Issue } kind = Disabled;
+    uint64_t frame = 0, len = 0;                     // Issue
+    sc_core::sc_time until = sc_core::SC_ZERO_TIME;  // WaitLevel: how long, at most
+  };
+  Step next_step();
   void dma_thread();
   void dma_slot(Slot& s);
   void issue(Slot& s, uint64_t frame, uint64_t len);
