@@ -266,3 +266,42 @@ TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its
     CHECK(s.address % 4096 == 0);
   }
 }
+
+TEST_CASE("hybrid_present: a present-time check that fails from frame N composes every frame from N on", "[C5]") {
+  // igpu.kmd_present_check_fails_at = 4: frames 1-3 go one copy, 4-8 through DWM's composition.
+  const auto j = run_json(scenario("hybrid_present") + " --workload.frames=8 --igpu.kmd_present_check_fails_at=4", "ptc");
+  CHECK(j["verdict"] == "pass");
+  CHECK(j["metrics"]["frames_composed"] == 5);
+  CHECK(j["metrics"]["copy2_ns"]["n"] == 5);
+  CHECK(j["metrics"]["path"].get<std::string>().rfind("one_copy: ", 0) == 0);  // chosen at creation
+  CHECK(j["metrics"]["frames_displayed"] == 8);
+}
+
+TEST_CASE("hybrid_present: presents that queue (latency 16, two buffers, an app faster than the panel) all reach the "
+          "panel in order, each after its flip",
+          "[C2][C6]") {
+  // The app submits a frame every 2 ms (0.5 ms of rendering) against a 16.7 ms refresh: only the two
+  // buffers hold it back, and the flip register takes one flip a vblank, so every frame waits for the
+  // previous one's flip. The verdict checks the order and that no frame shows before its flip latched
+  // (dropping the buffer-reuse wait shows a buffer the app is overwriting; dropping the wait for the
+  // previous flip replaces a flip before it latched and hangs the present thread).
+  const auto j = run_json(scenario("hybrid_present") +
+                              " --workload.frames=12 --present.max_frame_latency=16 --present.buffers=2"
+                              " --workload.frame_interval_us=2000 --workload.start_jitter_us=0 --workload.render_us=500",
+                          "queue");
+  CHECK(j["verdict"] == "pass");
+  CHECK(j["metrics"]["frames_displayed"] == 12);
+  // Two buffers: frame n waits for frame n - 1's flip, so the app is throttled on nearly every frame.
+  CHECK(j["metrics"]["frames_throttled"].get<int>() >= 10);
+}
+
+TEST_CASE("scanout_underflow: the FIFO it reports as needed follows the watermark", "[C6]") {
+  // At watermark_pct = 10 a request is issued when a tenth of the FIFO is left, so that tenth must last
+  // the worst latency: needed = max(latency x 0.594 B/ns + 8192, latency x 0.594 / 0.10).
+  const auto j = run_json(scenario("scanout_underflow") + " --display.watermark_pct=10", "wm10");
+  const auto& m = j["metrics"];
+  const double drained = m["max_request_latency_ns"].get<double>() * 4 * 148.5e6 / 1e9;
+  const double needed = std::max(drained + 8192, drained / 0.10);
+  CHECK(m["fifo_needed_bytes"].get<int64_t>() == int64_t(std::ceil(needed)));
+  CHECK(drained / 0.10 > drained + 8192);  // the watermark term is the one that counts here
+}

@@ -52,7 +52,9 @@ struct C5Case {
 const C5Case kC5[] = {
     {"tier3_all_checks_pass", "resource+texture+scanout", 1920, 1080, DriverAnswers::NoScanout::BeyondMinimum, false,
      false, false, "one_copy", false},
-    {"display_tier2", "resource+texture", 1920, 1080, DriverAnswers::NoScanout::Never, false, false, false, "two_copy",
+    // A tier-2 display adapter whose driver would also answer NO_SCANOUT inside the minimum and change its
+    // state in a StaticCheck: the tier is read first, so neither call is made (no defect, no monitor hit).
+    {"display_tier2", "resource+texture", 1920, 1080, DriverAnswers::NoScanout::Always, false, true, false, "two_copy",
      false},
     {"no_scanout_beyond_minimum", "resource+texture+scanout", 2560, 1440, DriverAnswers::NoScanout::BeyondMinimum,
      false, false, false, "two_copy", false},

@@ -62,6 +62,7 @@ class HybridPresent : public ScenarioDriver {
   struct Stamp {  // per frame (1-based)
     sc_core::sc_time present, copy1_seen, flip_programmed, flip_done;
     PresentPath path = PresentPath::OneCopy;
+    uint64_t surface = 0;  // what the flip pointed the display at
   };
 
   const uint64_t frames_;
@@ -167,6 +168,7 @@ void HybridPresent::present_thread(Platform& p, Results& r) {
       surface = dst;
     }
     st_[n].path = path;
+    st_[n].surface = surface;
     // The display's flip register holds one pending flip: the next waits for the previous to latch.
     while (flips_done_ < n - 1) p.cpu.wait_for(flip_ev_worker_);
     st_[n].flip_programmed = sc_core::sc_time_stamp();
@@ -207,6 +209,13 @@ void HybridPresent::finish(Platform& p, Results& r) {
     if (!r.check(f.first_line_time >= st_[n].flip_programmed + vblank,
                  "frame " + std::to_string(n) + " was scanned out before its flip could latch"))
       continue;
+    // ...and from the surface its path flipped to: the cross-adapter surface (one copy), the iGPU's
+    // primary (two copies) or DWM's surface (composition).
+    const VidMm& imm = p.igpu_driver->vidmm;
+    const bool stolen = f.surface >= imm.local_base() && f.surface < imm.local_base() + imm.local_size();
+    r.check(f.surface == st_[n].surface && stolen == (st_[n].path != PresentPath::OneCopy),
+            "frame " + std::to_string(n) + " (" + to_string(st_[n].path) + ") was scanned out of " +
+                (stolen ? "the iGPU's stolen memory" : "the cross-adapter surface") + ", not its path's surface");
     p2s.push_back(to_ns(f.first_line_time - st_[n].present));
     flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
   }
