@@ -4,9 +4,10 @@
 // fetches the stream of frames into a fetch (detile) buffer of display.fifo_bytes in requests of
 // display.request_bytes, at most display.outstanding in flight, each only when the buffer has room for
 // it counting everything in flight; once it stops for lack of room it resumes when the level falls
-// below the watermark (hysteresis; at 0 % when it is empty). A request arriving after the beam needed its first byte is an
-// underflow; the beam never stalls. At each vblank start the fetch resyncs: what is not yet requested of
-// the frame just ended is skipped (an underflow per request's worth) and the next frame starts fresh. Flips: a write of kSurfaceAddr arms a flip that is latched at the
+// below the watermark (hysteresis; at 0 % when it is empty). A request arriving after the beam needed
+// its first byte is an underflow; the beam never stalls. At each vblank start the fetch resyncs: what is
+// not yet requested of the frame just ended is skipped (an underflow per request's worth) and the next
+// frame starts fresh. Flips: a write of kSurfaceAddr arms a flip that is latched at the
 // next vblank start and takes effect from the next frame; the latest write before the latch wins.
 // MSIs (vblank, flip complete) are 4-byte posted writes through the scan-out port, as on hardware.
 //
