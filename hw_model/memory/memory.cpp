@@ -217,41 +217,25 @@ void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const st
 
 void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
   auto* out = static_cast<unsigned char*>(dst);
-  while (len) {
-    uint64_t page = addr / kPage, off = addr % kPage;
-    unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+  for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned done) {
     auto it = pages_.find(page);
-    if (it == pages_.end()) std::memset(out, 0, n);
-    else std::memcpy(out, it->second.get() + off, n);
-    out += n;
-    addr += n;
-    len -= n;
-  }
+    if (it == pages_.end()) std::memset(out + done, 0, n);
+    else std::memcpy(out + done, it->second.get() + off, n);
+  });
 }
-
 
 void Memory::poke(uint64_t addr, const void* src, unsigned len) {
   auto* in = static_cast<const unsigned char*>(src);
-  while (len) {
-    uint64_t page = addr / kPage, off = addr % kPage;
-    unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+  for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned done) {
     auto it = pages_.find(page);
-    if (it == pages_.end() && all_zero(in, n)) {  // an absent page reads as zero already: nothing to store
-      in += n;
-      addr += n;
-      len -= n;
-      continue;
-    }
+    if (it == pages_.end() && all_zero(in + done, n)) return;  // an absent page reads as zero already
     auto& pg = it != pages_.end() ? it->second : pages_[page];
     if (!pg) {
       pg.reset(new unsigned char[kPage]);
       std::memset(pg.get(), 0, kPage);
     }
-    std::memcpy(pg.get() + off, in, n);
-    in += n;
-    addr += n;
-    len -= n;
-  }
+    std::memcpy(pg.get() + off, in + done, n);
+  });
 }
 
 bool Memory::unbacked(uint64_t addr, unsigned len) const {
@@ -261,14 +245,10 @@ bool Memory::unbacked(uint64_t addr, unsigned len) const {
 }
 
 void Memory::zero(uint64_t addr, unsigned len) {
-  while (len) {
-    const uint64_t page = addr / kPage, off = addr % kPage;
-    const unsigned n = unsigned(std::min<uint64_t>(len, kPage - off));
+  for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned) {
     auto it = pages_.find(page);
     if (it != pages_.end()) std::memset(it->second.get() + off, 0, n);  // an absent page is zero already
-    addr += n;
-    len -= n;
-  }
+  });
 }
 
 void Memory::watch(uint64_t addr, unsigned len, Watch cb) {

@@ -10,6 +10,7 @@
 // Byte enables are honoured (PCIe memory TLPs carry them): a write stores only its enabled bytes, a read
 // fills only its enabled bytes. A streaming transaction is refused (TLM_BURST_ERROR_RESPONSE).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -91,6 +92,16 @@ class Memory : public sc_core::sc_module {
   };
 
   static constexpr unsigned kPage = 4096;
+  // Calls f(page, offset in it, bytes in it, bytes before it) for each page [addr, addr + len) touches.
+  template <typename F>
+  static void for_pages(uint64_t addr, unsigned len, F f) {
+    for (unsigned done = 0; done < len;) {
+      const uint64_t a = addr + done;
+      const unsigned off = unsigned(a % kPage), n = std::min<unsigned>(len - done, kPage - off);
+      f(a / kPage, off, n, done);
+      done += n;
+    }
+  }
   std::unordered_map<uint64_t, std::unique_ptr<unsigned char[]>> pages_;
   std::vector<Pending*> pending_;  // a heap ordered by Later: the earliest visibility on top
   std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
