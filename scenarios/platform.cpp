@@ -61,22 +61,20 @@ void Platform::validate(const ParamSet& ps) {
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
     throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "
                       "has (platform.topology is dgpu); allowed: display.adapter = auto, none or gpu");
-  if (display_adapter(ps, t).empty()) {
-    // Likewise a display.* key when no adapter has a display engine (display.adapter = none, or auto on
-    // the dGPU platform): it would configure nothing.
+  // A key that configures hardware the platform does not have means nothing: a typo'd topology or
+  // display adapter would otherwise run silently without it.
+  auto refuse_set_keys = [&](const std::string& prefix, const std::string& except, const std::string& why) {
     for (auto& k : ps.set_keys())
-      if (k.rfind("display.", 0) == 0 && k != "display.adapter")
-        throw ConfigError(k + " configures a display engine, and this platform has none (display.adapter = " +
-                          ps.get_enum("display.adapter") + " on platform.topology = " + ps.get_enum("platform.topology") +
-                          "); allowed: display.adapter = gpu or igpu, or drop " + k);
-  }
+      if (k.rfind(prefix, 0) == 0 && k != except) throw ConfigError(k + why + k);
+  };
+  if (display_adapter(ps, t).empty())  // display.adapter = none, or auto on the dGPU platform
+    refuse_set_keys("display.", "display.adapter",
+                    " configures a display engine, and this platform has none (display.adapter = " +
+                        ps.get_enum("display.adapter") + " on platform.topology = " + ps.get_enum("platform.topology") +
+                        "); allowed: display.adapter = gpu or igpu, or drop ");
   if (t == Topology::Dgpu) {
-    // A key that configures the integrated adapter means nothing without one: a typo'd topology would
-    // otherwise run silently without the iGPU.
-    for (auto& k : ps.set_keys())
-      if (k.rfind("igpu.", 0) == 0)
-        throw ConfigError(k + " configures the integrated adapter, which only platform.topology = hybrid has "
-                          "(platform.topology is dgpu); allowed: set platform.topology = hybrid, or drop " + k);
+    refuse_set_keys("igpu.", "", " configures the integrated adapter, which only platform.topology = hybrid has "
+                                 "(platform.topology is dgpu); allowed: set platform.topology = hybrid, or drop ");
   } else {
     const uint64_t sys = uint64_t(ps.get_int("sysmem.size_bytes")), stolen = stolen_bytes(ps, t);
     if (stolen > sys / 2)
