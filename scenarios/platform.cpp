@@ -83,11 +83,11 @@ void Platform::validate(const ParamSet& ps) {
   }
 }
 
-AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, PhysHeap& system, const GpuAdapter& hw,
+AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, const GpuAdapter& hw,
                              const KmdConfig& cfg)
     : vidmm(system, hw.local_base(), hw.local_size(),
             hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes"),
-      vidsch(ps, cpu, vidmm),
+      vidsch(ps, cpu, vidmm, vcd, hw.config.key),
       kmd(ps, cpu, vidmm, vidsch, cfg) {
   vidsch.connect(kmd);
 }
@@ -113,9 +113,9 @@ std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
 
 std::vector<std::unique_ptr<AdapterDriver>> Platform::make_drivers() {
   std::vector<std::unique_ptr<AdapterDriver>> d;
-  d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[0], KmdConfig{}));
+  d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, *hw_[0], KmdConfig{}));
   if (hw_.size() > 1)
-    d.push_back(std::make_unique<AdapterDriver>(params, cpu, system_heap_, *hw_[1],
+    d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, *hw_[1],
                                                 KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase, "igpu"}));
   return d;
 }

@@ -41,7 +41,7 @@ enum class Topology { Dgpu, Hybrid };
 
 // Dxgkrnl's per-adapter state and the adapter's KMD instance.
 struct AdapterDriver {
-  AdapterDriver(const ParamSet& ps, Cpu& cpu, PhysHeap& system, const GpuAdapter& hw, const KmdConfig& cfg);
+  AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, const GpuAdapter& hw, const KmdConfig& cfg);
   VidMm vidmm;
   VidSch vidsch;
   Kmd kmd;

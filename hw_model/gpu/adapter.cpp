@@ -6,6 +6,10 @@ using namespace sc_core;
 
 void GpuAdapter::declare_params(ParamSet& ps) {
   ps.declare_int("gpu.nodes", 2, "nodes", 1, 16, "A: two engines (3D/compute and copy) by default");
+  ps.declare_int("gpu.linked_engines", 1, "adapters", 1, 2,
+                 "Q: seed 001 T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
+                 "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
+                 "A: 1 (a single GPU)");
   ps.declare_int("gpu.hw_queues", 8, "queues", 1, 64, "A: eight HW queues (run-list slots)");
   ps.declare_real("gpu.fabric_latency_ns", 0, "ns", 0, 1e6,
                   "D: 0, already inside the 500-cycle local access and the device-measured 550 ns "

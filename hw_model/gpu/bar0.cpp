@@ -29,7 +29,8 @@ Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*>
       base_(base),
       read_latency_(ps.get_ns(adapter + ".bar0_read_latency_ns")),
       write_latency_(ps.get_ns(adapter + ".bar0_write_latency_ns")),
-      tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))) {
+      tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
+      engines_(adapter == "gpu" ? uint32_t(ps.get_int("gpu.linked_engines")) : 1) {
   tsock.register_b_transport(this, &Bar0::b_transport);
 }
 
@@ -72,10 +73,11 @@ uint64_t Bar0::read_reg(uint64_t off) const {
   if (off == kId) return kIdValue;
   if (off == kCaps)
     return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8) |
-           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0);
+           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) | (uint64_t(engines_ - 1) << kCapsEnginesShift);
   if (off == kTimestamp) return sc_time_stamp().value() / tick_ps_;
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;
+  if (off == kAdapterStatus) return cmp_.adapter_resetting() ? 1 : 0;
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
     const HwQueue& q = const_cast<Cmp&>(cmp_).queue(int((off - kQueueBase) / kQueueStride));
     switch ((off - kQueueBase) % kQueueStride) {
@@ -92,6 +94,9 @@ uint64_t Bar0::read_reg(uint64_t off) const {
     switch ((off - kNodeBase) % kNodeStride) {
       case kNDmaReadLastPs: return n.last_dma_read().value();
       case kNPackets: return n.packets_executed();
+      case kNLastFence: return n.last_fence();
+      case kNStatus: return n.status();
+      case kNPreemptVector: return n.preempt_vector();
     }
   }
   return 0;  // unimplemented registers read as zero, as on hardware
@@ -107,6 +112,18 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
   if (off == kMsiData) {
     msi_data_ = uint32_t(v);
     cmp_.set_msi(msi_addr_, msi_data_);
+    return;
+  }
+  if (off == kAdapterReset) {
+    if (v & 1) cmp_.adapter_reset();
+    return;
+  }
+  if (off >= kNodeBase && off < kNodeBase + kNodeStride * nodes_.size()) {
+    const int n = int((off - kNodeBase) / kNodeStride);
+    switch ((off - kNodeBase) % kNodeStride) {
+      case kNControl: cmp_.node_control(n, uint32_t(v)); break;
+      case kNPreemptVector: nodes_[size_t(n)]->set_preempt_vector(uint32_t(v)); break;
+    }
     return;
   }
   auto& cfg = cmp_.cfg;

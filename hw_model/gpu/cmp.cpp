@@ -1,5 +1,7 @@
 #include "hw_model/gpu/cmp.h"
 
+#include <algorithm>
+
 #include "hw_model/gpu/node.h"
 #include "hw_model/gpu/regs.h"
 
@@ -39,6 +41,9 @@ void Cmp::declare_params(ParamSet& ps) {
                   "reports NULL, so the OS scans every waiter");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
+  ps.declare_real("cmp.adapter_reset_ms", 3100, "ms", 1000, 4000,
+                  "F: PARAMETERS.md adapter-wide reset 1-4 s; a BACO reset took 3.1 s (pop-os cosmic-epoch "
+                  "issue 3764 log timestamps)");
 }
 
 Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const std::string& adapter)
@@ -58,12 +63,52 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       use_barrier_(ps.get_bool("cmp.barrier")),
       step3_(ps.get_bool("cmp.mv_update_check")),
       mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
-      report_set_(ps.get_bool("cmp.report_fence_set")) {
+      report_set_(ps.get_bool("cmp.report_fence_set")),
+      adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
   busy_id_ = vcd_.add_ascii(adapter + ".cmp.state", "idle");
   decision_id_ = vcd_.add_ascii(adapter + ".cmp.decision", "");
   SC_HAS_PROCESS(Cmp);
   SC_THREAD(firmware);
+  SC_THREAD(adapter_resetter);
+}
+
+void Cmp::node_control(int node, uint32_t v) {
+  if (node < 0 || size_t(node) >= nodes_.size()) return;
+  if (v & regs::kNCtlReset) nodes_[size_t(node)]->request_reset();
+  if (v & regs::kNCtlPreempt) push({Work::Preempt, uint32_t(node), 0, nullptr, false});
+}
+
+void Cmp::adapter_reset() {
+  if (adapter_resetting_) return;
+  adapter_resetting_ = true;
+  adapter_reset_ev_.notify(SC_ZERO_TIME);
+}
+
+void Cmp::adapter_resetter() {
+  for (;;) {
+    wait(adapter_reset_ev_);
+    fifo_.clear();  // the firmware's pending work is lost with its state
+    for (Node* n : nodes_) n->request_reset(true, adapter_reset_time_);
+    wait(adapter_reset_time_);
+    for (Node* n : nodes_)
+      while (n->status() & regs::kNStResetting) wait(n->reset_done_event());
+    adapter_resetting_ = false;
+  }
+}
+
+std::vector<HwQueue*> Cmp::queues_of(int node) {
+  std::vector<HwQueue*> v;
+  for (HwQueue& q : queues_)
+    if (q.node == node) v.push_back(&q);
+  return v;
+}
+
+void Cmp::forget_waiter(HwQueue& q) {
+  if (FenceEntry* f = fence(q.wait_slot)) {
+    auto& w = f->gpu_waiters;
+    w.erase(std::remove(w.begin(), w.end(), &q), w.end());
+  }
 }
 
 void Cmp::doorbell(int q, uint64_t wptr) { push({Work::Doorbell, uint32_t(q), wptr, nullptr, false}); }
@@ -147,8 +192,12 @@ void Cmp::firmware() {
 }
 
 void Cmp::run(const Work& w) {
-  FenceEntry* f = w.kind == Work::Vector || w.kind == Work::Doorbell ? nullptr : fence(w.slot);
+  FenceEntry* f = w.kind == Work::Vector || w.kind == Work::Doorbell || w.kind == Work::Preempt ? nullptr : fence(w.slot);
   switch (w.kind) {
+    case Work::Preempt:
+      wait(period_ * double(doorbell_cycles_));
+      nodes_[w.slot]->request_preempt();
+      break;
     case Work::Doorbell: {
       wait(period_ * double(doorbell_cycles_));
       HwQueue& hq = queues_.at(w.slot);

@@ -65,6 +65,16 @@ class Cmp : public sc_core::sc_module {
   void select_fence(uint32_t slot) { select_ = slot; }
   void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
   void cpu_notify(uint32_t slot);              // KMD: CV changed by the CPU (F13 NotificationOnly)
+  // KMD: a node's control register (regs::kNCtl*). A preemption request goes through the firmware, in
+  // order with the doorbells before it (a ring's last doorbell is taken before its preemption); a reset
+  // goes straight to the node's reset line.
+  void node_control(int node, uint32_t v);
+  // KMD: an adapter-wide reset: every node reset (none can refuse), every HW queue emptied; takes
+  // cmp.adapter_reset_ms. Status: adapter_resetting().
+  void adapter_reset();
+  bool adapter_resetting() const { return adapter_resetting_; }
+  std::vector<HwQueue*> queues_of(int node);
+  void forget_waiter(HwQueue& q);  // a reset or preemption dropped a queue blocked on a WAIT
   struct Config {
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
@@ -92,7 +102,7 @@ class Cmp : public sc_core::sc_module {
 
  private:
   struct Work {
-    enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector } kind;
+    enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector, Preempt } kind;
     uint32_t slot;
     uint64_t value;
     HwQueue* q;
@@ -129,6 +139,10 @@ class Cmp : public sc_core::sc_module {
   uint32_t ring_wptr_ = 0, ring_dropped_ = 0;
   sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME;
   Vcd::Id busy_id_, decision_id_;
+  sc_core::sc_time adapter_reset_time_;
+  bool adapter_resetting_ = false;
+  sc_core::sc_event adapter_reset_ev_;
+  void adapter_resetter();  // SC_THREAD
 };
 
 }  // namespace gpumodel

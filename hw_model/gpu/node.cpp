@@ -34,6 +34,22 @@ void Node::declare_params(ParamSet& ps) {
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, device scope ~100 ns");
   ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, system scope ~200 ns");
+  ps.declare_enum("node.preemption", "packet", {"packet", "mid_command"},
+                  "Q: seed 001 / WDDM 1.2 preemption granularity: packet = at a DMA-packet boundary "
+                  "(D3DKMDT_GRAPHICS_PREEMPTION_DMA_BUFFER_BOUNDARY); mid_command = also inside a COMPUTE at "
+                  "a preemption point and on a blocked WAIT (compute preemption at a thread-group boundary)");
+  ps.declare_real("node.preempt_save_ns", 10000, "ns", 0, 1e9,
+                  "A: saving a preempted engine's state before it signals the preemption, 10 us (context "
+                  "save of a few hundred KB at tens of GB/s)");
+  ps.declare_int("node.preempt_point_cycles", 20000, "cycles", 0, int64_t(1) << 40,
+                 "A: mid_command: a COMPUTE reaches a preemption point every 20,000 engine cycles (10 us "
+                 "at 2 GHz: a thread-group boundary); 0 = at once");
+  ps.declare_real("node.reset_ns", 174000, "ns", 0, 1e10,
+                  "F: PARAMETERS.md engine (per-queue) reset 0.1-10 ms; one amdgpu compute ring reset took "
+                  "174 us (ROCm issue 6127 log timestamps)");
+  ps.declare_int("node.reset_fails_on", -1, "node", -1, 15,
+                 "A: fault injection (seed 001 T9): -1 = every node resets; n = the hardware cannot reset "
+                 "node n (its reset leaves it hung until an adapter reset)");
 }
 
 Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
@@ -52,15 +68,22 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
       outstanding_(unsigned(ps.get_int("node.dma_outstanding"))),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
-      write_buffer_(ps.get_ns("node.write_buffer_ns")) {
+      write_buffer_(ps.get_ns("node.write_buffer_ns")),
+      preemption_(ps.get_enum("node.preemption") == "mid_command" ? Preemption::MidCommand : Preemption::Packet),
+      preempt_save_(ps.get_ns("node.preempt_save_ns")),
+      preempt_point_(period_ * double(ps.get_int("node.preempt_point_cycles"))),
+      reset_time_(ps.get_ns("node.reset_ns")),
+      reset_fails_(ps.get_int("node.reset_fails_on") == ordinal) {
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
+  trace_base_ = base;
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
   faults_id_ = vcd_.add(base + ".faults", 32, 0);
   state_ = "idle";
   SC_HAS_PROCESS(Node);
   SC_THREAD(fetcher);
   SC_THREAD(executor);
+  SC_THREAD(resetter);
   wb_fc_.grant = &wb_ev_;
   SC_METHOD(drain_wb);
   sensitive << wb_ev_;
@@ -148,58 +171,182 @@ std::string describe(const DecodedPacket& d, uint32_t header) {
 void Node::executor() {
   uint32_t pkt[kMaxPacketDwords];
   for (;;) {
-    if (!q_) {
-      HwQueue* q = cmp_.pick(ordinal_);
-      if (!q) {
-        set_state("idle");
-        wait(work_ev_);
+    try {
+      if (aborting_) {
+        park();
         continue;
       }
-      start_queue(q);
-    }
-    if (fifo_.empty() && q_->rptr >= q_->wptr) {
-      finish_queue();
-      continue;
-    }
-    // The header says how many dwords to wait for; a malformed one stops the queue here.
-    const DecodedPacket h = fifo_.empty() ? DecodedPacket{} : decode_header(fifo_.front());
-    if (!fifo_.empty() && !h.ok()) {
-      fault(describe(h, fifo_.front()));
-      wait(decode_);  // the fault costs the decode of the packet that raised it
-      finish_queue();
-      continue;
-    }
-    if (fifo_.size() < std::max<uint32_t>(h.dwords, 1)) {
-      if (!fifo_.empty() && fetch_ptr_ >= q_->wptr) {  // everything up to the write pointer is here
-        fault(describe({h.op, 0, PacketError::Truncated, h.opcode, {}}, fifo_.front()));
-        wait(decode_);
+      if (preempt_req_ && !in_packet_) {  // at a DMA-packet boundary (or idle)
+        take_preemption();
+        continue;
+      }
+      if (!q_) {
+        HwQueue* q = cmp_.pick(ordinal_);
+        if (!q) {
+          set_state("idle");
+          wait(work_ev_ | abort_ev_ | preempt_ev_);
+          continue;
+        }
+        start_queue(q);
+      }
+      if (fifo_.empty() && q_->rptr >= q_->wptr) {
         finish_queue();
         continue;
       }
-      set_state("fetch");
-      wait(data_ev_);
-      continue;
+      // The header says how many dwords to wait for; a malformed one stops the queue here.
+      const DecodedPacket h = fifo_.empty() ? DecodedPacket{} : decode_header(fifo_.front());
+      if (!fifo_.empty() && !h.ok()) {
+        fault(describe(h, fifo_.front()));
+        wait(decode_);  // the fault costs the decode of the packet that raised it
+        finish_queue();
+        continue;
+      }
+      if (fifo_.size() < std::max<uint32_t>(h.dwords, 1)) {
+        if (!fifo_.empty() && fetch_ptr_ >= q_->wptr) {  // everything up to the write pointer is here
+          fault(describe({h.op, 0, PacketError::Truncated, h.opcode, {}}, fifo_.front()));
+          wait(decode_);
+          finish_queue();
+          continue;
+        }
+        set_state("fetch");
+        wait(data_ev_ | abort_ev_ | preempt_ev_);
+        continue;
+      }
+      const uint32_t len = h.dwords;
+      for (uint32_t i = 0; i < len; ++i) {
+        pkt[i] = fifo_.front();
+        fifo_.pop_front();
+      }
+      if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
+      set_state("execute");
+      in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
+      execute(decode_packet(pkt, len));
+      if (q_->faulted) {  // a well-formed packet the engine cannot run (a fence slot it does not hold)
+        finish_queue();
+        continue;
+      }
+      q_->rptr += uint64_t(len) * 4;
+      ++packets_;
+      if (q_->blocked) {
+        hold_blocked_queue();
+        continue;
+      }
+      if (preempt_req_ && !in_packet_) {
+        take_preemption();
+        continue;
+      }
+      if (cmp_.should_switch(ordinal_, *q_, q_since_)) finish_queue();  // preempted at a packet boundary
+    } catch (const Aborted&) {
+      park();
+    } catch (const Preempted&) {
+      // taken inside a COMPUTE or a blocked WAIT (mid_command); the queue is already given back
     }
-    const uint32_t len = h.dwords;
-    for (uint32_t i = 0; i < len; ++i) {
-      pkt[i] = fifo_.front();
-      fifo_.pop_front();
-    }
-    if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
-    set_state("execute");
-    execute(decode_packet(pkt, len));
-    if (q_->faulted) {  // a well-formed packet the engine cannot run (a fence slot it does not hold)
-      finish_queue();
-      continue;
-    }
-    q_->rptr += uint64_t(len) * 4;
-    ++packets_;
-    if (q_->blocked) {
-      hold_blocked_queue();
-      continue;
-    }
-    if (cmp_.should_switch(ordinal_, *q_, q_since_)) finish_queue();  // preempted at a packet boundary
   }
+}
+
+void Node::park() {
+  // A reset stopped the executor: it drops what it was running (the reset empties the queue and writes
+  // its read pointer back), and waits for the reset to complete.
+  if (computing_) {
+    compute_acc_ += sc_time_stamp() - compute_since_;
+    computing_ = false;
+  }
+  q_ = nullptr;
+  ++gen_;
+  fifo_.clear();
+  dma_jobs_.clear();  // chunks not started are dropped; those in flight finish (their writes were issued)
+  in_packet_ = false;
+  vcd_.set(queue_id_, 0xff);
+  set_state(hung_ ? "hung" : "reset");
+  parked_ = true;
+  parked_ev_.notify(SC_ZERO_TIME);
+  while (aborting_) wait(resume_ev_);
+  parked_ = false;
+}
+
+void Node::request_preempt() {
+  if (preempt_req_) return;
+  preempt_req_ = true;
+  preempt_ev_.notify(SC_ZERO_TIME);
+}
+
+void Node::request_reset(bool adapter, const sc_time& duration) {
+  reset_req_ = true;
+  reset_adapter_ = adapter;
+  reset_duration_ = duration;
+  reset_req_ev_.notify(SC_ZERO_TIME);
+}
+
+uint32_t Node::status() const {
+  return (resetting_ ? regs::kNStResetting : 0) | (hung_ ? regs::kNStResetFailed : 0) |
+         (preempt_req_ ? regs::kNStPreemptPending : 0) | (q_ ? regs::kNStBusy : 0);
+}
+
+sc_time Node::compute_time() const {
+  return compute_acc_ + (computing_ ? sc_time_stamp() - compute_since_ : SC_ZERO_TIME);
+}
+
+void Node::trace_fence() {
+  if (!vcd_.enabled()) return;
+  if (fence_id_ == Vcd::kNone) fence_id_ = vcd_.add(trace_base_ + ".fence", 32, 0);  // only where packets run
+  vcd_.set(fence_id_, last_fence_);
+}
+
+void Node::resetter() {
+  for (;;) {
+    while (!reset_req_) wait(reset_req_ev_);
+    reset_req_ = false;
+    const bool adapter = reset_adapter_;
+    resetting_ = true;
+    aborting_ = true;
+    abort_ev_.notify(SC_ZERO_TIME);
+    wait(adapter ? reset_duration_ : reset_time_);
+    while (!parked_) wait(parked_ev_);  // the executor was in a bounded step (a bus access): let it stop
+    // Every HW queue of this node is emptied; the read pointer goes back to memory so the KMD sees the
+    // ring free.
+    for (HwQueue* q : cmp_.queues_of(ordinal_)) {
+      q->rptr = q->wptr;
+      q->faulted = false;
+      if (q->blocked) {
+        q->blocked = false;
+        cmp_.forget_waiter(*q);
+      }
+      if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8);
+    }
+    preempt_req_ = false;
+    resetting_ = false;
+    if (reset_fails_ && !adapter) {  // the hardware cannot reset this node: it stays stopped
+      hung_ = true;
+      set_state("hung");
+      reset_done_ev_.notify(SC_ZERO_TIME);
+      continue;
+    }
+    hung_ = false;
+    ++resets_;
+    aborting_ = false;
+    resume_ev_.notify(SC_ZERO_TIME);
+    reset_done_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Node::take_preemption() {
+  // At a DMA-packet boundary, or (mid_command) a preemption point: save the state, drop the rest of
+  // the ring (what did not complete is the KMD's to resubmit), signal the preemption.
+  if (q_) {
+    set_state("preempt");
+    wait(preempt_save_, abort_ev_);
+    check_abort();
+    q_->rptr = q_->wptr;
+    if (q_->blocked) {
+      q_->blocked = false;
+      cmp_.forget_waiter(*q_);
+    }
+    finish_queue();
+  }
+  ++preemptions_;
+  preempt_req_ = false;
+  in_packet_ = false;
+  cmp_.raise_interrupt(preempt_vector_);
 }
 
 void Node::fault(const std::string& reason) {
@@ -222,6 +369,7 @@ void Node::execute(const DecodedPacket& d) {
     return;
   }
   wait(decode_);
+  check_abort();
   switch (d.op) {
     case Op::Nop:
     case Op::Signal:
@@ -239,7 +387,7 @@ void Node::execute(const DecodedPacket& d) {
       drain_write_buffer();
       break;
     case Op::Compute:
-      wait(period_ * double(d.arg[0]));
+      compute(d.arg[0]);
       break;
     case Op::Copy:
       copy(d.arg[0], d.arg[1], d.arg[2]);
@@ -250,7 +398,66 @@ void Node::execute(const DecodedPacket& d) {
     case Op::Wait:
       wait_fence(uint32_t(d.arg[0]), d.arg[1]);
       break;
+    case Op::Fence:
+      fence(d.arg[0], d.arg[1], uint32_t(d.arg[2]));
+      break;
   }
+}
+
+void Node::compute(uint64_t operand) {
+  const bool preemptible = preemption_ == Preemption::MidCommand && !(operand & kComputeNoPreempt);
+  const uint64_t cycles = operand & ~kComputeNoPreempt;
+  const sc_time start = sc_time_stamp();
+  // A dispatch whose end lies past the kernel's time horizon never ends: it runs until a reset or a
+  // preemption stops it (a hang).
+  const bool endless = period_.to_double() * double(cycles) >= (sc_max_time() - start).to_double();
+  const sc_time end = endless ? sc_max_time() : start + period_ * double(cycles);
+  computing_ = true;
+  compute_since_ = start;
+  auto stop = [this] {
+    compute_acc_ += sc_time_stamp() - compute_since_;
+    computing_ = false;
+  };
+  for (;;) {
+    if (aborting_) {
+      stop();
+      throw Aborted{};
+    }
+    const sc_time now = sc_time_stamp();
+    if (now >= end) break;
+    if (preemptible && preempt_req_) {
+      // The next preemption point: a whole number of node.preempt_point_cycles from the start.
+      const uint64_t pp = preempt_point_.value(), since = (now - start).value();
+      const sc_time point = pp == 0 ? now : start + sc_time::from_value((since + pp - 1) / pp * pp);
+      if (point < end) {
+        if (point > now) wait(point - now, abort_ev_);
+        if (aborting_) continue;
+        stop();
+        take_preemption();
+        throw Preempted{};
+      }
+    }
+    if (endless && preemptible) wait(abort_ev_ | preempt_ev_);
+    else if (endless) wait(abort_ev_);
+    else if (preemptible) wait(end - now, abort_ev_ | preempt_ev_);
+    else wait(end - now, abort_ev_);
+  }
+  stop();
+}
+
+void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
+  // A release, as BARRIER: every earlier write of the packet is visible before its fence ID; the ID is
+  // visible before the interrupt that reports it (the ISR reads it from memory).
+  drain_write_buffer();
+  post(addr, &id, 8);
+  WriteFlush f;
+  request_flush(f);
+  while (!f.done) wait(flush_ev_);
+  if (f.visible > sc_time_stamp()) wait(f.visible - sc_time_stamp());
+  last_fence_ = id;
+  trace_fence();
+  in_packet_ = false;
+  cmp_.raise_interrupt(vector);
 }
 
 void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
@@ -357,7 +564,14 @@ void Node::hold_blocked_queue() {
   // Keep the blocked queue's fetched packets while nothing else can run on this node, so the unblock
   // resumes at once; give the node to another runnable queue otherwise.
   set_state("wait");
-  while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) wait(work_ev_);
+  while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) {
+    if (preemption_ == Preemption::MidCommand && preempt_req_) {  // a blocked WAIT is a preemption point
+      take_preemption();
+      return;
+    }
+    wait(work_ev_ | abort_ev_ | preempt_ev_);
+    check_abort();
+  }
   if (q_->blocked) finish_queue();
 }
 
@@ -380,7 +594,10 @@ void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
     bytes -= n;
   }
   dma_ev_.notify(SC_ZERO_TIME);
-  while (!dma_jobs_.empty() || dma_busy_) wait(dma_done_ev_);
+  while (!dma_jobs_.empty() || dma_busy_) {
+    wait(dma_done_ev_ | abort_ev_);
+    check_abort();
+  }
 }
 
 void Node::dma_tag(DmaTag& t) {

@@ -9,10 +9,20 @@
 // there; re-enabling the queue clears it), counts the fault and keeps a message naming the node, queue,
 // ring offset and reason for the results; the model runs on.
 //
+// Packet scheduling (seed 001): a FENCE ends each DMA packet. A preemption request (BAR0 kNControl) is
+// taken at the next DMA-packet boundary, or, with node.preemption = mid_command, also at the next
+// preemption point inside a COMPUTE (every node.preempt_point_cycles from its start, unless the dispatch
+// disabled preemption) and on a blocked WAIT: the node saves its state (node.preempt_save_ns), drops the
+// rest of its ring (the KMD resubmits it), and raises its preemption vector. A reset request stops the
+// node wherever it is (a COMPUTE, a blocked WAIT, a copy), empties every HW queue mapped to it and takes
+// node.reset_ns; the last completed fence ID stays readable. node.reset_fails_on names a node whose reset
+// leaves it hung (status reset-failed) until an adapter reset.
+//
 // Parameters: node.decode_cycles, node.fetch_bytes, node.fifo_bytes, node.dma_chunk_bytes,
-// node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, gpu.engine_clock_mhz.
-// Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault),
-// queue, faults.
+// node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, node.preemption, node.preempt_*,
+// node.reset_ns, node.reset_fails_on, gpu.engine_clock_mhz.
+// Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault /
+// preempt / reset / hung), queue, faults, fence (last completed fence ID).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -46,6 +56,21 @@ class Node : public sc_core::sc_module {
   int ordinal() const { return ordinal_; }
   void kick(const HwQueue& q);  // CMP: the queue has new work (doorbell)
 
+  // Packet scheduling and TDR (BAR0 registers).
+  void request_preempt();
+  // Engine reset (`adapter`: part of an adapter reset, which takes `duration` and cannot fail).
+  void request_reset(bool adapter = false, const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME);
+  uint32_t status() const;                       // regs::kNSt* bits
+  uint64_t last_fence() const { return last_fence_; }
+  void set_preempt_vector(uint32_t v) { preempt_vector_ = v; }
+  uint32_t preempt_vector() const { return preempt_vector_; }
+  // Performance counters (probes): time spent executing COMPUTE so far (the partial one included),
+  // preemptions taken, resets completed.
+  sc_core::sc_time compute_time() const;
+  uint64_t preemptions() const { return preemptions_; }
+  uint64_t resets() const { return resets_; }
+  const sc_core::sc_event& reset_done_event() const { return reset_done_ev_; }
+
   // Performance counters (readable through BAR0).
   uint64_t packets_executed() const { return packets_; }
   sc_core::sc_time last_dma_read() const { return last_dma_read_; }
@@ -74,6 +99,16 @@ class Node : public sc_core::sc_module {
  private:
   void fetcher();
   void executor();
+  struct Aborted {};    // thrown inside the executor when a reset stops it mid-packet
+  struct Preempted {};  // thrown when a mid-command preemption was taken inside a COMPUTE
+  void check_abort() const {
+    if (aborting_) throw Aborted{};
+  }
+  void park();             // the executor's side of a reset: stop, wait until the reset completes
+  void resetter();         // SC_THREAD: runs each reset request
+  void take_preemption();  // at a boundary or preemption point: save, drop the ring, interrupt
+  void compute(uint64_t operand);
+  void fence(uint64_t addr, uint64_t id, uint32_t vector);
   void execute(const DecodedPacket& d);
   void fault(const std::string& reason);  // stops q_ at its current packet
   void set_state(const char* s);
@@ -144,11 +179,27 @@ class Node : public sc_core::sc_module {
   void dma_tag(DmaTag& t);
   std::vector<unsigned char> fetch_buf_;  // the fetcher's read buffer (owned here, as above)
 
+  // Preemption and reset.
+  enum class Preemption { Packet, MidCommand } preemption_;
+  sc_core::sc_time preempt_save_, preempt_point_, reset_time_;
+  bool reset_fails_;
+  bool preempt_req_ = false, in_packet_ = false;
+  uint32_t preempt_vector_ = 0;
+  bool aborting_ = false, parked_ = false, resetting_ = false, hung_ = false;
+  bool reset_req_ = false, reset_adapter_ = false;
+  sc_core::sc_time reset_duration_;
+  sc_core::sc_event preempt_ev_, abort_ev_, parked_ev_, resume_ev_, reset_req_ev_, reset_done_ev_;
+  uint64_t last_fence_ = 0, preemptions_ = 0, resets_ = 0;
+  sc_core::sc_time compute_acc_ = sc_core::SC_ZERO_TIME, compute_since_ = sc_core::SC_ZERO_TIME;
+  bool computing_ = false;
+
   uint64_t packets_ = 0;
   uint64_t faults_ = 0;
   std::vector<std::string> fault_messages_;
   sc_core::sc_time last_dma_read_ = sc_core::SC_ZERO_TIME;
-  Vcd::Id state_id_, queue_id_, faults_id_;
+  Vcd::Id state_id_, queue_id_, faults_id_, fence_id_ = Vcd::kNone;
+  std::string trace_base_;
+  void trace_fence();  // the node's fence signal, added at the first FENCE (packet scheduling only)
   const char* state_ = "";
 };
 

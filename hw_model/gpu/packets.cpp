@@ -19,6 +19,7 @@ constexpr Layout kLayouts[] = {
     {1, {1}},        // Interrupt vector
     {2, {1, 2}},     // Signal slot value
     {2, {1, 2}},     // Wait slot value
+    {3, {2, 2, 1}},  // Fence addr id vector
 };
 constexpr uint32_t kOpcodes = sizeof kLayouts / sizeof kLayouts[0];
 

@@ -14,12 +14,18 @@ enum class Op : uint8_t {
   Write64 = 0x01,    // addr, value: a posted 64-bit write (atomic, F1)
   Timestamp = 0x02,  // addr: write the GPU timestamp
   Barrier = 0x03,    // wait until every earlier write of this node is visible
-  Compute = 0x04,    // cycles: the engine is busy for this many engine clocks
+  Compute = 0x04,    // cycles: the engine is busy for this many engine clocks; bit 63 set: a dispatch
+                     // that runs with preemption disabled (no mid-command preemption point in it)
   Copy = 0x05,       // src, dst, bytes: DMA copy
   Interrupt = 0x06,  // vector: ask the CMP to send an MSI
   Signal = 0x07,     // slot, value: write the fence's CurrentValue, conditional interrupt (F3, F5)
   Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
+  Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, seed 001): once every
+                     // earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as
+                     // the node's last completed fence ID, and interrupt (DMA completed). A preemption
+                     // boundary.
 };
+constexpr uint64_t kComputeNoPreempt = 1ull << 63;  // COMPUTE operand bit: preemption disabled
 
 inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (dwords & 0xffff); }
 inline Op header_op(uint32_t h) { return Op(h >> 24); }
@@ -41,7 +47,7 @@ enum class PacketError : uint8_t {
 const char* to_string(PacketError e);
 
 // A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
-// arg[1] value; INTERRUPT: arg[0] vector; NOP (padding, any length) and BARRIER have none.
+// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; NOP (padding, any length) and BARRIER have none.
 struct DecodedPacket {
   Op op = Op::Nop;
   uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)
@@ -68,6 +74,15 @@ class PacketWriter {
   PacketWriter& copy(uint64_t src, uint64_t dst, uint64_t bytes) { return put(Op::Copy, {src, dst, bytes}); }
   PacketWriter& interrupt(uint32_t vector) {
     dw_.push_back(header(Op::Interrupt, 2));
+    dw_.push_back(vector);
+    return *this;
+  }
+  PacketWriter& fence(uint64_t addr, uint64_t id, uint32_t vector) {
+    dw_.push_back(header(Op::Fence, 6));
+    for (uint64_t v : {addr, id}) {
+      dw_.push_back(uint32_t(v));
+      dw_.push_back(uint32_t(v >> 32));
+    }
     dw_.push_back(vector);
     return *this;
   }

@@ -15,11 +15,15 @@ constexpr uint64_t kIgpuBar0Base = 0xE000'0000ull;    // the integrated adapter'
 // BAR0 offsets.
 constexpr uint64_t kId = 0x0000;            // RO 32: 'GPM1'
 constexpr uint32_t kIdValue = 0x47504D31;
-constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues, [16] MV from memory
+constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues, [16] MV from memory,
+                                            // [21:20] linked physical adapters (engines) - 1
 constexpr uint32_t kCapsMvFromMemory = 1u << 16;  // engines read the OS's MonitoredValue: no shadow MV
+constexpr uint32_t kCapsEnginesShift = 20;
 constexpr uint64_t kTimestamp = 0x0008;     // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from the MSI capability)
 constexpr uint64_t kMsiData = 0x0018;       // RW 32: MSI data base; vector v sends data base + v
+constexpr uint64_t kAdapterReset = 0x0020;  // W 32: 1 = reset the whole adapter (every node, every HW queue)
+constexpr uint64_t kAdapterStatus = 0x0024; // RO 32: bit 0 an adapter reset is in progress
 
 // Native fence table (CMP): select a slot, then program it. Slots are reused; the global handle the
 // CMP names in event entries is the KMD's, programmed per slot, never reused (F11; 0 is NULL).
@@ -54,6 +58,12 @@ constexpr uint64_t kNodeBase = 0x2000;      // per node n: kNodeBase + n * kNode
 constexpr uint64_t kNodeStride = 0x40;
 constexpr uint64_t kNDmaReadLastPs = 0x00;  // RO 64: latency of the node's last DMA read, in ps
 constexpr uint64_t kNPackets = 0x08;        // RO 64: packets executed
+constexpr uint64_t kNLastFence = 0x10;      // RO 64: the last fence ID the node completed (FENCE); kept by a reset
+constexpr uint64_t kNControl = 0x18;        // W 32: kNCtlPreempt requests a preemption, kNCtlReset a node reset
+constexpr uint64_t kNStatus = 0x1C;         // RO 32: kNSt* bits
+constexpr uint64_t kNPreemptVector = 0x20;  // RW 32: MSI vector the node raises when a preemption completes
+constexpr uint32_t kNCtlPreempt = 1, kNCtlReset = 2;
+constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 4, kNStBusy = 8;
 
 constexpr uint64_t kDoorbellBase = 0x10000; // per HW queue q: + q * 8; write the new write pointer (bytes)
 

@@ -74,6 +74,7 @@ class Cpu : public sc_core::sc_module {
   using Isr = std::function<bool(uint32_t msi_data)>;
   void connect_interrupt(uint32_t first, uint32_t count, Isr isr) { isrs_.push_back({first, count, std::move(isr)}); }
   void queue_dpc(std::function<void()> dpc);  // KeInsertQueueDpc, from the ISR
+  void flush_dpcs();  // KeFlushQueuedDpcs, from a thread: returns once every DPC queued so far has run
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);
@@ -128,6 +129,8 @@ class Cpu : public sc_core::sc_module {
   };
   std::vector<IsrRange> isrs_;
   std::deque<std::function<void()>> dpcs_;
+  bool in_dpc_ = false;
+  sc_core::sc_event dpc_done_ev_;
   std::deque<KEvent*> ready_;
   int running_ = 0;
   int irql_ = 0;

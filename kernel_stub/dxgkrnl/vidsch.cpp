@@ -16,10 +16,19 @@ void VidSch::declare_params(ParamSet& ps) {
                   "Q: F8, seed 003: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
                   "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
                   "step 3's interrupt as the only report of a signal racing the update");
+  PacketScheduler::declare_params(ps);
 }
 
-VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm)
-    : cpu_(cpu), mm_(mm), resample_cv_(ps.get_bool("vidsch.resample_cv")) {}
+VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter)
+    : cpu_(cpu), mm_(mm), resample_cv_(ps.get_bool("vidsch.resample_cv")) {
+  packets_ = std::make_unique<PacketScheduler>(ps, cpu, vcd, adapter,
+                                               [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
+}
+
+void VidSch::connect(Kmd& kmd) {
+  kmd_ = &kmd;
+  packets_->connect(kmd);
+}
 
 KEvent& VidSch::interrupt_event(uint32_t vector) {
   auto& e = events_[vector];
@@ -28,6 +37,14 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 }
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
+  if (d.node >= 0) {  // packet scheduling: at device IRQL, the scheduler's view moves at once
+    if (packets_->ignoring(d.node)) {  // T3 step 3: the timed-out node's interrupts are ignored
+      ++packets_->ignored_;
+      return;
+    }
+    if (d.type == DxgkInterruptData::DmaCompleted) packets_->isr_completed(d.node, d.fence_id);
+    if (d.type == DxgkInterruptData::DmaPreempted) packets_->isr_completed(d.node, d.last_completed_fence_id);
+  }
   if (observer.interrupt_notified) observer.interrupt_notified(d);
   pending_.push_back(d);
 }
@@ -47,7 +64,15 @@ void VidSch::dpc() {
     pending_.pop_front();
     std::vector<NativeFence*> list;
     switch (d.type) {
+      case DxgkInterruptData::DmaPreempted:
+        packets_->on_preempted(d.node, d.last_completed_fence_id);
+        continue;
       case DxgkInterruptData::DmaCompleted:
+        if (d.node >= 0) {
+          packets_->on_completed(d.node, d.fence_id);
+          continue;
+        }
+        [[fallthrough]];
       case DxgkInterruptData::CrtcVsync:  // a vblank or a flip completed: wake who waits for it
         cpu_.signal(interrupt_event(d.vector));
         continue;

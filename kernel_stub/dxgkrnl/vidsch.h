@@ -15,6 +15,7 @@
 #include "hw_model/core/params.h"
 #include "hw_model/gpu/packets.h"
 #include "kernel_stub/cpu/cpu.h"
+#include "kernel_stub/dxgkrnl/packet_sched.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
 
 namespace gpumodel {
@@ -24,8 +25,11 @@ struct KmdHwQueue;
 
 // DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
 struct DxgkInterruptData {
-  enum Type { DmaCompleted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync } type = DmaCompleted;
+  enum Type { DmaCompleted, DmaPreempted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync } type = DmaCompleted;
   uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand; CrtcVsync: vblank or flip
+  int node = -1;                         // packet scheduling: the node (DmaCompleted, DmaPreempted); -1 otherwise
+  uint64_t fence_id = 0;                 // DmaCompleted: SubmissionFenceId
+  uint64_t preemption_fence_id = 0, last_completed_fence_id = 0;  // DmaPreempted
   std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
   bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
   bool evaluate_legacy_monitored_fences = false;
@@ -62,8 +66,12 @@ struct VidSchObserver {
 class VidSch {
  public:
   static void declare_params(ParamSet& ps);
-  VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm);
-  void connect(Kmd& kmd) { kmd_ = &kmd; }
+  // `vcd` and `adapter` name the packet scheduler's traces (<adapter>.vidsch.*).
+  VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter = "gpu");
+  void connect(Kmd& kmd);
+  // The packet-scheduling path (seed 001): DMA packets with fence IDs, the watchdog and TDR.
+  PacketScheduler& packets() { return *packets_; }
+  const PacketScheduler& packets() const { return *packets_; }
   VidSchObserver observer;
 
   // Interrupt path (from the KMD's ISR, at device IRQL).
@@ -100,6 +108,7 @@ class VidSch {
   // or CV re-read after registering (legacy). A signal before this may have been missed by MV.
   sc_core::sc_time last_wait_armed() const { return last_wait_armed_; }
   bool bugchecked() const { return bugcheck_code_ != 0; }
+  void bug_check(uint32_t code, std::vector<uint64_t> params);  // KeBugCheckEx: the machine stops
   uint32_t bugcheck_code() const { return bugcheck_code_; }
   const std::vector<uint64_t>& bugcheck_params() const { return bugcheck_params_; }
 
@@ -109,7 +118,7 @@ class VidSch {
   size_t wake_satisfied(NativeFence& f, uint64_t cv);
   void update_monitored_values(const std::vector<NativeFence*>& fences);
   void release_held(NativeFence& f, uint64_t cv);
-  void bug_check(uint32_t code, std::vector<uint64_t> params);
+  std::unique_ptr<PacketScheduler> packets_;
   uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
 
   Cpu& cpu_;

@@ -29,6 +29,17 @@ void Kmd::declare_params(ParamSet& ps) {
                   "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
                   "returns at once: the OS re-reads CV before the CMP applied the MV, so only F7 step 3 "
                   "reports a signal in between (a test setting that shows step 3 alone)");
+  ps.declare_bool("kmd.support_per_engine_tdr", true,
+                  "Q: seed 001 T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
+                  "alone; false = every timeout resets the adapter (before Windows 8)");
+  ps.declare_real("kmd.reset_poll_us", 10, "us", 0.01, 1e6,
+                  "A: DxgkDdiResetEngine polls the node's status register every 10 us (a stall loop)");
+  ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
+                  "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
+  ps.declare_enum("kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
+                  "Q: seed 001 T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
+                  "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
+                  "ID of the packet the reset aborted, or the last completed one when none was (T8)");
 }
 
 void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
@@ -133,7 +144,13 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
       event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
-      mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))) {
+      mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))),
+      per_engine_tdr_(ps.get_bool("kmd.support_per_engine_tdr")),
+      report_aborted_(ps.get_enum("kmd.tdr_report_aborted") == "below_completed"   ? ReportAborted::BelowCompleted
+                      : ps.get_enum("kmd.tdr_report_aborted") == "above_submitted" ? ReportAborted::AboveSubmitted
+                                                                                   : ReportAborted::Correct),
+      reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
+      adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   cpu_.connect_interrupt(msi_data_base_, kMsiVectors, [this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
@@ -146,6 +163,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   info_.nodes = caps & 0xff;
   info_.hw_queues = (caps >> 8) & 0xff;
   info_.mv_from_memory = caps & kCapsMvFromMemory;
+  engines_ = ((caps >> kCapsEnginesShift) & 3) + 1;
   // MSI capability: target address in the APIC window, data carries the vector.
   cpu_.mmio_write64(bar0_ + kMsiAddr, InterruptController::kMsiBase);
   cpu_.mmio_write32(bar0_ + kMsiData, msi_data_base_);
@@ -218,6 +236,106 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
   cpu_.mmio_write64(bar0_ + regs::kDoorbellBase + uint64_t(q->id) * 8, q->wptr);
 }
 
+Kmd::Ring& Kmd::ring(uint32_t node) {
+  Ring& r = rings_[node];
+  if (!r.q) {  // the node's first packet: its ring and fence word, and its preemption vector
+    r.q = DxgkDdiCreateHwQueue(int(node));
+    if (!r.q) SC_REPORT_ERROR("gpumodel/kmd", "packet scheduling: no free HW queue for a node's ring");
+    r.fence_addr = mm_.allocate(Segment::System, 64, 64);
+    cpu_.mmio_write32(node_reg(node, regs::kNPreemptVector), kDmaPreemptedVector + node);
+  }
+  return r;
+}
+
+void Kmd::DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a) {
+  Ring& r = ring(a.node);
+  if (!r.q) return;
+  PacketWriter w;
+  w.append(*a.commands).fence(r.fence_addr, a.submission_fence_id, kDmaCompletedVector + a.node);
+  r.in_ring.push_back(a.submission_fence_id);
+  if (a.submission_fence_id > r.last_submitted) r.last_submitted = a.submission_fence_id;
+  DxgkDdiSubmitCommandToHwQueue(r.q, w);
+}
+
+void Kmd::DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id) {
+  Ring& r = ring(node);
+  r.preemption_fence = preemption_fence_id;
+  cpu_.mmio_write32(node_reg(node, regs::kNControl), regs::kNCtlPreempt);
+}
+
+uint32_t Kmd::DxgkDdiQueryDependentEngineGroup(uint32_t node_ordinal, uint32_t engine_ordinal) {
+  (void)engine_ordinal;
+  return 1u << node_ordinal;  // every node of this hardware resets on its own
+}
+
+DxgkEngineStatus Kmd::DxgkDdiQueryEngineStatus(uint32_t node_ordinal, uint32_t engine_ordinal) {
+  const uint32_t st = cpu_.mmio_read32(node_reg(engine_ordinal * nodes_per_engine() + node_ordinal, regs::kNStatus));
+  return {!(st & regs::kNStResetFailed)};
+}
+
+uint32_t Kmd::DxgkDdiCollectDbgInfo(uint32_t reason) {
+  (void)reason;
+  uint32_t any = 0;  // level 0: only register reads, nothing that waits on the hardware
+  for (uint32_t n = 0; n < info_.nodes; ++n) any |= cpu_.mmio_read32(node_reg(n, regs::kNStatus));
+  return any;
+}
+
+bool Kmd::DxgkDdiResetEngine(DxgkResetEngineArgs& a) {
+  const uint32_t node = a.engine_ordinal * nodes_per_engine() + a.node_ordinal;
+  Ring& r = ring(node);
+  cpu_.mmio_write32(node_reg(node, regs::kNControl), regs::kNCtlReset);
+  uint32_t st = 0;
+  do {  // a stall loop on the status register (the reset takes node.reset_ns)
+    wait(reset_poll_);
+    st = cpu_.mmio_read32(node_reg(node, regs::kNStatus));
+  } while (st & regs::kNStResetting);
+  if (st & regs::kNStResetFailed) return false;
+  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  a.last_completed_fence_id = last;
+  // The packet the reset aborted: the first one in the ring past the last completed; none left (every
+  // packet completed after the OS's snapshot): the last completed one (T8).
+  while (!r.in_ring.empty() && r.in_ring.front() <= last) r.in_ring.pop_front();
+  a.last_aborted_fence_id = r.in_ring.empty() ? last : r.in_ring.front();
+  if (report_aborted_ == ReportAborted::BelowCompleted) a.last_aborted_fence_id = r.last_completed - 1;
+  if (report_aborted_ == ReportAborted::AboveSubmitted) a.last_aborted_fence_id = r.last_submitted + 1;
+  r.in_ring.clear();        // the node emptied its ring
+  r.last_completed = last;  // T5: after a successful engine reset
+  return true;
+}
+
+bool Kmd::DxgkDdiResetFromTimeout() {
+  cpu_.mmio_write32(bar0_ + regs::kAdapterReset, 1);
+  do wait(adapter_reset_poll_);
+  while (cpu_.mmio_read32(bar0_ + regs::kAdapterStatus) & 1);
+  return true;
+}
+
+void Kmd::DxgkDdiRestartFromTimeout() {
+  // The adapter is back: re-program its interrupt routing; every ring is empty, and what was submitted
+  // counts as done (T5: the last completed ID moves to the last submitted on every node).
+  cpu_.mmio_write64(bar0_ + regs::kMsiAddr, InterruptController::kMsiBase);
+  cpu_.mmio_write32(bar0_ + regs::kMsiData, msi_data_base_);
+  for (auto& [node, r] : rings_) {
+    r.in_ring.clear();
+    r.last_completed = r.last_submitted;
+    cpu_.mmio_write32(node_reg(node, regs::kNPreemptVector), kDmaPreemptedVector + node);
+  }
+}
+
+void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
+  if (op.wait_value) out.wait(op.wait_slot, op.wait_value);
+  if (op.kind == DxgkPagingOp::Transfer) {
+    out.copy(op.src, op.dst, op.bytes);
+  } else {
+    if (!zero_page_) zero_page_ = mm_.allocate(Segment::System, kZeroPageBytes);  // zero-initialised DRAM
+    for (uint64_t done = 0; done < op.bytes;) {
+      const uint64_t n = std::min(kZeroPageBytes, op.bytes - done);
+      out.copy(zero_page_, op.dst + done, n);
+      done += n;
+    }
+  }
+}
+
 void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface) {
   using namespace display_regs;
   const uint64_t d = bar0_ + regs::kDisplayOffset;
@@ -251,6 +369,38 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     DxgkInterruptData d;
     d.type = DxgkInterruptData::CrtcVsync;
     d.vector = vector;
+    sch_.DxgkCbNotifyInterrupt(d);
+    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+    return true;
+  }
+  if (vector >= kDmaCompletedVector && vector < kDmaCompletedVector + 16 && rings_.count(vector - kDmaCompletedVector)) {
+    // DXGK_INTERRUPT_DMA_COMPLETED: the fence ID the node wrote (it is visible before the MSI).
+    const uint32_t node = vector - kDmaCompletedVector;
+    Ring& r = rings_[node];
+    const uint64_t id = cpu_.mem_read64(r.fence_addr);
+    while (!r.in_ring.empty() && r.in_ring.front() <= id) r.in_ring.pop_front();
+    if (id > r.last_completed) r.last_completed = id;  // T5: advanced by a completed packet
+    DxgkInterruptData d;
+    d.type = DxgkInterruptData::DmaCompleted;
+    d.node = int(node);
+    d.fence_id = id;
+    sch_.DxgkCbNotifyInterrupt(d);
+    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+    return true;
+  }
+  if (vector >= kDmaPreemptedVector && vector < kDmaPreemptedVector + 16 && rings_.count(vector - kDmaPreemptedVector)) {
+    // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
+    // last FENCE. A preempted packet is not completed (T5).
+    const uint32_t node = vector - kDmaPreemptedVector;
+    Ring& r = rings_[node];
+    const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+    if (last > r.last_completed) r.last_completed = last;
+    r.in_ring.clear();
+    DxgkInterruptData d;
+    d.type = DxgkInterruptData::DmaPreempted;
+    d.node = int(node);
+    d.preemption_fence_id = r.preemption_fence;
+    d.last_completed_fence_id = last;
     sch_.DxgkCbNotifyInterrupt(d);
     sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
     return true;

@@ -3,6 +3,7 @@
 // (an app thread, the ISR or a DPC), since hardware access takes simulated time.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "hw_model/core/params.h"
 #include "hw_model/gpu/packets.h"
+#include "hw_model/gpu/regs.h"
 #include "kernel_stub/cpu/cpu.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
 #include "kernel_stub/dxgkrnl/vidsch.h"
@@ -91,6 +93,22 @@ struct DriverAnswers {
 DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key);
 DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role);
 
+// Packet scheduling (seed 001). DXGKARG_SUBMITCOMMAND, the fields used: the node (the adapter's node
+// index: EngineOrdinal * nodes per engine + NodeOrdinal) and the packet's SubmissionFenceId.
+struct DxgkSubmitCommandArgs {
+  uint32_t node = 0;
+  uint64_t submission_fence_id = 0;
+  const PacketWriter* commands = nullptr;
+};
+// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (seed 001) the
+// LastCompletedFenceId the hardware left readable.
+struct DxgkResetEngineArgs {
+  uint32_t node_ordinal = 0, engine_ordinal = 0;
+  uint64_t last_aborted_fence_id = 0, last_completed_fence_id = 0;
+};
+struct DxgkEngineStatus {  // DXGK_ENGINESTATUS
+  bool responsive = true;
+};
 // A primary's shape and format (DXGI_DDI_PRIMARY_DESC, the fields used).
 struct PrimaryDesc {
   uint32_t width = 0, height = 0;
@@ -111,6 +129,8 @@ class Kmd {
   static constexpr uint32_t kMsiVectors = 0x40;   // MSI vectors per adapter
   // The display engine's vectors within the adapter's range (its MSI data base = ours + kDisplayVblankVector).
   static constexpr uint32_t kDisplayVblankVector = 0x30, kDisplayFlipVector = 0x31;
+  // Packet scheduling: node n's DMA-completed and DMA-preempted vectors (n < 16).
+  static constexpr uint32_t kDmaCompletedVector = 0x10, kDmaPreemptedVector = 0x20;
 
   static void declare_params(ParamSet& ps);
   // The per-adapter driver answers: <key>.kmd_* for key = gpu and igpu.
@@ -166,6 +186,23 @@ class Kmd {
   void DxgkDdiSetVidPnSourceVisibility(bool visible);
   void DxgkDdiControlInterrupt(bool vblank);
 
+  // Packet scheduling and TDR (seed 001, T1). The KMD keeps one ring per node (a HW queue it creates
+  // at the node's first packet); each packet ends with a FENCE that writes its SubmissionFenceId to a
+  // per-node fence word in memory and interrupts (DMA completed). The ISR reports the ID it reads there.
+  bool support_per_engine_tdr() const { return per_engine_tdr_; }  // DXGK_DRIVERCAPS::SupportPerEngineTDR
+  uint32_t engines() const { return engines_; }                    // physical adapters of a linked adapter
+  uint32_t nodes_per_engine() const { return info_.nodes / engines_; }  // NbAsymetricProcessingNodes
+  void DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a);
+  void DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id);
+  uint32_t DxgkDdiQueryDependentEngineGroup(uint32_t node_ordinal, uint32_t engine_ordinal);  // node mask
+  DxgkEngineStatus DxgkDdiQueryEngineStatus(uint32_t node_ordinal, uint32_t engine_ordinal);
+  bool DxgkDdiResetEngine(DxgkResetEngineArgs& a);  // false: the reset failed (STATUS_UNSUCCESSFUL)
+  uint32_t DxgkDdiCollectDbgInfo(uint32_t reason);  // level 0: reads every node's status; returns their OR
+  bool DxgkDdiResetFromTimeout();
+  void DxgkDdiRestartFromTimeout();
+  void DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out);
+  uint64_t driver_last_completed(uint32_t node) const { return rings_.at(node).last_completed; }  // T5, driver side
+
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
@@ -209,6 +246,24 @@ class Kmd {
   uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
   uint64_t unclaimed_ = 0;
   KLock fence_regs_;  // FENCE_SELECT then program: one sequence at a time
+  // Packet scheduling.
+  bool per_engine_tdr_;
+  uint32_t engines_ = 1;
+  enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted } report_aborted_;
+  sc_core::sc_time reset_poll_, adapter_reset_poll_;
+  struct Ring {
+    KmdHwQueue* q = nullptr;
+    uint64_t fence_addr = 0;        // where the node writes each completed packet's fence ID
+    std::deque<uint64_t> in_ring;   // fence IDs submitted, not known completed (ring order)
+    uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
+  };
+  std::map<uint32_t, Ring> rings_;
+  Ring& ring(uint32_t node);
+  uint64_t zero_page_ = 0;
+  static constexpr uint64_t kZeroPageBytes = 65536;
+  uint64_t node_reg(uint32_t node, uint64_t r) const {
+    return bar0_ + regs::kNodeBase + uint64_t(node) * regs::kNodeStride + r;
+  }
 };
 
 }  // namespace gpumodel
