@@ -366,6 +366,7 @@ int run(int argc, char** argv) {
     j["verdict"] = pass ? "pass" : "fail";
     j["why_failed"] = r.why_failed();
     j["bugcheck"] = r.bugcheck;
+    if (r.bugcheck_expected) j["bugcheck_expected"] = r.bugcheck_expected;
     j["host"] = r.host;
     std::ofstream out(results_path);
     out << j.dump(2) << "\n";

@@ -57,6 +57,12 @@ void Platform::validate(const ParamSet& ps) {
                       " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
   DisplayEngine::validate(ps);
+  // T2: every engine of a linked adapter has the same number of nodes.
+  if (ps.get_int("gpu.nodes") % ps.get_int("gpu.linked_engines") != 0)
+    throw ConfigError("gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) + " cannot be split evenly over gpu.linked_engines = " +
+                      std::to_string(ps.get_int("gpu.linked_engines")) +
+                      " (every engine of a linked adapter has the same node count, seed 001); allowed: gpu.nodes a "
+                      "multiple of gpu.linked_engines");
   const Topology t = topology_of(ps);
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
     throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "

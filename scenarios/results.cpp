@@ -1,5 +1,7 @@
 #include "scenarios/results.h"
 
+#include <cstdio>
+
 namespace gpumodel {
 
 void Results::bug_check(uint32_t code, const std::vector<uint64_t>& params) {
@@ -15,7 +17,12 @@ std::vector<std::string> Results::why_failed() const {
       why.push_back("monitor " + name + " expected a violation (the scenario injects the fault) and saw none");
     if (!expected && n != 0) why.push_back("monitor " + name + ": " + std::to_string(n) + " violation(s)");
   }
-  if (!bugcheck.is_null()) why.push_back("bug check " + bugcheck.dump());
+  if (!bugcheck.is_null() && !expected_bugcheck()) why.push_back("bug check " + bugcheck.dump());
+  if (bugcheck_expected != 0 && bugcheck.is_null()) {
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%X", unsigned(bugcheck_expected));
+    why.push_back(std::string("expected bug check ") + code + " (the scenario injects its cause) and the OS did not bug check");
+  }
   return why;
 }
 

@@ -16,6 +16,7 @@ struct Results {
   std::map<std::string, bool> monitors_expected;    // a fault-injection scenario expects these
   std::vector<std::string> failures;                // scenario checks that failed, model faults
   nlohmann::json bugcheck = nullptr;                // {"code", "params"} when the OS would bug check
+  uint32_t bugcheck_expected = 0;                   // a fault-injection scenario expects this bug check
   nlohmann::ordered_json host = nlohmann::ordered_json::object();
   // An output file the run could not write (the CLI exits 2); not part of the verdict. Reported, not
   // thrown: an exception after sc_start unwinds across SystemC's coroutine stacks, which ASan flags.
@@ -29,6 +30,10 @@ struct Results {
   }
   void bug_check(uint32_t code, const std::vector<uint64_t>& params);
   bool pass() const { return why_failed().empty(); }
+  // The run bug checked with the code the scenario expects (its finish still runs).
+  bool expected_bugcheck() const {
+    return bugcheck_expected != 0 && !bugcheck.is_null() && bugcheck["code"].get<uint32_t>() == bugcheck_expected;
+  }
   // Every reason the verdict is fail: failed checks and faults, monitors that fired (or, expected to
   // fire, did not), a bug check. Empty: pass.
   std::vector<std::string> why_failed() const;

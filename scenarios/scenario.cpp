@@ -8,6 +8,7 @@
 #include "hw_model/core/tlm_check.h"
 #include "scenarios/display/display_monitors.h"
 #include "scenarios/monitors.h"
+#include "scenarios/tdr/tdr_monitor.h"
 
 namespace gpumodel {
 
@@ -17,7 +18,9 @@ const std::vector<ScenarioInfo>& scenario_registry() {
   static const std::vector<ScenarioInfo> all = {
       copy_bandwidth_scenario(), mmio_roundtrip_scenario(), fence_signal_scenario(),
       conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario(),
-      hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario()};
+      hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario(),
+      tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
+      tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario()};
   return all;
 }
 
@@ -71,6 +74,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   Monitors monitors(platform);
   ScanoutUnderflowMonitor underflow_monitor(platform);
   MpoStaticCheckMonitor mpo_monitor(platform);
+  TdrRulesMonitor tdr_monitor(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
@@ -94,9 +98,10 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   monitors.finish(r);
   underflow_monitor.finish(r);
   mpo_monitor.finish(r);
+  tdr_monitor.finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
-  if (r.failures.empty() && r.bugcheck.is_null()) driver->finish(platform, r);
+  if (r.failures.empty() && (r.bugcheck.is_null() || r.expected_bugcheck())) driver->finish(platform, r);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.host["wall_s"] = wall;

@@ -66,5 +66,11 @@ ScenarioInfo fence_stress_scenario();
 ScenarioInfo hybrid_present_scenario();
 ScenarioInfo scanout_underflow_scenario();
 ScenarioInfo caso_caps_scenario();
+ScenarioInfo tdr_engine_reset_scenario();
+ScenarioInfo tdr_paging_hit_scenario();
+ScenarioInfo tdr_reset_fails_scenario();
+ScenarioInfo tdr_race_window_scenario();
+ScenarioInfo tdr_bad_fence_id_scenario();
+ScenarioInfo tdr_limit_scenario();
 
 }  // namespace gpumodel

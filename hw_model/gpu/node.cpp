@@ -111,6 +111,10 @@ void Node::kick(const HwQueue& q) {
 }
 
 void Node::start_queue(HwQueue* q) {
+  if (resume_pending_) {
+    resume_pending_ = false;
+    resumed_at_ = sc_time_stamp();
+  }
   q_ = q;
   q_since_ = sc_time_stamp();
   fetch_ptr_ = q->rptr;
@@ -323,6 +327,8 @@ void Node::resetter() {
     }
     hung_ = false;
     ++resets_;
+    resume_pending_ = true;
+    resumed_at_ = SC_ZERO_TIME;
     aborting_ = false;
     resume_ev_.notify(SC_ZERO_TIME);
     reset_done_ev_.notify(SC_ZERO_TIME);

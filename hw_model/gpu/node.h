@@ -69,6 +69,8 @@ class Node : public sc_core::sc_module {
   sc_core::sc_time compute_time() const;
   uint64_t preemptions() const { return preemptions_; }
   uint64_t resets() const { return resets_; }
+  // When the node first started a queue after its last successful reset (zero: not since).
+  sc_core::sc_time resumed_at() const { return resumed_at_; }
   const sc_core::sc_event& reset_done_event() const { return reset_done_ev_; }
 
   // Performance counters (readable through BAR0).
@@ -191,7 +193,8 @@ class Node : public sc_core::sc_module {
   sc_core::sc_event preempt_ev_, abort_ev_, parked_ev_, resume_ev_, reset_req_ev_, reset_done_ev_;
   uint64_t last_fence_ = 0, preemptions_ = 0, resets_ = 0;
   sc_core::sc_time compute_acc_ = sc_core::SC_ZERO_TIME, compute_since_ = sc_core::SC_ZERO_TIME;
-  bool computing_ = false;
+  bool computing_ = false, resume_pending_ = false;
+  sc_core::sc_time resumed_at_ = sc_core::SC_ZERO_TIME;
 
   uint64_t packets_ = 0;
   uint64_t faults_ = 0;

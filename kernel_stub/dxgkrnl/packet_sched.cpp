@@ -97,6 +97,11 @@ SchedContext* PacketScheduler::CreateContext(SchedDevice* d, uint32_t node_ordin
   return c;
 }
 
+void PacketScheduler::DestroyDevice(SchedDevice* d) {
+  d->destroyed = true;
+  cpu_.signal(wake_);  // the scheduler drops its queued packets on its next pass
+}
+
 const Allocation* PacketScheduler::CreateAllocation(SchedDevice* owner, uint64_t address, uint64_t bytes) {
   allocations_.push_back(std::make_unique<Allocation>());
   Allocation* a = allocations_.back().get();
@@ -109,7 +114,7 @@ const Allocation* PacketScheduler::CreateAllocation(SchedDevice* owner, uint64_t
 
 bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands,
                                    std::function<void(const DmaPacket&)> done) {
-  if (c->device->error || bugchecked_) return false;
+  if (c->device->lost() || bugchecked_) return false;
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;
@@ -190,14 +195,16 @@ void PacketScheduler::requeue(Node& n, std::vector<Pkt> late, bool keep_paging_i
   // packets (new IDs), then what was never submitted. A device in error state loses its packets.
   std::deque<Pkt> front;
   for (const Pkt& p : late)
-    if (p->paging) {
+    if (p->paging && p->ctx->device->lost()) {
+      retire(n, p, DmaPacket::Dropped);
+    } else if (p->paging) {
       p->reuse_id = keep_paging_ids;
       p->state = DmaPacket::Queued;
       front.push_back(p);
     }
   for (const Pkt& p : late)
     if (!p->paging) {
-      if (p->ctx->device->error) {
+      if (p->ctx->device->lost()) {
         retire(n, p, DmaPacket::Dropped);
         continue;
       }
@@ -243,7 +250,7 @@ void PacketScheduler::pump(Node& n) {
   while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_) {
     Pkt p = n.sw.front();
     n.sw.pop_front();
-    if (p->ctx->device->error) {
+    if (p->ctx->device->lost()) {
       retire(n, p, DmaPacket::Dropped);
       continue;
     }
@@ -312,7 +319,17 @@ void PacketScheduler::watch(Node& n) {
 void PacketScheduler::worker() {
   for (;;) {
     if (bugchecked_) return;
-    for (Node& n : nodes_) pump(n);
+    for (Node& n : nodes_) {
+      for (auto it = n.sw.begin(); it != n.sw.end();) {  // a destroyed device's queued packets go
+        if ((*it)->ctx->device->destroyed) {
+          retire(n, *it, DmaPacket::Dropped);
+          it = n.sw.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      pump(n);
+    }
     sc_time next = sc_max_time();
     for (Node& n : nodes_) {
       watch(n);
@@ -379,7 +396,7 @@ void PacketScheduler::tdr(Node& n) {
   }
   ++engine_resets_;
   record(&n, TdrStep::ResetReturned);
-  if (observer.reset_returned) observer.reset_returned(n.hw, a.last_aborted_fence_id, snap_completed, snap_submitted);
+  if (observer.reset_returned) observer.reset_returned(n.hw, a, snap_completed, snap_submitted);
   // Step 8 (T4).
   if (a.last_aborted_fence_id < snap_completed || a.last_aborted_fence_id > snap_submitted) {
     bugchecked_ = true;

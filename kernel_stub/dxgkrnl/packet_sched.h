@@ -41,12 +41,23 @@
 namespace gpumodel {
 
 class Kmd;
+struct DxgkResetEngineArgs;
+
+// Adds `g` after what `slot` already calls (monitors and scenarios observe the same notifications).
+template <typename R, typename... A, typename G>
+void chain(std::function<R(A...)>& slot, G g) {
+  auto prev = slot;
+  slot = [prev, g](A... a) {
+    if (prev) prev(a...);
+    g(a...);
+  };
+}
 
 // A paging operation (DXGKARG_BUILDPAGINGBUFFER, the operations used): a transfer copies, a fill
 // writes zeros (from a zero page). `wait_slot`/`wait_value`: the operation waits on the GPU for a
 // fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
 struct DxgkPagingOp {
-  enum Kind { Transfer, Fill } kind = Transfer;
+  enum Kind { Transfer, Fill, Timestamp } kind = Transfer;  // Timestamp: the GPU time to dst (a profiling marker)
   uint64_t src = 0, dst = 0, bytes = 0;
   uint32_t wait_slot = 0;
   uint64_t wait_value = 0;
@@ -57,6 +68,8 @@ struct SchedDevice {
   int id = 0;
   bool system = false;  // the system device (VidMm's paging): never put in error state (T7)
   bool error = false;   // DXGI_ERROR_DEVICE_REMOVED: its packets are dropped, new ones refused
+  bool destroyed = false;  // closed by its process: its packets are dropped (not an error)
+  bool lost() const { return error || destroyed; }
 };
 
 struct SchedContext {  // DXGKARG_CREATECONTEXT, the fields used
@@ -107,7 +120,7 @@ struct PacketSchedObserver {
   std::function<void(int node, uint64_t from, uint64_t to, const char* why)> completed_moved;
   std::function<void(const TdrStepRecord&)> step;
   // Step 8's inputs: what the KMD returned against the snapshot.
-  std::function<void(int node, uint64_t last_aborted, uint64_t snap_completed, uint64_t snap_submitted)> reset_returned;
+  std::function<void(int node, const DxgkResetEngineArgs& out, uint64_t snap_completed, uint64_t snap_submitted)> reset_returned;
   std::function<void(const SchedDevice&)> device_error;
 };
 
@@ -122,6 +135,9 @@ class PacketScheduler {
 
   // Devices and contexts (D3DKMTCreateDevice / CreateContext). A context names a node of an engine.
   SchedDevice* CreateDevice(bool system = false);
+  // D3DKMTDestroyDevice: what it has queued is dropped; a packet still in hardware is dropped when the
+  // node gives it back (a completion, a preemption or a reset).
+  void DestroyDevice(SchedDevice* d);
   SchedContext* CreateContext(SchedDevice* d, uint32_t node_ordinal, uint32_t engine_ordinal = 0);
   // VidMm: an allocation `owner` owns (referenced by paging packets).
   const Allocation* CreateAllocation(SchedDevice* owner, uint64_t address, uint64_t bytes);

@@ -324,7 +324,9 @@ void Kmd::DxgkDdiRestartFromTimeout() {
 
 void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
   if (op.wait_value) out.wait(op.wait_slot, op.wait_value);
-  if (op.kind == DxgkPagingOp::Transfer) {
+  if (op.kind == DxgkPagingOp::Timestamp) {
+    out.timestamp(op.dst);
+  } else if (op.kind == DxgkPagingOp::Transfer) {
     out.copy(op.src, op.dst, op.bytes);
   } else {
     if (!zero_page_) zero_page_ = mm_.allocate(Segment::System, kZeroPageBytes);  // zero-initialised DRAM

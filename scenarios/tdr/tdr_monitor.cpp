@@ -1,0 +1,86 @@
+#include "scenarios/tdr/tdr_monitor.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace gpumodel {
+
+TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
+  PacketSchedObserver& o = p.vidsch.packets().observer;
+  chain(o.submitted, [this](const DmaPacket& pk, bool resubmission) {
+    Track& t = track(pk);
+    const std::string where = " (node " + std::to_string(pk.ctx->node_ordinal) + ", fence ID " + std::to_string(pk.fence_id) + ")";
+    if (pk.fence_id <= t.completed)
+      violation("T6: a packet submitted with a fence ID not above the node's last completed " + std::to_string(t.completed) + where);
+    if (!t.paging_first.empty()) {
+      const auto [seq, fence] = t.paging_first.front();
+      if (pk.seq != seq || pk.fence_id != fence) {
+        violation("T6: after the engine reset the paging packet with fence ID " + std::to_string(fence) +
+                  " had to be resubmitted next, with that ID" + where);
+        t.paging_first.clear();
+      } else {
+        t.paging_first.pop_front();
+      }
+    } else if (resubmission && !pk.paging && last_fence_.count(pk.seq) && last_fence_[pk.seq] == pk.fence_id) {
+      violation("T6: a render packet resubmitted with its old fence ID" + where);
+    }
+    last_fence_[pk.seq] = pk.fence_id;
+    t.inhw[pk.seq] = {pk.fence_id, pk.paging};
+    t.max_submitted = std::max(t.max_submitted, pk.fence_id);
+  });
+  chain(o.retired, [this](const DmaPacket& pk) { track(pk).inhw.erase(pk.seq); });
+  chain(o.completed_moved, [this](int node, uint64_t from, uint64_t to, const char* why) {
+    Track& t = nodes_[node];
+    const std::string w = why, where = " on node " + std::to_string(node) + " (" + std::to_string(from) + " -> " + std::to_string(to) + ")";
+    if (w == "a packet completed") {
+      if (to < from) violation("T5: the last completed fence ID went back" + where);
+      if (to > t.max_submitted) violation("T5: the last completed fence ID passed the last submitted one" + where);
+    } else if (w.rfind("engine reset", 0) == 0) {
+      if (to != t.reset_completed) violation("T5: after an engine reset the last completed fence ID is not the one the reset returned" + where);
+    } else if (w.rfind("adapter reset", 0) == 0) {
+      if (to != t.max_submitted) violation("T5: after an adapter reset the last completed fence ID is not the last submitted" + where);
+    } else {
+      violation("T5: the last completed fence ID moved for a reason T5 does not allow (" + w + ")" + where);
+    }
+    t.completed = to;
+  });
+  chain(o.reset_returned, [this](int node, const DxgkResetEngineArgs& a, uint64_t snap_completed, uint64_t snap_submitted) {
+    Track& t = nodes_[node];
+    if (a.last_aborted_fence_id < snap_completed || a.last_aborted_fence_id > snap_submitted)
+      violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) + " outside [" +
+                std::to_string(snap_completed) + ", " + std::to_string(snap_submitted) + "] on node " + std::to_string(node));
+    t.reset_completed = a.last_completed_fence_id;
+    // T6: the paging packets in hardware past the aborted one come back first, in ID order.
+    std::vector<std::pair<uint64_t, uint64_t>> late;
+    for (auto& [seq, h] : t.inhw)
+      if (h.paging && h.fence > a.last_aborted_fence_id) late.push_back({h.fence, seq});
+    std::sort(late.begin(), late.end());
+    t.paging_first.clear();
+    for (auto& [fence, seq] : late) t.paging_first.push_back({seq, fence});
+  });
+  chain(o.step, [this](const TdrStepRecord& s) {
+    if (s.step == TdrStep::AdapterReset)  // every ID is spent: the engine-reset order no longer applies
+      for (auto& [n, t] : nodes_) t.paging_first.clear();
+  });
+  chain(o.device_error, [this](const SchedDevice& d) {
+    if (d.system) violation("T7: the system device was put in error state");
+  });
+}
+
+TdrRulesMonitor::Track& TdrRulesMonitor::track(const DmaPacket& pk) {
+  uint32_t e = 0;
+  while ((pk.ctx->engine_affinity >> (e + 1)) != 0) ++e;
+  return nodes_[int(e * p_.kmd.nodes_per_engine() + pk.ctx->node_ordinal)];
+}
+
+void TdrRulesMonitor::violation(const std::string& what) {
+  if (violations_++ == 0) first_ = what;
+}
+
+void TdrRulesMonitor::finish(Results& r) {
+  if (!p_.vidsch.packets().active()) return;
+  r.monitors["tdr_rules"] = violations_;
+  if (violations_) r.metric("tdr_rules_first_violation", first_);
+}
+
+}  // namespace gpumodel

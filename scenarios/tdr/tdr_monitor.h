@@ -1,0 +1,51 @@
+// Monitor tdr_rules (seed 001): watches the packet scheduler's notifications, never drives it, and counts
+// every break of the sequence's rules:
+//  * T4: the LastAbortedFenceId a reset returned lies within [last completed, last submitted] of the
+//    snapshot;
+//  * T5: a node's last completed fence ID moves only when a packet completes (forward, to an ID that was
+//    submitted), to the LastCompletedFenceId an engine reset returned, or to the last submitted ID in an
+//    adapter reset;
+//  * T6: after an engine reset, the paging packets that were submitted too late are resubmitted first,
+//    with their original IDs, in their original order, before any other packet of that node; a render
+//    packet is never resubmitted with its old ID; every submitted ID lies above the last completed one;
+//  * T7: the system device is never put in error state.
+// Its count goes into the results as monitor tdr_rules (present when the packet path ran), with the first
+// violation's text as the metric tdr_rules_first_violation.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "scenarios/platform.h"
+#include "scenarios/results.h"
+
+namespace gpumodel {
+
+class TdrRulesMonitor {
+ public:
+  explicit TdrRulesMonitor(Platform& p);
+  void finish(Results& r);
+  uint64_t violations() const { return violations_; }
+
+ private:
+  struct InHw {
+    uint64_t fence;
+    bool paging;
+  };
+  struct Track {
+    std::map<uint64_t, InHw> inhw;  // by packet seq
+    uint64_t completed = 0, max_submitted = 0, reset_completed = 0;
+    std::deque<std::pair<uint64_t, uint64_t>> paging_first;  // (seq, fence) expected next, in order (T6)
+  };
+  void violation(const std::string& what);
+  Track& track(const DmaPacket& p);
+
+  Platform& p_;
+  std::map<int, Track> nodes_;
+  std::map<uint64_t, uint64_t> last_fence_;  // packet seq -> the ID it was last submitted with
+  uint64_t violations_ = 0;
+  std::string first_;
+};
+
+}  // namespace gpumodel
