@@ -222,6 +222,7 @@ class PacketScheduler {
   size_t depth_;
   sc_core::sc_time quantum_, tdr_delay_, prepare_, limit_time_;
   uint64_t limit_count_;
+  bool validate_aborted_;
   bool started_ = false;
   uint32_t per_engine_ = 1;
   std::vector<Node> nodes_;

@@ -24,6 +24,7 @@
 // interrupts, adapter resets and their duration, tdr_reason.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
@@ -55,7 +56,7 @@ class TdrScenario : public ScenarioDriver {
         hang_after_(uint64_t(ps.get_int("workload.hang_after"))),
         hangs_(uint64_t(ps.get_int("workload.hangs"))),
         hang_(ps.get_enum("workload.hang")),
-        overrun_(sc_core::sc_time(ps.get_real("workload.hang_overrun_us"), sc_core::SC_US)),
+        overrun_us_(ps.get_real("workload.hang_overrun_us")),
         corunner_(ps.get_bool("workload.corunner")),
         paging_every_(sc_core::sc_time(ps.get_real("workload.paging_every_us"), sc_core::SC_US)),
         paging_bytes_(uint64_t(ps.get_int("workload.paging_bytes"))),
@@ -79,6 +80,11 @@ class TdrScenario : public ScenarioDriver {
       snap_completed_ = sc, snap_submitted_ = ss, reset_out_ = a;
     });
     chain(o.device_error, [this](const SchedDevice& d) { error_ids_.push_back(d.id); });
+    chain(o.submitted, [this](const DmaPacket& pk, bool resubmission) {
+      if (resubmission)
+        resubmissions_.push_back({{"paging", pk.paging}, {"from", last_id_[pk.seq]}, {"to", pk.fence_id}});
+      last_id_[pk.seq] = pk.fence_id;
+    });
     p.cpu.spawn_thread("app.setup", [this, &p, &r] { setup(p, r); });
   }
 
@@ -150,7 +156,7 @@ class TdrScenario : public ScenarioDriver {
   const uint32_t render_nodes_, hang_node_, hang_engine_;
   const uint64_t hang_after_, hangs_;
   const std::string hang_;
-  const sc_core::sc_time overrun_;
+  const double overrun_us_;
   const bool corunner_;
   const sc_core::sc_time paging_every_;
   const uint64_t paging_bytes_;
@@ -179,6 +185,8 @@ class TdrScenario : public ScenarioDriver {
   Sample before_, during_, after_s_;
   std::vector<TdrStepRecord> steps_;
   std::vector<int> error_ids_;
+  nlohmann::ordered_json resubmissions_ = nlohmann::ordered_json::array();
+  std::map<uint64_t, uint64_t> last_id_;
   uint64_t snap_completed_ = 0, snap_submitted_ = 0;
   DxgkResetEngineArgs reset_out_;
   bool setup_ok_ = false;
@@ -238,8 +246,8 @@ PacketWriter TdrScenario::hang_packet(Platform& p) {
   if (hang_ == "wait") {
     w.wait(never_slot_, 1);
   } else if (hang_ == "finite") {
-    const double ns = to_ns(quantum_ + tdr_delay_ + overrun_);
-    w.compute(engine_cycles(p.params, ns));
+    const double ns = to_ns(quantum_ + tdr_delay_) + overrun_us_ * 1000;
+    w.compute(engine_cycles(p.params, std::max(0.0, ns)));
   } else {  // an endless dispatch: longer than the kernel's time horizon
     w.compute(uint64_t(1) << 62 | (hang_ == "compute_nopreempt" ? kComputeNoPreempt : 0));
   }
@@ -366,6 +374,7 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("preemptions", ps.preemptions());
   r.metric("ignored_interrupts", ps.ignored_interrupts());
   r.metric("paging_packets", paging_packets_);
+  r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (auto& s : steps_) steps.push_back({{"node", s.node}, {"step", to_string(s.step)}, {"t_ns", to_ns(s.at)}});
   r.metric("steps", steps);
@@ -384,6 +393,8 @@ void TdrScenario::finish(Platform& p, Results& r) {
     if (before_.taken) n["before_pct"] = share(zero, before_, i);
     if (before_.taken && during_.taken) n["during_pct"] = share(before_, during_, i);
     if (during_.taken && after_s_.taken) n["after_pct"] = share(during_, after_s_, i);
+    n["resets"] = p.gpu.nodes[i]->resets();
+    n["preemptions"] = p.gpu.nodes[i]->preemptions();
     const bool healthy = i != hang_hw_ && i % nodes_per_engine_ < render_nodes_;
     if (healthy && n.contains("during_pct") && n["before_pct"].get<double>() > 0)
       worst_loss = std::max(worst_loss, 100.0 * (1.0 - n["during_pct"].get<double>() / n["before_pct"].get<double>()));
@@ -486,10 +497,11 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                            "A: how many times the app recreates its device and hangs again", o);
             ps.declare_enum("workload.hang", d.hang, {"compute", "compute_nopreempt", "wait", "finite", "paging", "none"},
                             "A: the fault (see the scenario's description)", o);
-            ps.declare_real("workload.hang_overrun_us", 25, "us", 0, 1e6,
-                            "D: hang = finite runs quantum + TdrDelay + this: 25 us lands after the snapshot "
-                            "(the TDR worker's wake, ~2 us after the timeout) and before the reset (50 us of "
-                            "vidsch.tdr_prepare_us later)", o);
+            ps.declare_real("workload.hang_overrun_us", 25, "us", -1e6, 1e6,
+                            "D: hang = finite runs quantum + TdrDelay + this (at least 0): 25 us lands after the "
+                            "snapshot (the TDR worker's wake, ~2 us after the timeout) and before the reset (50 us "
+                            "of vidsch.tdr_prepare_us later); a few us below 0 completes it before the snapshot "
+                            "(step 4)", o);
             ps.declare_bool("workload.corunner", d.corunner,
                             "A: a second app renders on the hang node, so the reset node has work to resume", o);
             ps.declare_real("workload.paging_every_us", d.paging_every_us, "us", 0, 1e6,
