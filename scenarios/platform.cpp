@@ -50,6 +50,15 @@ Topology Platform::topology_of(const ParamSet& ps) {
   return ps.get_enum("platform.topology") == "hybrid" ? Topology::Hybrid : Topology::Dgpu;
 }
 
+void Platform::validate_linked_engines(const ParamSet& ps) {
+  // T2: every engine of a linked adapter has the same number of nodes.
+  if (ps.get_int("gpu.nodes") % ps.get_int("gpu.linked_engines") != 0)
+    throw ConfigError("gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) + " cannot be split evenly over gpu.linked_engines = " +
+                      std::to_string(ps.get_int("gpu.linked_engines")) +
+                      " (every engine of a linked adapter has the same node count, seed 001); allowed: gpu.nodes a "
+                      "multiple of gpu.linked_engines");
+}
+
 void Platform::validate(const ParamSet& ps) {
   // A node fetches whole chunks into its FIFO: a chunk larger than the FIFO never fits.
   if (ps.get_int("node.fetch_bytes") > ps.get_int("node.fifo_bytes"))
@@ -57,12 +66,7 @@ void Platform::validate(const ParamSet& ps) {
                       " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
   DisplayEngine::validate(ps);
-  // T2: every engine of a linked adapter has the same number of nodes.
-  if (ps.get_int("gpu.nodes") % ps.get_int("gpu.linked_engines") != 0)
-    throw ConfigError("gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) + " cannot be split evenly over gpu.linked_engines = " +
-                      std::to_string(ps.get_int("gpu.linked_engines")) +
-                      " (every engine of a linked adapter has the same node count, seed 001); allowed: gpu.nodes a "
-                      "multiple of gpu.linked_engines");
+  validate_linked_engines(ps);
   const Topology t = topology_of(ps);
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
     throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "

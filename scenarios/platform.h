@@ -53,6 +53,8 @@ class Platform {
   // Refuses a combination of platform parameters that cannot be built or cannot run (ConfigError
   // naming the keys), before anything is elaborated.
   static void validate(const ParamSet& ps);
+  // T2: gpu.nodes splits evenly over gpu.linked_engines (ConfigError naming both keys).
+  static void validate_linked_engines(const ParamSet& ps);
   static Topology topology_of(const ParamSet& ps);
   Platform(const ParamSet& ps, Vcd& vcd, uint64_t seed);
 

@@ -408,7 +408,7 @@ TEST_CASE("Linked adapter: a hang on engine 1's node 1 resets that node of that 
       scenario("tdr_engine_reset") + " --gpu.nodes=6 --gpu.linked_engines=2 --workload.hang_engine=1 --gpu.hw_queues=8",
       "linked");
   const auto& m = j["metrics"];
-  for (auto& s : m["steps"]) CHECK(s["node"] == 4);  // engine 1 x 3 nodes + node 1
+  for (auto& s : m["steps"]) CHECK(s["node"] == 4);  // EngineOrdinal 1 x 3 nodes per engine + NodeOrdinal 1
   const auto& t = m["throughput"];
   for (int i = 0; i < 6; ++i) {
     INFO("node " << i);

@@ -380,7 +380,7 @@ void PacketScheduler::tdr(Node& n) {
     return;
   }
   if (!kmd_->support_per_engine_tdr()) {  // before Windows 8: the adapter resets (T1)
-    adapter_reset(0, "no_per_engine_tdr", app_devices());
+    adapter_reset(0, "no_per_engine_tdr", app_devices(), n.inhw.front());
     return;
   }
   cpu_.flush_dpcs();  // step 5
@@ -398,7 +398,7 @@ void PacketScheduler::tdr(Node& n) {
   a.engine_ordinal = n.engine_ordinal;
   if (!kmd_->DxgkDdiResetEngine(a)) {  // T9: the driver could not reset the node
     record(&n, TdrStep::ResetFailed);
-    adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices());
+    adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices(), n.inhw.front());
     return;
   }
   ++engine_resets_;
@@ -441,14 +441,15 @@ void PacketScheduler::tdr(Node& n) {
   n.inhw.clear();
   requeue(n, late, true);
   if (paging_hit) {
-    adapter_reset(kTdrReasonPromoted, "paging_hit", paging_owners);
+    adapter_reset(kTdrReasonPromoted, "paging_hit", paging_owners, nullptr);
     return;
   }
   record(&n, TdrStep::Recovered);
   resume();
 }
 
-void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error) {
+void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error,
+                                    Pkt hung) {
   adapter_resetting_ = true;
   ++adapter_resets_;
   tdr_reason_ = reason;
@@ -465,15 +466,25 @@ void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, c
   kmd_->DxgkDdiResetFromTimeout();
   kmd_->DxgkDdiRestartFromTimeout();
   for (SchedDevice* d : error) put_in_error(d);
+  if (hung) {  // the packet that timed out is aborted, never resubmitted (a paging one: T7's owners too)
+    if (hung->paging) {
+      for (const Allocation* al : hung->refs)
+        if (al->owner && !al->owner->system) put_in_error(al->owner);
+    } else {
+      put_in_error(hung->ctx->device);
+    }
+  }
   for (Node& n : nodes_) {
     set_completed(n, n.last_submitted, "adapter reset: last submitted");  // T5
     std::vector<Pkt> late;
     for (const Pkt& p : n.inhw) {
-      if (p->ctx->device->error) retire(n, p, DmaPacket::Aborted);
+      if (p == hung || p->ctx->device->error) retire(n, p, DmaPacket::Aborted);
       else late.push_back(p);
     }
     n.inhw.clear();
-    // Their IDs are spent (the completed ID moved past them): every packet gets a new one.
+    // Their IDs are spent (the completed ID moved past them): every packet gets a new one, also those an
+    // engine reset or preemption had put back to keep theirs.
+    for (const Pkt& p : n.sw) p->reuse_id = false;
     requeue(n, late, false);
     n.ignore_irq = false;
     n.in_tdr = false;

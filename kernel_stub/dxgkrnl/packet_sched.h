@@ -125,6 +125,8 @@ struct PacketSchedObserver {
 };
 
 class PacketScheduler {
+  using Pkt = std::shared_ptr<DmaPacket>;
+
  public:
   static void declare_params(ParamSet& ps);
   // `bug_check`: the OS's bug check (VidSch's; it stops the machine).
@@ -182,7 +184,6 @@ class PacketScheduler {
   static constexpr uint64_t kBadAbortedFenceId = 0xA;
 
  private:
-  using Pkt = std::shared_ptr<DmaPacket>;
   struct Node {
     int hw = 0;
     uint32_t node_ordinal = 0, engine_ordinal = 0;
@@ -201,7 +202,8 @@ class PacketScheduler {
   void rearm(Node& n);
   void tdr(Node& n);
   // Adapter-wide reset: `error` devices go to error state; every other in-flight packet is resubmitted.
-  void adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error);
+  // `hung`: the packet that timed out when no engine reset ran (it is aborted).
+  void adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error, Pkt hung);
   std::set<SchedDevice*> app_devices() const;  // every device but the system device
   void record(Node* n, TdrStep s);
   void set_completed(Node& n, uint64_t to, const char* why);

@@ -54,7 +54,8 @@ class TdrScenario : public ScenarioDriver {
         hang_node_(uint32_t(ps.get_int("workload.hang_node"))),
         hang_engine_(uint32_t(ps.get_int("workload.hang_engine"))),
         hang_after_(uint64_t(ps.get_int("workload.hang_after"))),
-        hangs_(uint64_t(ps.get_int("workload.hangs"))),
+        // A paging hang is VidMm's, once: the app has nothing to recreate (workload.hangs is the app's).
+        hangs_(ps.get_enum("workload.hang") == "paging" ? 1 : uint64_t(ps.get_int("workload.hangs"))),
         hang_(ps.get_enum("workload.hang")),
         overrun_us_(ps.get_real("workload.hang_overrun_us")),
         corunner_(ps.get_bool("workload.corunner")),
@@ -139,10 +140,10 @@ class TdrScenario : public ScenarioDriver {
   // quantum, TdrDelay and three quanta more after the hang was submitted.
   sc_core::sc_time stop_at() const {
     if (tdr_active_) return sc_core::sc_max_time();
-    if (done_at_ != sc_core::SC_ZERO_TIME && hangs_done_ >= hangs_) return done_at_ + after_;
     if (hang_ == "none") return start_ + sc_core::sc_time(packet_ns_ * double(hang_after_), sc_core::SC_NS) + after_;
-    if (last_hang_at_ == sc_core::SC_ZERO_TIME || hangs_done_ < hangs_) return sc_core::sc_max_time();
-    return last_hang_at_ + quantum_ * 4.0 + tdr_delay_ + after_;
+    if (hangs_done_ < hangs_) return sc_core::sc_max_time();  // a hang is still to come
+    if (done_at_ > last_hang_at_) return done_at_ + after_;   // the last hang's sequence has ended
+    return last_hang_at_ + quantum_ * 4.0 + tdr_delay_ + after_;  // it never timed out (it was preempted)
   }
   bool stopped() const { return sc_core::sc_time_stamp() >= stop_at(); }
 
@@ -310,9 +311,9 @@ void TdrScenario::app(Platform& p, App& a) {
 
 void TdrScenario::paging(Platform& p) {
   PacketScheduler& ps = p.vidsch.packets();
-  uint64_t i = 0;
-  while (!stopped()) {
-    if (hang_ == "paging" && i == hang_after_ && hangs_done_ < hangs_) {
+  for (uint64_t i = 0; !stopped(); ++i) {
+    // The paging hang comes after workload.hang_after regular paging packets (at once without them).
+    if (hang_ == "paging" && hangs_done_ < hangs_ && (i >= hang_after_ || paging_every_ == sc_core::SC_ZERO_TIME)) {
       // VidMm evicts the hang device's allocation, after its last writer, which never finishes.
       ++hangs_done_;
       last_hang_at_ = sc_core::sc_time_stamp();
@@ -324,6 +325,8 @@ void TdrScenario::paging(Platform& p) {
       op.src = hang_alloc_->address, op.dst = paging_dst_, op.bytes = paging_bytes_;
       op.wait_slot = never_slot_, op.wait_value = 1;
       ps.SubmitPaging(paging_ctx_, {ts, op}, {hang_alloc_}, [this](const DmaPacket& pk) { hang_fence_id_ = pk.fence_id; });
+    } else if (paging_every_ == sc_core::SC_ZERO_TIME) {
+      return;  // no regular paging
     } else if (!healthy_allocs_.empty()) {
       const Allocation* al = healthy_allocs_[i % healthy_allocs_.size()];
       DxgkPagingOp op;
@@ -337,11 +340,7 @@ void TdrScenario::paging(Platform& p) {
       ps.SubmitPaging(paging_ctx_, {op}, {al});
       ++paging_packets_;
     }
-    ++i;
-    if (paging_every_ == sc_core::SC_ZERO_TIME) {
-      if (hangs_done_ >= hangs_) return;
-      continue;
-    }
+    if (paging_every_ == sc_core::SC_ZERO_TIME) continue;
     p.cpu.sleep(paging_every_);
   }
 }
@@ -376,7 +375,12 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("paging_packets", paging_packets_);
   r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (auto& s : steps_) steps.push_back({{"node", s.node}, {"step", to_string(s.step)}, {"t_ns", to_ns(s.at)}});
+  for (auto& s : steps_) {
+    nlohmann::ordered_json e = {{"node", s.node < 0 ? nlohmann::ordered_json("adapter") : nlohmann::ordered_json(s.node)}};
+    e["step"] = to_string(s.step);
+    e["t_ns"] = to_ns(s.at);
+    steps.push_back(e);
+  }
   r.metric("steps", steps);
   // T10: each node's share of time computing, per window.
   double worst_loss = 0;
@@ -514,6 +518,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
           },
           [e](const ParamSet& ps) { return std::make_unique<TdrScenario>(ps, e); },
           [name](const ParamSet& ps) {
+            Platform::validate_linked_engines(ps);
             const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
             require_platform(ps, name, ps.get_int("workload.render_nodes") * engines,
                              ps.get_int("workload.render_nodes") * engines,

@@ -67,6 +67,14 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"hybrid_present", {{"workload.frames", "4"}, {"sim.limit_ms", "400"}}},
     // 3 -> 2 refreshes measured, after the first frame's start: 34.0 ms simulated at 60 Hz.
     {"scanout_underflow", {{"workload.frames", "2"}, {"sim.limit_ms", "100"}}},
+    // TdrDelay 20 ms -> 2 ms and 1 ms of load after the sequence: about 5 ms of sequence per hang; the
+    // limit leaves room for an adapter reset at its longest (cmp.adapter_reset_ms = 4 s).
+    {"tdr_engine_reset", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    {"tdr_paging_hit", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    {"tdr_reset_fails", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    {"tdr_race_window", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    {"tdr_bad_fence_id", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    {"tdr_limit", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
 };
 
 // Metrics that may legitimately be negative (a difference, a signed offset). None so far: every metric
