@@ -520,9 +520,6 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
           [name](const ParamSet& ps) {
             Platform::validate_linked_engines(ps);
             const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
-            require_platform(ps, name, ps.get_int("workload.render_nodes") * engines,
-                             ps.get_int("workload.render_nodes") * engines,
-                             "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
             if (ps.get_int("workload.render_nodes") > per)
               throw ConfigError("workload.render_nodes = " + std::to_string(ps.get_int("workload.render_nodes")) +
                                 " is more than the " + std::to_string(per) + " nodes per engine; allowed: workload.render_nodes <= " +
@@ -535,6 +532,9 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
               throw ConfigError("workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
                                 " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
                                 std::to_string(engines));
+            require_platform(ps, name, ps.get_int("workload.render_nodes") * engines,
+                             ps.get_int("workload.render_nodes") * engines,
+                             "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
           }};
 }
 
