@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
       {"interrupt", PacketWriter().interrupt(5)},
       {"signal", PacketWriter().signal(0, 1)},
       {"wait", PacketWriter().wait(0, 1)},
+      {"fence", PacketWriter().fence(sys + 0x300, 7, 0x10)},
   };
   PacketWriter all;
   for (auto& o : ones) {

@@ -463,3 +463,20 @@ TEST_CASE("tdr_engine_reset: the same seed gives identical results and VCD, the 
   CHECK(vcd[0].find(" tdr_node1 $end") != std::string::npos);  // gpu.vidsch.tdr_node1: the sequence's step
   CHECK(vcd[0].find(" fence $end") != std::string::npos);      // gpu.nodeN.fence: the last completed fence ID
 }
+
+TEST_CASE("FENCE packet: six dwords (addr, SubmissionFenceId, vector), decoded as written, another length "
+          "is malformed", "[T3]") {
+  PacketWriter w;
+  w.fence(0x1'2345'6780ull, 0xAABBCCDD00112233ull, 0x13);
+  const auto& dw = w.dwords();
+  REQUIRE(dw.size() == 6);
+  const DecodedPacket d = decode_packet(dw.data(), dw.size());
+  REQUIRE(d.ok());
+  CHECK(d.op == Op::Fence);
+  CHECK(d.dwords == 6);
+  CHECK(d.arg[0] == 0x1'2345'6780ull);
+  CHECK(d.arg[1] == 0xAABBCCDD00112233ull);
+  CHECK(d.arg[2] == 0x13);
+  CHECK(decode_header(header(Op::Fence, 5)).error == PacketError::WrongLength);
+  CHECK(decode_packet(dw.data(), 5).error == PacketError::Truncated);
+}
