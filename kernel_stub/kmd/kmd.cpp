@@ -367,13 +367,16 @@ void Kmd::DxgkDdiControlInterrupt(bool vblank) {
 bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (msi_data - msi_data_base_ >= kMsiVectors) return false;  // not ours
   const uint32_t vector = msi_data - msi_data_base_;
+  auto notify = [this](const DxgkInterruptData& d) {  // DxgkCbNotifyInterrupt, then the DPC
+    sch_.DxgkCbNotifyInterrupt(d);
+    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+    return true;
+  };
   if (vector == kDisplayVblankVector || vector == kDisplayFlipVector) {  // DXGK_INTERRUPT_CRTC_VSYNC
     DxgkInterruptData d;
     d.type = DxgkInterruptData::CrtcVsync;
     d.vector = vector;
-    sch_.DxgkCbNotifyInterrupt(d);
-    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-    return true;
+    return notify(d);
   }
   if (vector >= kDmaCompletedVector && vector < kDmaCompletedVector + 16 && rings_.count(vector - kDmaCompletedVector)) {
     // DXGK_INTERRUPT_DMA_COMPLETED: the fence ID the node wrote (it is visible before the MSI).
@@ -386,9 +389,7 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     d.type = DxgkInterruptData::DmaCompleted;
     d.node = int(node);
     d.fence_id = id;
-    sch_.DxgkCbNotifyInterrupt(d);
-    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-    return true;
+    return notify(d);
   }
   if (vector >= kDmaPreemptedVector && vector < kDmaPreemptedVector + 16 && rings_.count(vector - kDmaPreemptedVector)) {
     // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
@@ -403,17 +404,13 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     d.node = int(node);
     d.preemption_fence_id = r.preemption_fence;
     d.last_completed_fence_id = last;
-    sch_.DxgkCbNotifyInterrupt(d);
-    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-    return true;
+    return notify(d);
   }
   if (vector != regs::kFenceEventVector) {
     DxgkInterruptData d;
     d.type = DxgkInterruptData::DmaCompleted;
     d.vector = vector;
-    sch_.DxgkCbNotifyInterrupt(d);
-    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-    return true;
+    return notify(d);
   }
   // Fence events: read the CMP's write index (and its drop count), then the new entries.
   const uint64_t w = cpu_.mem_read64(ring_wptr_addr_);
