@@ -492,6 +492,7 @@ void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, c
     n.head_seq = 0;
     n.deadline = sc_max_time();
   }
+  tdr_queue_.clear();  // a timeout still waiting for the TDR worker was handled by this reset
   record(nullptr, TdrStep::AdapterRecovered);
   adapter_resetting_ = false;
   cpu_.signal(wake_);

@@ -90,7 +90,16 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_bad_fence_id", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
 };
+// Keys only the packet-scheduling path reads (the TDR machinery): a scenario that never submits a DMA
+// packet cannot be moved by them, so only the TDR files sweep them.
+const std::vector<std::string> kPacketPathOnly = {
+    "vidsch.hw_queue_depth", "vidsch.quantum_ms", "vidsch.tdr_", "vidsch.validate_aborted_fence_id",
+    "node.preempt_", "node.reset_", "cmp.adapter_reset_ms", "kmd.support_per_engine_tdr", "kmd.reset_poll_us",
+    "kmd.adapter_reset_poll_ms", "kmd.tdr_report_aborted", "gpu.linked_engines"};
 bool in_focus(const std::string& scenario, const ParamSpec& s) {
+  if (scenario.rfind("tdr_", 0) != 0)
+    for (auto& k : kPacketPathOnly)
+      if (s.name.rfind(k, 0) == 0) return false;
   const auto it = kFocus.find(scenario);
   if (it == kFocus.end() || !s.owners.empty()) return true;  // every key, or the scenario's own
   for (auto& prefix : it->second)
