@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw_model/gpu/regs.h"
+#include "scenarios/tdr/tdr_monitor.h"
 #include "tb.h"
 
 using namespace tb;
@@ -155,6 +156,7 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
   DxgkResetEngineArgs a;
   bool ok = false;
   sc_time t0, t1;
+  uint64_t kmd_completed_after_reset = 0;
   p.cpu.spawn_thread("app", [&] {
     REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
     PacketWriter w1, w2, w3;
@@ -167,6 +169,7 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
     t0 = sc_time_stamp();
     ok = p.kmd.DxgkDdiResetEngine(a);
     t1 = sc_time_stamp();
+    kmd_completed_after_reset = p.kmd.driver_last_completed(0);
     w3.compute(cycles_us(1));
     b.submit(0, 3, w3);
   });
@@ -176,7 +179,8 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
   CHECK(a.last_completed_fence_id == 1);
   CHECK(a.last_aborted_fence_id == 2);  // the packet the reset stopped
   CHECK(n.resets() == 1);
-  CHECK(p.kmd.driver_last_completed(0) == 3);  // T5: the reset's ID, then packet 3's completion
+  CHECK(kmd_completed_after_reset == a.last_completed_fence_id);  // T5: the reset's ID
+  CHECK(p.kmd.driver_last_completed(0) == 3);                      // then packet 3's completion
   CHECK(b.completed(3));                        // the node runs again
   // The reset takes 174 us from the control write's arrival (about 0.3 us after t0); the KMD polls its
   // status every 10 us plus a 1.0 us MMIO read (PARAMETERS.md 0.9-1.1 us), then reads the fence
@@ -192,6 +196,7 @@ TEST_CASE("A node that cannot be reset stays hung, DxgkDdiResetFromTimeout reset
   DxgkResetEngineArgs a;
   bool ok = true;
   uint32_t status = 0;
+  uint64_t completed_after_restart = 0;
   sc_time t0, t1;
   p.cpu.spawn_thread("app", [&] {
     REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
@@ -205,6 +210,7 @@ TEST_CASE("A node that cannot be reset stays hung, DxgkDdiResetFromTimeout reset
     REQUIRE(p.kmd.DxgkDdiResetFromTimeout());
     p.kmd.DxgkDdiRestartFromTimeout();
     t1 = sc_time_stamp();
+    completed_after_restart = p.kmd.driver_last_completed(0);
     w2.compute(cycles_us(1));
     b.submit(0, 2, w2);
   });
@@ -215,8 +221,33 @@ TEST_CASE("A node that cannot be reset stays hung, DxgkDdiResetFromTimeout reset
   // the restart's register writes).
   CHECK(t1 - t0 >= sc_time(1000, SC_MS));
   CHECK(t1 - t0 <= sc_time(1010.1, SC_MS));
+  CHECK(completed_after_restart == 1);  // T5: after an adapter reset, the last submitted ID
   CHECK(b.completed(2));
   CHECK(p.kmd.driver_last_completed(0) == 2);
+}
+
+TEST_CASE("Two hangs in a row on one node: each DxgkDdiResetEngine reports the packet it aborted, not one "
+          "the previous reset already dropped", "[T1][T4]") {
+  Bench b;
+  auto& p = b.p;
+  DxgkResetEngineArgs first, second;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    PacketWriter w;
+    w.compute(kEndless);
+    b.submit(0, 1, w);
+    wait(us_(20));
+    REQUIRE(p.kmd.DxgkDdiResetEngine(first));
+    b.submit(0, 2, w);
+    wait(us_(20));
+    REQUIRE(p.kmd.DxgkDdiResetEngine(second));
+  });
+  sc_start();
+  CHECK(first.last_aborted_fence_id == 1);
+  CHECK(first.last_completed_fence_id == 0);
+  CHECK(second.last_aborted_fence_id == 2);
+  CHECK(second.last_completed_fence_id == 0);
+  CHECK(p.gpu.nodes[0]->resets() == 2);
 }
 
 TEST_CASE("tdr_engine_reset: T3's steps in order, the watchdog's deadlines exact, the reset and recovery "
@@ -369,8 +400,11 @@ TEST_CASE("tdr_bad_fence_id: a LastAbortedFenceId below the last completed or ab
   const auto& bp = j["bugcheck"]["params"];
   CHECK(bp[0] == 0xA);
   const uint64_t reported = bp[1], completed = bp[2];
-  if (how == "below_completed") CHECK(reported < completed);
-  else CHECK(reported > completed);
+  const auto& m = j["metrics"];
+  CHECK(completed == m["snapshot_last_completed"].get<uint64_t>());  // P3: the snapshot's last completed
+  CHECK(bp[3] == 1);                                                // the model's P4: the node
+  if (how == "below_completed") CHECK(reported == completed - 1);
+  else CHECK(reported == m["snapshot_last_submitted"].get<uint64_t>() + 1);
   CHECK(j["monitors"]["tdr_rules"]["violations"].get<uint64_t>() >= 1);
   CHECK(j["verdict"] == "pass");  // the scenario expects the bug check
 }
@@ -424,6 +458,9 @@ TEST_CASE("Without SupportPerEngineTDR a timeout resets the whole adapter (befor
   CHECK(m["engine_resets"] == 0);
   CHECK(m["adapter_resets"] == 1);
   CHECK(m["adapter_reset_cause"] == "no_per_engine_tdr");
+  CHECK(m["devices_in_error"] == 4);  // before Windows 8 every app device is lost (three render apps, the co-runner)
+  CHECK(m["tdr_reason"] == 0);        // no engine reset was promoted
+  CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
   CHECK(step_names(m) == std::vector<std::string>{"preempt", "timeout", "snapshot", "adreset", "adrun"});
 }
 
@@ -479,4 +516,127 @@ TEST_CASE("FENCE packet: six dwords (addr, SubmissionFenceId, vector), decoded a
   CHECK(d.arg[2] == 0x13);
   CHECK(decode_header(header(Op::Fence, 5)).error == PacketError::WrongLength);
   CHECK(decode_packet(dw.data(), 5).error == PacketError::Truncated);
+}
+
+TEST_CASE("tdr_paging_hit on a node that cannot reset: the hung paging packet is aborted by the adapter reset, "
+          "not resubmitted, and the system device keeps running", "[T7][T9]") {
+  const nlohmann::json j = run_json(scenario("tdr_paging_hit") + " --node.reset_fails_on=1", "pagefail", 1);
+  const auto& m = j["metrics"];
+  for (auto& w : j["why_failed"]) CHECK(w.get<std::string>().find("still busy") == std::string::npos);
+  CHECK(m["adapter_reset_cause"] == "reset_failed");
+  CHECK(m["tdr_reason"] == 9);
+  CHECK(m["devices_in_error"] == 3);  // every app device; the system device is not one of them
+  for (auto& r : m["resubmissions"]) CHECK(r["from"] != m["hang_fence_id"]);
+  CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
+}
+
+TEST_CASE("tdr_paging_hit with paging packets queued behind the hung one: after the adapter reset they come "
+          "back with new IDs above the node's completed ID", "[T5][T6][T7]") {
+  const nlohmann::json j =
+      run_json(scenario("tdr_paging_hit") + " --vidsch.hw_queue_depth=4 --workload.paging_every_us=250", "pagequeue");
+  const auto& m = j["metrics"];
+  int paging = 0;
+  for (auto& r : m["resubmissions"])
+    if (r["paging"].get<bool>()) {
+      ++paging;
+      CHECK(r["to"].get<uint64_t>() > r["from"].get<uint64_t>());
+    }
+  CHECK(paging >= 1);
+  CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
+}
+
+TEST_CASE("T3 step 5: with 300 us DPCs the flush has work to wait for, and no DPC is left when the sequence "
+          "goes on (the monitor checks it at step 5 and at an adapter reset)", "[T3]") {
+  for (const char* s : {"tdr_engine_reset", "tdr_reset_fails"}) {
+    INFO(s);
+    const nlohmann::json j = run_json(scenario(s) + " --cpu.dpc_ns=300000", std::string("dpc_") + s);
+    CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
+  }
+}
+
+namespace {
+// The monitor alone, fed notifications by hand: each rule fires on the break it names.
+struct MonitorBench {
+  ParamSet ps = params();
+  Vcd vcd;
+  Platform p{ps, vcd, 1};
+  TdrRulesMonitor mon{p};
+  PacketSchedObserver& o = p.vidsch.packets().observer;
+  SchedDevice app{1, false}, sys{0, true};
+  SchedContext ctx{1, &app, 0, 1}, sys_ctx{0, &sys, 0, 1};
+  std::vector<std::unique_ptr<DmaPacket>> pk;
+  DmaPacket& packet(uint64_t seq, bool paging, uint64_t fence) {
+    pk.push_back(std::make_unique<DmaPacket>());
+    DmaPacket& d = *pk.back();
+    d.seq = seq, d.paging = paging, d.fence_id = fence, d.ctx = paging ? &sys_ctx : &ctx;
+    return d;
+  }
+  void reset(uint64_t aborted, uint64_t completed, uint64_t snap_c, uint64_t snap_s) {
+    DxgkResetEngineArgs a;
+    a.last_aborted_fence_id = aborted, a.last_completed_fence_id = completed;
+    o.reset_returned(0, a, snap_c, snap_s);
+    o.completed_moved(0, snap_c, completed, "engine reset returned LastCompletedFenceId");
+  }
+};
+}  // namespace
+
+TEST_CASE("tdr_rules: the system device in error state (T7) and a completion after the snapshot (T3) are "
+          "violations", "[T7][T3]") {
+  MonitorBench m;
+  m.o.device_error(m.app);
+  CHECK(m.mon.violations() == 0);
+  m.o.device_error(m.sys);
+  CHECK(m.mon.violations() == 1);
+  m.o.submitted(m.packet(1, false, 1), false);
+  m.o.step({0, TdrStep::Snapshot, sc_core::SC_ZERO_TIME});
+  m.o.completed_moved(0, 0, 1, "a packet completed");
+  CHECK(m.mon.violations() == 2);
+}
+
+TEST_CASE("tdr_rules: after an engine reset a render packet resubmitted before the late paging packet, or "
+          "a paging packet with a new ID, or a render packet with its old ID, is a T6 violation", "[T6]") {
+  for (int which = 0; which < 3; ++which) {
+    INFO("case " << which);
+    MonitorBench m;
+    m.o.submitted(m.packet(1, false, 1), false);  // the hang
+    m.o.submitted(m.packet(2, true, 2), false);   // late paging
+    m.o.submitted(m.packet(3, false, 3), false);  // late render
+    m.reset(1, 0, 0, 3);
+    CHECK(m.mon.violations() == 0);
+    if (which == 0) m.o.submitted(m.packet(3, false, 4), true);  // render first
+    if (which == 1) m.o.submitted(m.packet(2, true, 4), true);   // paging with a new ID
+    if (which == 2) {
+      m.o.submitted(m.packet(2, true, 2), true);   // right
+      m.o.submitted(m.packet(3, false, 3), true);  // render with its old ID
+    }
+    CHECK(m.mon.violations() >= 1);
+  }
+}
+
+TEST_CASE("tdr_rules: a completed ID that is not the reset's at recovery, or not the last submitted after an "
+          "adapter reset, is a T5 violation", "[T5]") {
+  {
+    MonitorBench m;
+    m.o.submitted(m.packet(1, false, 1), false);
+    DxgkResetEngineArgs a;
+    a.last_aborted_fence_id = 1, a.last_completed_fence_id = 0;
+    m.o.reset_returned(0, a, 0, 1);
+    m.o.completed_moved(0, 0, 1, "engine reset returned LastCompletedFenceId");  // not the reset's 0
+    CHECK(m.mon.violations() >= 1);
+  }
+  {
+    MonitorBench m;
+    m.o.submitted(m.packet(1, false, 1), false);
+    m.o.submitted(m.packet(2, false, 2), false);
+    m.o.step({-1, TdrStep::AdapterReset, sc_core::SC_ZERO_TIME});
+    m.o.completed_moved(0, 0, 1, "adapter reset: last submitted");  // 1, not 2
+    CHECK(m.mon.violations() >= 1);
+  }
+  {
+    MonitorBench m;
+    m.o.submitted(m.packet(1, false, 1), false);
+    m.o.step({-1, TdrStep::AdapterReset, sc_core::SC_ZERO_TIME});
+    m.o.step({-1, TdrStep::AdapterRecovered, sc_core::SC_ZERO_TIME});  // never moved to 1
+    CHECK(m.mon.violations() == 1);
+  }
 }

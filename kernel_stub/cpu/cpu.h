@@ -75,6 +75,7 @@ class Cpu : public sc_core::sc_module {
   void connect_interrupt(uint32_t first, uint32_t count, Isr isr) { isrs_.push_back({first, count, std::move(isr)}); }
   void queue_dpc(std::function<void()> dpc);  // KeInsertQueueDpc, from the ISR
   void flush_dpcs();  // KeFlushQueuedDpcs, from a thread: returns once every DPC queued so far has run
+  bool dpcs_pending() const { return in_dpc_ || !dpcs_.empty(); }  // probe (monitors)
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);

@@ -171,6 +171,7 @@ class TdrScenario : public ScenarioDriver {
   SchedContext* paging_ctx_ = nullptr;
   std::vector<const Allocation*> healthy_allocs_;
   const Allocation* hang_alloc_ = nullptr;
+  const Allocation* system_alloc_ = nullptr;
   uint32_t never_slot_ = 0;  // a fence nothing signals (the WAIT hangs)
   uint64_t ts_base_ = 0;     // the hang packets' start timestamps, one slot per hang
   uint64_t paging_dst_ = 0;
@@ -231,6 +232,9 @@ void TdrScenario::setup(Platform& p, Results& r) {
     }
   }
   paging_ctx_ = ps.CreateContext(system_, hang_node_, hang_engine_);
+  // VidMm's own allocation (a page-table page the transfer updates): owned by the system device, which
+  // T7 never puts in error state.
+  system_alloc_ = ps.CreateAllocation(system_, p.vidmm.allocate(Segment::Local, 4096), 4096);
   setup_ok_ = true;
   for (auto& a : apps_) {
     App* ap = a.get();
@@ -324,7 +328,8 @@ void TdrScenario::paging(Platform& p) {
       op.kind = DxgkPagingOp::Transfer;
       op.src = hang_alloc_->address, op.dst = paging_dst_, op.bytes = paging_bytes_;
       op.wait_slot = never_slot_, op.wait_value = 1;
-      ps.SubmitPaging(paging_ctx_, {ts, op}, {hang_alloc_}, [this](const DmaPacket& pk) { hang_fence_id_ = pk.fence_id; });
+      ps.SubmitPaging(paging_ctx_, {ts, op}, {hang_alloc_, system_alloc_},
+                      [this](const DmaPacket& pk) { hang_fence_id_ = pk.fence_id; });
     } else if (paging_every_ == sc_core::SC_ZERO_TIME) {
       return;  // no regular paging
     } else if (!healthy_allocs_.empty()) {

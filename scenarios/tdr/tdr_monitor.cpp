@@ -33,6 +33,7 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
     Track& t = nodes_[node];
     const std::string w = why, where = " on node " + std::to_string(node) + " (" + std::to_string(from) + " -> " + std::to_string(to) + ")";
     if (w == "a packet completed") {
+      if (t.ignoring) violation("T3: a completion moved the last completed fence ID after the snapshot" + where);
       if (to < from) violation("T5: the last completed fence ID went back" + where);
       if (to > t.max_submitted) violation("T5: the last completed fence ID passed the last submitted one" + where);
     } else if (w.rfind("engine reset", 0) == 0) {
@@ -59,8 +60,26 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
     for (auto& [fence, seq] : late) t.paging_first.push_back({seq, fence});
   });
   chain(o.step, [this](const TdrStepRecord& s) {
+    const std::string at = " (" + std::string(to_string(s.step)) + (s.node >= 0 ? ", node " + std::to_string(s.node) : "") + ")";
+    if ((s.step == TdrStep::FlushDpc || s.step == TdrStep::AdapterReset) && p_.cpu.dpcs_pending())
+      violation("T3 step 5: a DPC is still pending after the flush" + at);
+    if (s.step == TdrStep::Snapshot) nodes_[s.node].ignoring = true;
+    if (s.step == TdrStep::Recovered || s.step == TdrStep::ExitEmpty) {
+      Track& t = nodes_[s.node];
+      t.ignoring = false;
+      if (s.step == TdrStep::Recovered && t.completed != t.reset_completed)
+        violation("T5: the node recovered with its last completed fence ID " + std::to_string(t.completed) +
+                  ", not the reset's " + std::to_string(t.reset_completed) + at);
+    }
     if (s.step == TdrStep::AdapterReset)  // every ID is spent: the engine-reset order no longer applies
       for (auto& [n, t] : nodes_) t.paging_first.clear();
+    if (s.step == TdrStep::AdapterRecovered)
+      for (auto& [n, t] : nodes_) {
+        t.ignoring = false;
+        if (t.completed != t.max_submitted)
+          violation("T5: after the adapter reset node " + std::to_string(n) + "'s last completed fence ID " +
+                    std::to_string(t.completed) + " is not its last submitted " + std::to_string(t.max_submitted));
+      }
   });
   chain(o.device_error, [this](const SchedDevice& d) {
     if (d.system) violation("T7: the system device was put in error state");

@@ -8,7 +8,11 @@
 //  * T6: after an engine reset, the paging packets that were submitted too late are resubmitted first,
 //    with their original IDs, in their original order, before any other packet of that node; a render
 //    packet is never resubmitted with its old ID; every submitted ID lies above the last completed one;
-//  * T7: the system device is never put in error state.
+//  * T7: the system device is never put in error state;
+//  * T3: from a node's snapshot to the end of its sequence, no completion of that node moves its last
+//    completed ID (its interrupts are ignored); no DPC is pending when step 5 (and an adapter reset's
+//    flush) is done; when the node recovers its completed ID is the reset's LastCompletedFenceId, and
+//    after an adapter reset every node's is its last submitted ID (T5).
 // Its count goes into the results as monitor tdr_rules (present when the packet path ran), with the first
 // violation's text as the metric tdr_rules_first_violation.
 #pragma once
@@ -37,6 +41,7 @@ class TdrRulesMonitor {
     std::map<uint64_t, InHw> inhw;  // by packet seq
     uint64_t completed = 0, max_submitted = 0, reset_completed = 0;
     std::deque<std::pair<uint64_t, uint64_t>> paging_first;  // (seq, fence) expected next, in order (T6)
+    bool ignoring = false;  // between its snapshot and the end of its sequence (T3)
   };
   void violation(const std::string& what);
   Track& track(const DmaPacket& p);
