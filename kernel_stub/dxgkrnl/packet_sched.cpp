@@ -255,7 +255,10 @@ void PacketScheduler::pump(Node& n) {
   if (n.in_tdr || n.preempting || adapter_resetting_ || bugchecked_) return;
   pumping_ = true;
   while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_) {
-    Pkt p = n.sw.front();
+    // A member, not a local: the KMD's ring write waits, and a run stopped meanwhile never unwinds this
+    // thread (a local reference would keep the packet alive past the scheduler).
+    Pkt& p = submitting_;
+    p = n.sw.front();
     n.sw.pop_front();
     if (p->ctx->device->lost()) {
       retire(n, p, DmaPacket::Dropped);
@@ -277,6 +280,7 @@ void PacketScheduler::pump(Node& n) {
     a.submission_fence_id = p->fence_id;
     a.commands = &p->commands;
     kmd_->DxgkDdiSubmitCommand(a);
+    p.reset();
   }
   pumping_ = false;
   pump_done_ev_.notify(SC_ZERO_TIME);
@@ -380,7 +384,7 @@ void PacketScheduler::tdr(Node& n) {
     return;
   }
   if (!kmd_->support_per_engine_tdr()) {  // before Windows 8: the adapter resets (T1)
-    adapter_reset(0, "no_per_engine_tdr", app_devices(), n.inhw.front());
+    adapter_reset(0, "no_per_engine_tdr", app_devices(), n.inhw.front().get());
     return;
   }
   cpu_.flush_dpcs();  // step 5
@@ -398,7 +402,7 @@ void PacketScheduler::tdr(Node& n) {
   a.engine_ordinal = n.engine_ordinal;
   if (!kmd_->DxgkDdiResetEngine(a)) {  // T9: the driver could not reset the node
     record(&n, TdrStep::ResetFailed);
-    adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices(), n.inhw.front());
+    adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices(), n.inhw.front().get());
     return;
   }
   ++engine_resets_;
@@ -419,9 +423,10 @@ void PacketScheduler::tdr(Node& n) {
   // = last completed), when what completed after the snapshot counts as aborted.
   const uint64_t completed_up_to =
       a.last_aborted_fence_id > a.last_completed_fence_id ? a.last_completed_fence_id : snap_completed;
-  std::vector<Pkt> late;
   std::set<SchedDevice*> paging_owners;
   bool paging_hit = false;
+  {
+  std::vector<Pkt> late;  // gone before the adapter reset's long waits
   for (const Pkt& p : n.inhw) {
     if (p->fence_id <= completed_up_to) {
       retire(n, p, DmaPacket::Completed);
@@ -440,16 +445,21 @@ void PacketScheduler::tdr(Node& n) {
   }
   n.inhw.clear();
   requeue(n, late, true);
+  }
   if (paging_hit) {
-    adapter_reset(kTdrReasonPromoted, "paging_hit", paging_owners, nullptr);
+    adapter_reset(kTdrReasonPromoted, "paging_hit", std::move(paging_owners), nullptr);
     return;
   }
   record(&n, TdrStep::Recovered);
   resume();
 }
 
-void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error,
-                                    Pkt hung) {
+void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error,
+                                    const DmaPacket* hung) {
+  // What the reset needs across its waits lives in members (a run that ends meanwhile never unwinds
+  // this thread, and its locals would leak).
+  reset_error_ = std::move(error);
+  reset_hung_ = hung;
   adapter_resetting_ = true;
   ++adapter_resets_;
   tdr_reason_ = reason;
@@ -465,7 +475,9 @@ void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, c
   record(nullptr, TdrStep::AdapterReset);
   kmd_->DxgkDdiResetFromTimeout();
   kmd_->DxgkDdiRestartFromTimeout();
-  for (SchedDevice* d : error) put_in_error(d);
+  for (SchedDevice* d : reset_error_) put_in_error(d);
+  reset_error_.clear();
+  hung = reset_hung_;
   if (hung) {  // the packet that timed out is aborted, never resubmitted (a paging one: T7's owners too)
     if (hung->paging) {
       for (const Allocation* al : hung->refs)
@@ -478,7 +490,7 @@ void PacketScheduler::adapter_reset(uint32_t reason, const std::string& cause, c
     set_completed(n, n.last_submitted, "adapter reset: last submitted");  // T5
     std::vector<Pkt> late;
     for (const Pkt& p : n.inhw) {
-      if (p == hung || p->ctx->device->error) retire(n, p, DmaPacket::Aborted);
+      if (p.get() == hung || p->ctx->device->error) retire(n, p, DmaPacket::Aborted);
       else late.push_back(p);
     }
     n.inhw.clear();

@@ -203,7 +203,10 @@ class PacketScheduler {
   void tdr(Node& n);
   // Adapter-wide reset: `error` devices go to error state; every other in-flight packet is resubmitted.
   // `hung`: the packet that timed out when no engine reset ran (it is aborted).
-  void adapter_reset(uint32_t reason, const std::string& cause, const std::set<SchedDevice*>& error, Pkt hung);
+  void adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error, const DmaPacket* hung);
+  std::set<SchedDevice*> reset_error_;
+  const DmaPacket* reset_hung_ = nullptr;
+  Pkt submitting_;  // the packet pump() is handing to the KMD
   std::set<SchedDevice*> app_devices() const;  // every device but the system device
   void record(Node* n, TdrStep s);
   void set_completed(Node& n, uint64_t to, const char* why);

@@ -250,7 +250,8 @@ Kmd::Ring& Kmd::ring(uint32_t node) {
 void Kmd::DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a) {
   Ring& r = ring(a.node);
   if (!r.q) return;
-  PacketWriter w;
+  PacketWriter& w = staging_;  // a member: the ring write waits, and a stopped run never unwinds a thread
+  w.clear();
   w.append(*a.commands).fence(r.fence_addr, a.submission_fence_id, kDmaCompletedVector + a.node);
   r.in_ring.push_back(a.submission_fence_id);
   if (a.submission_fence_id > r.last_submitted) r.last_submitted = a.submission_fence_id;

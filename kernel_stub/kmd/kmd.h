@@ -258,6 +258,7 @@ class Kmd {
     uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
   };
   std::map<uint32_t, Ring> rings_;
+  PacketWriter staging_;  // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
   Ring& ring(uint32_t node);
   uint64_t zero_page_ = 0;
   static constexpr uint64_t kZeroPageBytes = 65536;

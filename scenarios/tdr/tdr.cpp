@@ -43,6 +43,9 @@ struct App {
   int outstanding = 0;
   bool hang_retired = false;  // its hang packet completed, was aborted or dropped
   KEvent ev;
+  // The command buffers it builds: members, not the thread's locals (a run that ends in a bug check
+  // stops the thread mid-wait, and a thread that never returns never destroys its locals).
+  PacketWriter work, hang_work;
 };
 
 class TdrScenario : public ScenarioDriver {
@@ -275,11 +278,11 @@ void TdrScenario::app(Platform& p, App& a) {
       a.hang_retired = false;
       hang_device_ids_.push_back(a.dev->id);
       last_hang_at_ = sc_core::sc_time_stamp();
-      const PacketWriter hw = hang_packet(p);
+      a.hang_work = hang_packet(p);
       ++hangs_done_;
       ++a.outstanding;
       App* ap = &a;
-      ps.SubmitRender(a.ctx, hw, [this, &p, ap](const DmaPacket& pk) {
+      ps.SubmitRender(a.ctx, a.hang_work, [this, &p, ap](const DmaPacket& pk) {
         ap->hang_retired = true;
         hang_fence_id_ = pk.fence_id;
         --ap->outstanding;
@@ -303,10 +306,10 @@ void TdrScenario::app(Platform& p, App& a) {
       k = 0;
       continue;
     }
-    PacketWriter w;
-    w.compute(cycles);
+    a.work.clear();
+    a.work.compute(cycles);
     ++a.outstanding;
-    if (!ps.SubmitRender(a.ctx, w, done)) return;  // the device was removed
+    if (!ps.SubmitRender(a.ctx, a.work, done)) return;  // the device was removed
     ++k;
     while (a.outstanding >= 3 && !stopped()) p.cpu.wait_for(a.ev);
   }
