@@ -533,7 +533,8 @@ TEST_CASE("tdr_paging_hit on a node that cannot reset: the hung paging packet is
 TEST_CASE("tdr_paging_hit with paging packets queued behind the hung one: after the adapter reset they come "
           "back with new IDs above the node's completed ID", "[T5][T6][T7]") {
   const nlohmann::json j =
-      run_json(scenario("tdr_paging_hit") + " --vidsch.hw_queue_depth=4 --workload.paging_every_us=250", "pagequeue");
+      run_json(scenario("tdr_paging_hit") + " --vidsch.hw_queue_depth=4 --workload.paging_every_us=250 --cmp.adapter_reset_ms=1000",
+               "pagequeue");
   const auto& m = j["metrics"];
   int paging = 0;
   for (auto& r : m["resubmissions"])
