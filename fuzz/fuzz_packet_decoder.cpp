@@ -39,6 +39,7 @@ PacketWriter encode(const DecodedPacket& d) {
     case Op::Interrupt: w.interrupt(uint32_t(d.arg[0])); break;
     case Op::Signal: w.signal(uint32_t(d.arg[0]), d.arg[1]); break;
     case Op::Wait: w.wait(uint32_t(d.arg[0]), d.arg[1]); break;
+    case Op::Fence: w.fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
   }
   return w;
 }

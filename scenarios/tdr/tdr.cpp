@@ -266,7 +266,7 @@ void TdrScenario::app(Platform& p, App& a) {
   PacketScheduler& ps = p.vidsch.packets();
   const uint64_t cycles = engine_cycles(p.params, packet_ns_);
   uint64_t k = 0;
-  auto done = [this, &p, &a](const DmaPacket&) {
+  auto done = [&p, &a](const DmaPacket&) {
     --a.outstanding;
     p.cpu.signal(a.ev);
   };
