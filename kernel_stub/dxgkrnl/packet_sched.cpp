@@ -159,8 +159,7 @@ void PacketScheduler::isr_completed(int node, uint64_t fence_id) {
   if (fence_id > n.last_completed) set_completed(n, fence_id, "a packet completed");
 }
 
-void PacketScheduler::retire(Node& n, const Pkt& p, DmaPacket::State s) {
-  (void)n;
+void PacketScheduler::retire(Node&, const Pkt& p, DmaPacket::State s) {
   p->state = s;
   if (s == DmaPacket::Aborted) ++aborted_;
   if (p->done) p->done(*p);

@@ -158,6 +158,9 @@ class PacketScheduler {
   // From the ISR (DxgkCbNotifyInterrupt): the timed-out node's interrupts are ignored after step 3.
   bool ignoring(int node) const;
 
+  // EngineOrdinal: the highest set bit of the context's EngineAffinity (T2).
+  static uint32_t engine_of(const SchedContext* c);
+
   // Results.
   int nodes() const { return int(nodes_.size()); }
   uint64_t last_completed(int node) const { return nodes_.at(size_t(node)).last_completed; }
@@ -216,7 +219,6 @@ class PacketScheduler {
   // (keeping their IDs when `keep_paging_ids`), then render packets of devices not in error.
   void requeue(Node& n, std::vector<Pkt> late, bool keep_paging_ids);
   Node& node_of(const SchedContext* c) { return nodes_.at(size_t(c->node_ordinal + (engine_of(c) * per_engine_))); }
-  static uint32_t engine_of(const SchedContext* c);
 
   Cpu& cpu_;
   Vcd& vcd_;

@@ -72,7 +72,6 @@ class TdrScenario : public ScenarioDriver {
         engines_(uint32_t(ps.get_int("gpu.linked_engines"))) {}
 
   void build(Platform& p, Results& r) override {
-    p_ = &p;
     if (expect_ == Expect::BadFenceId) {
       r.bugcheck_expected = PacketScheduler::kBugCheckSchedulerFault;
       r.monitors_expected["tdr_rules"] = true;  // the bad ID breaks T4: the monitor sees it too
@@ -168,7 +167,6 @@ class TdrScenario : public ScenarioDriver {
   const bool mid_command_, per_engine_tdr_;
   const uint32_t engines_;
   uint32_t nodes_per_engine_ = 1, hang_hw_ = 0;
-  Platform* p_ = nullptr;
   std::vector<std::unique_ptr<App>> apps_;
   SchedDevice* system_ = nullptr;
   SchedContext* paging_ctx_ = nullptr;

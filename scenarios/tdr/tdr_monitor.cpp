@@ -87,9 +87,7 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
 }
 
 TdrRulesMonitor::Track& TdrRulesMonitor::track(const DmaPacket& pk) {
-  uint32_t e = 0;
-  while ((pk.ctx->engine_affinity >> (e + 1)) != 0) ++e;
-  return nodes_[int(e * p_.kmd.nodes_per_engine() + pk.ctx->node_ordinal)];
+  return nodes_[int(PacketScheduler::engine_of(pk.ctx) * p_.kmd.nodes_per_engine() + pk.ctx->node_ordinal)];
 }
 
 void TdrRulesMonitor::violation(const std::string& what) {
