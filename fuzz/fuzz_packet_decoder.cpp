@@ -40,6 +40,8 @@ PacketWriter encode(const DecodedPacket& d) {
     case Op::Signal: w.signal(uint32_t(d.arg[0]), d.arg[1]); break;
     case Op::Wait: w.wait(uint32_t(d.arg[0]), d.arg[1]); break;
     case Op::Fence: w.fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
+    case Op::SetPageTable: w.set_page_table(d.arg[0]); break;
+    case Op::FlushTlb: w.flush_tlb(d.arg[0]); break;
   }
   return w;
 }

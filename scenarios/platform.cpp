@@ -42,6 +42,9 @@ void Platform::declare_params(ParamSet& ps) {
   Kmd::declare_params(ps);
   Kmd::declare_adapter_params(ps, "gpu");
   Kmd::declare_adapter_params(ps, "igpu");
+  ps.declare_int("vidmm.page_table_mb", 64, "MiB", 1, 1 << 16,
+                 "A: local memory VidMm keeps for GPU page tables (at most a quarter of the local segment): "
+                 "4 KiB of PTEs map 2 MiB in 4 KiB pages, so 64 MiB maps 32 GiB at the worst");
   ps.declare_real("sim.limit_ms", 1000, "ms", 0.001, 1e7,
                   "A: simulated-time budget; a run still busy at this time fails its check");
 }
@@ -95,8 +98,8 @@ void Platform::validate(const ParamSet& ps) {
 
 AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, const GpuAdapter& hw,
                              const KmdConfig& cfg)
-    : vidmm(system, hw.local_base(), hw.local_size(),
-            hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes"),
+    : vidmm(system, hw.local_base(), hw.local_size(), hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes",
+            &hw.vram, std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, hw.local_size() / 4)),
       vidsch(ps, cpu, vidmm, vcd, hw.config.key),
       kmd(ps, cpu, vidmm, vidsch, cfg) {
   vidsch.connect(kmd);

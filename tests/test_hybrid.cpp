@@ -245,7 +245,7 @@ TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its
           "[C2][C3]") {
   // d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128, _HEIGHT_ALIGNMENT 4 (PARAMETERS.md).
   PhysHeap sys(0x1'0000'0000ull, 1ull << 30, "sysmem.size_bytes");
-  VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes");
+  VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes", nullptr, 64ull << 20);  // no page-table memory: entries kept only in VidMm
   struct Case {
     uint32_t w, h, bpp, pitch, rows;
   } cases[] = {

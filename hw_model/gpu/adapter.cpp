@@ -16,6 +16,7 @@ void GpuAdapter::declare_params(ParamSet& ps) {
                   "DMA round trip (PARAMETERS.md); raise it to model a deeper on-chip network");
   Memory::declare_params(ps, "vram.", true);
   Cmp::declare_params(ps);
+  GpuMmu::declare_params(ps);
   Node::declare_params(ps);
   Bar0::declare_params(ps);
 }

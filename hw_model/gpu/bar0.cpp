@@ -78,6 +78,7 @@ uint64_t Bar0::read_reg(uint64_t off) const {
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;
   if (off == kAdapterStatus) return cmp_.adapter_resetting() ? 1 : 0;
+  if (off == kMmuSystemRoot) return cmp_.cfg.system_root;
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
     const HwQueue& q = const_cast<Cmp&>(cmp_).queue(int((off - kQueueBase) / kQueueStride));
     switch ((off - kQueueBase) % kQueueStride) {
@@ -87,6 +88,7 @@ uint64_t Bar0::read_reg(uint64_t off) const {
       case kQRptrAddr: return q.rptr_addr;
       case kQPriority: return q.priority;
       case kQEnable: return q.enabled;
+      case kQPageTable: return q.pt_root;
     }
   }
   if (off >= kNodeBase && off < kNodeBase + kNodeStride * nodes_.size()) {
@@ -97,6 +99,9 @@ uint64_t Bar0::read_reg(uint64_t off) const {
       case kNLastFence: return n.last_fence();
       case kNStatus: return n.status();
       case kNPreemptVector: return n.preempt_vector();
+      case kNFaultVa: return n.last_fault_va();
+      case kNFaultVector: return n.fault_vector();
+      case kNPageFaults: return uint32_t(n.page_faults());
     }
   }
   return 0;  // unimplemented registers read as zero, as on hardware
@@ -123,6 +128,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     switch ((off - kNodeBase) % kNodeStride) {
       case kNControl: cmp_.node_control(n, uint32_t(v)); break;
       case kNPreemptVector: nodes_[size_t(n)]->set_preempt_vector(uint32_t(v)); break;
+      case kNFaultVector: nodes_[size_t(n)]->set_fault_vector(uint32_t(v)); break;
     }
     return;
   }
@@ -147,6 +153,8 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     case kEventRingSize: cfg.ring_size = uint32_t(v); return;
     case kEventRingWptrAddr: cfg.ring_wptr_addr = v; return;
     case kEventRingRptr: cfg.ring_rptr = uint32_t(v); return;
+    case kMmuSystemRoot: cfg.system_root = v; return;
+    case kMmuInvalidate: cmp_.invalidate_tlbs(v); return;
   }
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
     const int qi = int((off - kQueueBase) / kQueueStride);
@@ -157,6 +165,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
       case kQNode: q.node = int(v); break;
       case kQRptrAddr: q.rptr_addr = v; break;
       case kQPriority: q.priority = uint32_t(v); break;
+      case kQPageTable: q.pt_root = q.ctx_root = v; break;
       case kQEnable:
         q.enabled = v & 1;
         q.rptr = q.wptr = 0;

@@ -50,6 +50,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
     : sc_module(name),
       isock("isock"),
       bus_(isock),
+      mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       vcd_(vcd),
       queues_(size_t(queues)),
       fences_(kFenceSlots),
@@ -213,24 +214,27 @@ void Cmp::run(const Work& w) {
       wait(period_ * double(mv_update_cycles_));
       ++mv_updates_;
       // F7: (1) write the shadow MV, (2) barrier against the engines' writes, (3) read CV.
-      const sc_time vis = bus_.post64(shadow_mv_addr(w.slot), w.value);
+      const sc_time vis = post_va(shadow_mv_addr(w.slot), &w.value, 8);
       if (vis > own_last_visible_) own_last_visible_ = vis;
       if (use_barrier_) barrier();
       if (step3_ && f && f->valid()) {
-        const uint64_t cv = bus_.read64(f->cv_addr);
+        const uint64_t cv = read64_va(f->cv_addr);
         const bool raise = cv > w.value;
         decision(raise);
         if (raise) raise_fence_interrupt(w.slot, cv);
       }
       // F8: tell the KMD this update is complete.
-      if (cfg.ack_addr) bus_.post64(cfg.ack_addr, ++acks_);
+      if (cfg.ack_addr) {
+        ++acks_;
+        post_va(cfg.ack_addr, &acks_, 8);
+      }
       break;
     }
     case Work::QueueWait: {
       wait(period_ * double(decision_cycles_));
       // F5: re-read CV: a signal that landed between the engine's read and this registration counts.
       if (!f || !f->valid()) break;
-      uint64_t cv = bus_.read64(f->cv_addr);
+      uint64_t cv = read64_va(f->cv_addr);
       f->gpu_waiters.push_back(w.q);
       if (cv < w.value && f->last_signaled >= w.value) {
         // An engine signalled past the value before this registration, its CV write not visible yet
@@ -252,7 +256,7 @@ void Cmp::run(const Work& w) {
       break;
     case Work::CpuNotify:
       wait(period_ * double(decision_cycles_));
-      if (f && f->valid() && !f->gpu_waiters.empty()) unblock_satisfied(*f, w.slot, bus_.read64(f->cv_addr));
+      if (f && f->valid() && !f->gpu_waiters.empty()) unblock_satisfied(*f, w.slot, read64_va(f->cv_addr));
       break;
   }
 }
@@ -302,13 +306,42 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
         uint32_t type, handle;
         uint64_t value;
       } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? f.handle : 0, value};
-      bus_.post(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
+      post_va(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
       ++ring_wptr_;
     }
-    bus_.post64(cfg.ring_wptr_addr, (uint64_t(ring_dropped_) << 32) | ring_wptr_);
+    const uint64_t wptr = (uint64_t(ring_dropped_) << 32) | ring_wptr_;
+    post_va(cfg.ring_wptr_addr, &wptr, 8);
   }
   ++fence_irqs_;
   send_msi(regs::kFenceEventVector);
+}
+
+bool Cmp::xlate(uint64_t va, uint64_t& pa) {
+  const GpuMmu::Result r = mmu_.translate(cfg.system_root, va);
+  if (r.ok) {
+    pa = r.addr;
+    return true;
+  }
+  // A page fault of the firmware: the access is dropped (a read returns 0), counted, its VA kept.
+  ++page_faults_;
+  fault_va_ = va;
+  return false;
+}
+
+sc_time Cmp::post_va(uint64_t va, const void* src, unsigned len) {
+  uint64_t pa = 0;
+  if (!xlate(va, pa)) return sc_time_stamp();
+  return bus_.post(pa, src, len);
+}
+
+uint64_t Cmp::read64_va(uint64_t va) {
+  uint64_t pa = 0;
+  return xlate(va, pa) ? bus_.read64(pa) : 0;
+}
+
+void Cmp::invalidate_tlbs(uint64_t root) {
+  for (Node* n : nodes_) n->mmu().invalidate(root);
+  mmu_.invalidate(root);
 }
 
 void Cmp::send_msi(uint32_t vector) {

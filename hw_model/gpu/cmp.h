@@ -24,6 +24,7 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/node.h"
 
 namespace gpumodel {
@@ -75,7 +76,17 @@ class Cmp : public sc_core::sc_module {
   bool adapter_resetting() const { return adapter_resetting_; }
   std::vector<HwQueue*> queues_of(int node);
   void forget_waiter(HwQueue& q);  // a reset or preemption dropped a queue blocked on a WAIT
+  // GPU MMU: the firmware's addresses (fence CV/MV, shadow MVs, acknowledgements, event ring) are GPU VAs
+  // of the system process (F10), cfg.system_root; a FLUSH_TLB or BAR0 kMmuInvalidate invalidates every
+  // TLB of the adapter. A firmware page fault drops the access and is counted.
+  uint64_t system_root() const { return cfg.system_root; }
+  void invalidate_tlbs(uint64_t root);
+  GpuMmu& mmu() { return mmu_; }
+  const GpuMmu& mmu() const { return mmu_; }
+  uint64_t page_faults() const { return page_faults_; }
+  uint64_t last_fault_va() const { return fault_va_; }
   struct Config {
+    uint64_t system_root = 0;
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
   } cfg;
@@ -120,6 +131,11 @@ class Cmp : public sc_core::sc_module {
   void decision(bool raise);
 
   BusMaster<Cmp> bus_;
+  GpuMmu mmu_;
+  uint64_t page_faults_ = 0, fault_va_ = 0;
+  bool xlate(uint64_t va, uint64_t& pa);
+  sc_core::sc_time post_va(uint64_t va, const void* src, unsigned len);  // the visibility time
+  uint64_t read64_va(uint64_t va);
   Vcd& vcd_;
   std::vector<HwQueue> queues_;
   std::vector<Node*> nodes_;

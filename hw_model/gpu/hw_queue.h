@@ -15,6 +15,8 @@ struct HwQueue {
   uint32_t ring_size = 0;   // bytes, power of two
   uint64_t rptr_addr = 0;   // write-back address of the read pointer (0: none)
   uint32_t priority = 0;
+  uint64_t pt_root = 0;     // page-table root of the ring's GPU VA space (GPU MMU; BAR0 kQPageTable)
+  uint64_t ctx_root = 0;    // the running context's space: pt_root until a SET_PAGE_TABLE packet changes it
   uint64_t wptr = 0;        // bytes ever written (from the doorbell), monotonic
   uint64_t rptr = 0;        // bytes ever executed, monotonic
   bool blocked = false;     // waiting on a fence on the GPU (F5)

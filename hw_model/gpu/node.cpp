@@ -73,7 +73,10 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       preempt_save_(ps.get_ns("node.preempt_save_ns")),
       preempt_point_(period_ * double(ps.get_int("node.preempt_point_cycles"))),
       reset_time_(ps.get_ns("node.reset_ns")),
-      reset_fails_(ps.get_int("node.reset_fails_on") == ordinal) {
+      reset_fails_(ps.get_int("node.reset_fails_on") == ordinal),
+      mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
+      invalidate_(ps.get_ns("mmu.invalidate_ns")) {
+  fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
   trace_base_ = base;
@@ -116,6 +119,7 @@ void Node::start_queue(HwQueue* q) {
     resumed_at_ = sc_time_stamp();
   }
   q_ = q;
+  root_ = q->ctx_root;
   q_since_ = sc_time_stamp();
   fetch_ptr_ = q->rptr;
   fifo_.clear();
@@ -126,7 +130,7 @@ void Node::start_queue(HwQueue* q) {
 
 void Node::finish_queue() {
   // Report progress to the KMD: the read pointer goes back to memory as a posted write.
-  if (q_->rptr_addr) post(q_->rptr_addr, &q_->rptr, 8);
+  if (q_->rptr_addr) post(q_->rptr_addr, &q_->rptr, 8, SC_ZERO_TIME, q_->pt_root, false);
   q_ = nullptr;
   ++gen_;
   fifo_.clear();
@@ -152,7 +156,16 @@ void Node::fetcher() {
       wait(fetch_ev_);
       continue;
     }
-    bus_.read(q->ring_base + off, buf.data(), unsigned(n));
+    // The ring is in the queue's own space (a packet's SET_PAGE_TABLE changes the context's, not the ring's).
+    GpuMmu::Result r;
+    if (!xlate(q->pt_root, q->ring_base + off, r, "ring fetch")) {
+      data_ev_.notify(SC_ZERO_TIME);  // the executor stops the queue
+      wait(fetch_ev_);
+      continue;
+    }
+    if (g != gen_) continue;
+    n = std::min<uint64_t>(n, r.page_left);  // a fetch does not cross a page
+    bus_.read(r.addr, buf.data(), unsigned(n));
     if (g != gen_) continue;  // the node switched queues meanwhile: drop the stale bytes
     for (uint64_t i = 0; i < n; i += 4) {
       uint32_t dw;
@@ -212,6 +225,11 @@ void Node::executor() {
           finish_queue();
           continue;
         }
+        if (take_page_fault()) {  // the fetch of the ring faulted
+          wait(decode_);
+          finish_queue();
+          continue;
+        }
         set_state("fetch");
         wait(data_ev_ | abort_ev_ | preempt_ev_);
         continue;
@@ -225,6 +243,7 @@ void Node::executor() {
       set_state("execute");
       in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
       execute(decode_packet(pkt, len));
+      take_page_fault();
       if (q_->faulted) {  // a well-formed packet the engine cannot run (a fence slot it does not hold)
         finish_queue();
         continue;
@@ -315,7 +334,7 @@ void Node::resetter() {
         q->blocked = false;
         cmp_.forget_waiter(*q);
       }
-      if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8);
+      if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8, SC_ZERO_TIME, q->pt_root, false);
     }
     preempt_req_ = false;
     resetting_ = false;
@@ -407,6 +426,15 @@ void Node::execute(const DecodedPacket& d) {
     case Op::Fence:
       fence(d.arg[0], d.arg[1], uint32_t(d.arg[2]));
       break;
+    case Op::SetPageTable:
+      root_ = q_->ctx_root = d.arg[0];
+      break;
+    case Op::FlushTlb:
+      // A release (the page-table writes before it are visible), then every TLB of the adapter.
+      drain_write_buffer();
+      cmp_.invalidate_tlbs(d.arg[0]);
+      wait(invalidate_);
+      break;
   }
 }
 
@@ -455,7 +483,7 @@ void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
   // A release, as BARRIER: every earlier write of the packet is visible before its fence ID; the ID is
   // visible before the interrupt that reports it (the ISR reads it from memory).
   drain_write_buffer();
-  post(addr, &id, 8);
+  if (!post(addr, &id, 8)) return;  // a page fault: the packet does not complete
   WriteFlush f;
   request_flush(f);
   while (!f.done) wait(flush_ev_);
@@ -471,14 +499,51 @@ void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
   if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
-void Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& offset) {
-  // Into the write buffer; it leaves for the fabric write_buffer_ later, in order.
+bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop) {
+  r = mmu_.translate(root, va);
+  if (r.ok) return true;
+  // A page fault: recorded in the node's fault registers and reported (DMA_FAULTED); the executor stops
+  // the queue at its next check.
+  ++page_faults_;
+  fault_va_ = va;
+  char m[160];
+  std::snprintf(m, sizeof m, "page fault: %s at GPU VA 0x%llx in the space of page table 0x%llx", what,
+                static_cast<unsigned long long>(va), static_cast<unsigned long long>(root));
+  if (stop && !pf_pending_) {
+    pf_pending_ = true;
+    pf_msg_ = m;
+  } else if (!stop && fault_messages_.size() < kFaultMessages) {
+    fault_messages_.push_back(name() + std::string(": ") + m);
+  }
+  if (fault_vector_ != kNoVector) cmp_.raise_interrupt(fault_vector_);
+  return false;
+}
+
+bool Node::take_page_fault() {
+  if (!pf_pending_) return false;
+  pf_pending_ = false;
+  if (q_) fault(pf_msg_);
+  return q_ != nullptr;
+}
+
+uint64_t Node::read64_va(uint64_t root, uint64_t va, bool& ok, const sc_time& offset) {
+  GpuMmu::Result r;
+  ok = xlate(root, va, r, "read");
+  return ok ? bus_.read64(r.addr, offset) : 0;
+}
+
+bool Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& offset, uint64_t root, bool stop) {
+  // Translated (an aligned write of up to 8 bytes never crosses a page), then into the write buffer;
+  // it leaves for the fabric write_buffer_ later, in order.
   if (len > sizeof(Buffered::data)) SC_REPORT_FATAL("gpumodel/node", "buffered write wider than 8 bytes");
-  Buffered b{sc_time_stamp() + offset + write_buffer_, addr, len, {}};
+  GpuMmu::Result r;
+  if (!xlate(root == kCurrentRoot ? root_ : root, addr, r, "write", stop)) return false;
+  Buffered b{sc_time_stamp() + offset + write_buffer_, r.addr, len, {}};
   std::memcpy(b.data, src, len);
   if (wb_.empty()) wb_ev_.notify(offset + write_buffer_);
   wb_.push_back(b);
   ++wb_posted_;
+  return true;
 }
 
 void Node::drain_wb() {
@@ -528,7 +593,13 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   }
   ++signals_;
   last_signal_ = sc_time_stamp() + decode;
-  post(f->cv_addr, &value, 8, decode);  // F1: one aligned 64-bit write, once decoded
+  // The fence's addresses are the system process's GPU VAs the CMP holds (F10): the engine reaches them
+  // through the CMP's table, in that space.
+  const uint64_t sys = cmp_.system_root();
+  if (!post(f->cv_addr, &value, 8, decode, sys)) {  // F1: one aligned 64-bit write, once decoded
+    wait(decode);
+    return;
+  }
   if (f->legacy()) {                    // a monitored fence interrupts on every GPU signal (F5)
     wait(decode);
     cmp_.fence_written(slot, value, true);
@@ -542,14 +613,16 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
     Node::WriteFlush cv_out;
     request_flush(cv_out);
     while (!cv_out.done) wait(flush_ev_);
-    const uint64_t mv = bus_.read64(f->mv_addr);
-    cmp_.fence_written(slot, value, value > mv);  // F3
+    bool ok = false;
+    const uint64_t mv = read64_va(sys, f->mv_addr, ok);
+    if (ok) cmp_.fence_written(slot, value, value > mv);  // F3
     return;
   }
   // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
   // still be in the write buffer: that is the window the CMP's barrier closes (F7).
-  const uint64_t mv = bus_.read64(cmp_.shadow_mv_addr(slot), decode);
-  cmp_.fence_written(slot, value, value > mv);
+  bool ok = false;
+  const uint64_t mv = read64_va(sys, cmp_.shadow_mv_addr(slot), ok, decode);
+  if (ok) cmp_.fence_written(slot, value, value > mv);
 }
 
 void Node::wait_fence(uint32_t slot, uint64_t value) {
@@ -559,7 +632,9 @@ void Node::wait_fence(uint32_t slot, uint64_t value) {
     return;
   }
   last_wait_read_ = sc_time_stamp();
-  if (bus_.read64(f->cv_addr) >= value) return;  // already satisfied
+  bool ok = false;
+  const uint64_t cv = read64_va(cmp_.system_root(), f->cv_addr, ok);
+  if (!ok || cv >= value) return;  // already satisfied (or a page fault, which stops the queue)
   q_->blocked = true;
   q_->wait_slot = slot;
   q_->wait_value = value;
@@ -594,7 +669,7 @@ void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   while (bytes) {
     // Chunks end at chunk-size boundaries of the source, as a page-walking DMA does.
     const unsigned n = unsigned(std::min<uint64_t>(bytes, chunk_bytes_ - (src % chunk_bytes_)));
-    dma_jobs_.push_back({src, dst, n});
+    dma_jobs_.push_back({src, dst, n, root_});
     src += n;
     dst += n;
     bytes -= n;
@@ -615,14 +690,36 @@ void Node::dma_tag(DmaTag& t) {
     dma_jobs_.pop_front();
     ++dma_busy_;
     const sc_time t0 = sc_time_stamp();
-    ZeroHint rz = t.zero.hint(c.len);
-    bus_.read(c.src, buf.data(), c.len, SC_ZERO_TIME, &rz);
-    t.zero.after_read(rz, c.len);
+    // Translated page by page (a chunk ends at a chunk boundary of the source; the destination may
+    // cross a page). A fault drops the rest of the copy; the executor stops the queue.
+    bool ok = true;
+    GpuMmu::Result r;
+    for (unsigned done = 0; ok && done < c.len;) {
+      if (!(ok = xlate(c.root, c.src + done, r, "DMA read"))) break;
+      const unsigned n = unsigned(std::min<uint64_t>(c.len - done, r.page_left));
+      if (n == c.len) {
+        ZeroHint rz = t.zero.hint(c.len);
+        bus_.read(r.addr, buf.data(), c.len, SC_ZERO_TIME, &rz);
+        t.zero.after_read(rz, c.len);
+      } else {
+        bus_.read(r.addr, buf.data() + done, n);
+        t.zero.clobbered();
+      }
+      done += n;
+    }
     last_dma_read_ = sc_time_stamp() - t0;
-    wait(write_buffer_);  // the chunk's data leaves through the write buffer too
-    ZeroHint wz = t.zero.hint(c.len);
-    const sc_time vis = bus_.post_held(c.dst, buf.data(), c.len, fc, &wz);  // waits while the link is full
-    note_write(c.dst, vis, dma_visible_);
+    if (ok) wait(write_buffer_);  // the chunk's data leaves through the write buffer too
+    sc_time vis = sc_time_stamp();
+    for (unsigned done = 0; ok && done < c.len;) {
+      if (!(ok = xlate(c.root, c.dst + done, r, "DMA write"))) break;
+      const unsigned n = unsigned(std::min<uint64_t>(c.len - done, r.page_left));
+      ZeroHint wz = t.zero.hint(n);
+      const sc_time v = bus_.post_held(r.addr, buf.data() + done, n, fc, done == 0 ? &wz : nullptr);  // waits while the link is full
+      note_write(r.addr, v, dma_visible_);
+      vis = max_time(vis, v);
+      done += n;
+    }
+    if (!ok) dma_jobs_.clear();
     // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
     wait(vis - sc_time_stamp());
     --dma_busy_;

@@ -37,6 +37,7 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/packets.h"
 
 namespace gpumodel {
@@ -97,6 +98,16 @@ class Node : public sc_core::sc_module {
   uint64_t faults() const { return faults_; }
   const std::vector<std::string>& fault_messages() const { return fault_messages_; }
   static constexpr size_t kFaultMessages = 16;
+  // GPU MMU: the node's TLB; page faults (each also a fault that stopped a queue, unless it was the
+  // read-pointer write-back of a queue the node was not running), the last one's VA, and the MSI vector
+  // the node raises for one (DMA_FAULTED; BAR0 kNFaultVector).
+  GpuMmu& mmu() { return mmu_; }
+  const GpuMmu& mmu() const { return mmu_; }
+  uint64_t page_faults() const { return page_faults_; }
+  uint64_t last_fault_va() const { return fault_va_; }
+  static constexpr uint32_t kNoVector = ~0u;  // no fault vector programmed: a page fault raises no MSI
+  void set_fault_vector(uint32_t v) { fault_vector_ = v; }
+  uint32_t fault_vector() const { return fault_vector_; }
 
  private:
   void fetcher();
@@ -115,7 +126,14 @@ class Node : public sc_core::sc_module {
   void fault(const std::string& reason);  // stops q_ at its current packet
   void set_state(const char* s);
   // Through the write buffer; `offset`: issued that long after now (still executing the packet).
-  void post(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
+  // `addr` is a GPU VA in `root` (kCurrentRoot: the running context's); false: a page fault (recorded).
+  static constexpr uint64_t kCurrentRoot = ~uint64_t(0);
+  bool post(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME,
+            uint64_t root = kCurrentRoot, bool stop = true);
+  // A translation; on a fault records it (and, `stop`, has the executor stop the queue at its next check).
+  bool xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop = true);
+  uint64_t read64_va(uint64_t root, uint64_t va, bool& ok, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
+  bool take_page_fault();  // executor: a pending page fault stops the queue (true)
   void drain_write_buffer();                                 // BARRIER
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
   void start_queue(HwQueue* q);
@@ -163,8 +181,9 @@ class Node : public sc_core::sc_module {
   void note_write(uint64_t addr, const sc_core::sc_time& visible, sc_core::sc_time& latest);
 
   struct Chunk {
-    uint64_t src, dst;
+    uint64_t src, dst;  // GPU VAs in root
     unsigned len;
+    uint64_t root;
   };
   std::deque<Chunk> dma_jobs_;
   unsigned dma_busy_ = 0;
@@ -196,6 +215,13 @@ class Node : public sc_core::sc_module {
   bool computing_ = false, resume_pending_ = false;
   sc_core::sc_time resumed_at_ = sc_core::SC_ZERO_TIME;
 
+  GpuMmu mmu_;
+  uint64_t root_ = 0;  // the running context's GPU VA space (its queue's ctx_root)
+  bool pf_pending_ = false;
+  std::string pf_msg_;
+  uint64_t page_faults_ = 0, fault_va_ = 0;
+  uint32_t fault_vector_ = 0;
+  sc_core::sc_time invalidate_;
   uint64_t packets_ = 0;
   uint64_t faults_ = 0;
   std::vector<std::string> fault_messages_;

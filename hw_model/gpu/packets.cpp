@@ -20,6 +20,8 @@ constexpr Layout kLayouts[] = {
     {2, {1, 2}},     // Signal slot value
     {2, {1, 2}},     // Wait slot value
     {3, {2, 2, 1}},  // Fence addr id vector
+    {1, {2}},        // SetPageTable root
+    {1, {2}},        // FlushTlb root
 };
 constexpr uint32_t kOpcodes = sizeof kLayouts / sizeof kLayouts[0];
 

@@ -24,6 +24,11 @@ enum class Op : uint8_t {
                      // earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as
                      // the node's last completed fence ID, and interrupt (DMA completed). A preemption
                      // boundary.
+  SetPageTable = 0x0A,  // root: the queue's GPU VA space from here on (the physical address of a process's
+                        // root page table; 0 = MMU off): what a KMD puts at the head of each DMA packet
+                        // when packets of several processes share a ring
+  FlushTlb = 0x0B,      // root: a release, then invalidate every TLB of the adapter for that space (0 = all):
+                        // DXGK_OPERATION_FLUSH_TLB after a page-table update
 };
 constexpr uint64_t kComputeNoPreempt = 1ull << 63;  // COMPUTE operand bit: preemption disabled
 
@@ -47,7 +52,7 @@ enum class PacketError : uint8_t {
 const char* to_string(PacketError e);
 
 // A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
-// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; NOP (padding, any length) and BARRIER have none.
+// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB: arg[0] root; NOP (padding, any length) and BARRIER have none.
 struct DecodedPacket {
   Op op = Op::Nop;
   uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)
@@ -86,6 +91,8 @@ class PacketWriter {
     dw_.push_back(vector);
     return *this;
   }
+  PacketWriter& set_page_table(uint64_t root) { return put(Op::SetPageTable, {root}); }
+  PacketWriter& flush_tlb(uint64_t root) { return put(Op::FlushTlb, {root}); }
   PacketWriter& signal(uint32_t slot, uint64_t value) { return fence_op(Op::Signal, slot, value); }
   PacketWriter& wait(uint32_t slot, uint64_t value) { return fence_op(Op::Wait, slot, value); }
   PacketWriter& raw(uint32_t dw) {  // a dword as is: malformed streams for tests and fuzzing

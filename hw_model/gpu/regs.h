@@ -24,12 +24,14 @@ constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from t
 constexpr uint64_t kMsiData = 0x0018;       // RW 32: MSI data base; vector v sends data base + v
 constexpr uint64_t kAdapterReset = 0x0020;  // W 32: 1 = reset the whole adapter (every node, every HW queue)
 constexpr uint64_t kAdapterStatus = 0x0024; // RO 32: bit 0 an adapter reset is in progress
+constexpr uint64_t kMmuSystemRoot = 0x0028; // RW 64: the system process's page-table root (the CMP's space, F10)
+constexpr uint64_t kMmuInvalidate = 0x0030; // W 64: invalidate every TLB of the adapter for that root (0: all)
 
 // Native fence table (CMP): select a slot, then program it. Slots are reused; the global handle the
 // CMP names in event entries is the KMD's, programmed per slot, never reused (F11; 0 is NULL).
 constexpr uint64_t kFenceSelect = 0x0100;    // RW 32: slot the following registers address
-constexpr uint64_t kFenceCvAddr = 0x0108;    // RW 64: CurrentValue (system-process GPU VA = physical here)
-constexpr uint64_t kFenceMvAddr = 0x0110;    // RW 64: MonitoredValue storage the OS writes
+constexpr uint64_t kFenceCvAddr = 0x0108;    // RW 64: CurrentValue (a system-process GPU VA, F10)
+constexpr uint64_t kFenceMvAddr = 0x0110;    // RW 64: MonitoredValue storage the OS writes (system-process GPU VA)
 constexpr uint64_t kFenceFlags = 0x0118;     // RW 32: bit 0 valid, bit 1 legacy monitored fence
 constexpr uint64_t kFenceMvUpdate = 0x0120;  // W 64: new MonitoredValue for the selected slot (F7 update)
 constexpr uint64_t kFenceNotify = 0x0128;    // W 32: slot whose CV the CPU changed (rescan GPU waiters)
@@ -53,6 +55,7 @@ constexpr uint64_t kQNode = 0x0C;           // RW 32: node ordinal
 constexpr uint64_t kQRptrAddr = 0x10;       // RW 64: where the queue writes back its read pointer
 constexpr uint64_t kQPriority = 0x18;       // RW 32: higher runs first
 constexpr uint64_t kQEnable = 0x1C;         // RW 32: 1 = created (run-list member)
+constexpr uint64_t kQPageTable = 0x20;      // RW 64: page-table root of the queue's GPU VA space (0: MMU off)
 
 constexpr uint64_t kNodeBase = 0x2000;      // per node n: kNodeBase + n * kNodeStride
 constexpr uint64_t kNodeStride = 0x40;
@@ -62,6 +65,9 @@ constexpr uint64_t kNLastFence = 0x10;      // RO 64: the last fence ID the node
 constexpr uint64_t kNControl = 0x18;        // W 32: kNCtlPreempt requests a preemption, kNCtlReset a node reset
 constexpr uint64_t kNStatus = 0x1C;         // RO 32: kNSt* bits
 constexpr uint64_t kNPreemptVector = 0x20;  // RW 32: MSI vector the node raises when a preemption completes
+constexpr uint64_t kNFaultVa = 0x28;        // RO 64: the GPU VA of the node's last page fault
+constexpr uint64_t kNFaultVector = 0x30;    // RW 32: MSI vector the node raises on a page fault (DMA_FAULTED)
+constexpr uint64_t kNPageFaults = 0x34;     // RO 32: page faults so far
 constexpr uint32_t kNCtlPreempt = 1, kNCtlReset = 2;
 constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 4, kNStBusy = 8;
 

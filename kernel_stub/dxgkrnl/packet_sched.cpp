@@ -82,10 +82,11 @@ uint32_t PacketScheduler::engine_of(const SchedContext* c) {
   return e;
 }
 
-SchedDevice* PacketScheduler::CreateDevice(bool system) {
+SchedDevice* PacketScheduler::CreateDevice(bool system, int process) {
   devices_.push_back(std::make_unique<SchedDevice>());
   devices_.back()->id = int(devices_.size()) - 1;
   devices_.back()->system = system;
+  devices_.back()->process = system ? 0 : process;
   return devices_.back().get();
 }
 
@@ -278,6 +279,7 @@ void PacketScheduler::pump(Node& n) {
     a.node = uint32_t(n.hw);
     a.submission_fence_id = p->fence_id;
     a.commands = &p->commands;
+    a.process = p->ctx->device->process;
     kmd_->DxgkDdiSubmitCommand(a);
     p.reset();
   }

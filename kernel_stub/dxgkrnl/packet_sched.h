@@ -69,6 +69,7 @@ struct SchedDevice {
   bool system = false;  // the system device (VidMm's paging): never put in error state (T7)
   bool error = false;   // DXGI_ERROR_DEVICE_REMOVED: its packets are dropped, new ones refused
   bool destroyed = false;  // closed by its process: its packets are dropped (not an error)
+  int process = 1;         // its process's GPU VA space (VidMm::space): 0 for the system device
   bool lost() const { return error || destroyed; }
 };
 
@@ -136,7 +137,7 @@ class PacketScheduler {
   PacketSchedObserver observer;
 
   // Devices and contexts (D3DKMTCreateDevice / CreateContext). A context names a node of an engine.
-  SchedDevice* CreateDevice(bool system = false);
+  SchedDevice* CreateDevice(bool system = false, int process = 1);
   // D3DKMTDestroyDevice: what it has queued is dropped; a packet still in hardware is dropped when the
   // node gives it back (a completion, a preemption or a reset).
   void DestroyDevice(SchedDevice* d);

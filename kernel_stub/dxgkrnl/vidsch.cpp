@@ -76,6 +76,9 @@ void VidSch::dpc() {
       case DxgkInterruptData::CrtcVsync:  // a vblank or a flip completed: wake who waits for it
         cpu_.signal(interrupt_event(d.vector));
         continue;
+      case DxgkInterruptData::DmaFaulted:  // the faulting context's packet never completes: the TDR recovers it
+        dma_faulted_.push_back({d.fault_node, d.fault_va, sc_core::sc_time_stamp()});
+        continue;
       case DxgkInterruptData::NativeFenceSignaled:
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;

@@ -25,7 +25,7 @@ struct KmdHwQueue;
 
 // DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
 struct DxgkInterruptData {
-  enum Type { DmaCompleted, DmaPreempted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync } type = DmaCompleted;
+  enum Type { DmaCompleted, DmaPreempted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync, DmaFaulted } type = DmaCompleted;
   uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand; CrtcVsync: vblank or flip
   int node = -1;                         // packet scheduling: the node (DmaCompleted, DmaPreempted); -1 otherwise
   uint64_t fence_id = 0;                 // DmaCompleted: SubmissionFenceId
@@ -33,6 +33,8 @@ struct DxgkInterruptData {
   std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
   bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
   bool evaluate_legacy_monitored_fences = false;
+  int fault_node = -1;     // DmaFaulted: the node whose access faulted, and the GPU VA
+  uint64_t fault_va = 0;
 };
 
 struct NativeFence;
@@ -99,6 +101,12 @@ class VidSch {
 
   // Results.
   uint64_t fence_interrupts() const { return fence_interrupts_; }
+  struct DmaFault {  // DXGK_INTERRUPT_DMA_FAULTED as the DPC saw it
+    int node;
+    uint64_t va;
+    sc_core::sc_time at;
+  };
+  const std::vector<DmaFault>& dma_faults() const { return dma_faulted_; }
   uint64_t spurious_interrupts() const { return spurious_; }
   uint64_t null_array_interrupts() const { return null_scans_; }  // F12: scanned every waiter
   uint64_t waiters_woken() const { return woken_; }
@@ -147,6 +155,7 @@ class VidSch {
   std::map<std::tuple<int, int, bool>, Pool> pools_;
   uint64_t null_scans_ = 0;
   uint64_t fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
+  std::vector<DmaFault> dma_faulted_;
   sc_core::sc_time last_wait_armed_ = sc_core::SC_ZERO_TIME;
   uint32_t bugcheck_code_ = 0;
   std::vector<uint64_t> bugcheck_params_;

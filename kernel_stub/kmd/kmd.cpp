@@ -167,6 +167,10 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   // MSI capability: target address in the APIC window, data carries the vector.
   cpu_.mmio_write64(bar0_ + kMsiAddr, InterruptController::kMsiBase);
   cpu_.mmio_write32(bar0_ + kMsiData, msi_data_base_);
+  // GPU MMU: the system process's space for the CMP (F10); page faults raise DMA_FAULTED.
+  cpu_.mmio_write64(bar0_ + kMmuSystemRoot, mm_.system_root());
+  node_faults_.assign(info_.nodes, 0);
+  for (uint32_t n = 0; n < info_.nodes; ++n) cpu_.mmio_write32(node_reg(n, kNFaultVector), kDmaFaultedVector);
   scratch_ = mm_.allocate(Segment::System, 4096);
   // Native fence support: shadow MV table in VRAM, event ring and acknowledgement word in system memory.
   ack_addr_ = mm_.allocate(Segment::System, 64, 64);
@@ -182,7 +186,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   return true;
 }
 
-KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence) {
+KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
   using namespace regs;
   if (queues_.size() >= info_.hw_queues || node < 0 || uint32_t(node) >= info_.nodes) return nullptr;
   // Reserve the queue id before the first MMIO write: another thread may create a queue meanwhile.
@@ -203,6 +207,7 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
   cpu_.mmio_write32(r + kQNode, uint32_t(node));
   cpu_.mmio_write64(r + kQRptrAddr, q->rptr_addr);
   cpu_.mmio_write32(r + kQPriority, priority);
+  cpu_.mmio_write64(r + kQPageTable, mm_.space(process).root());
   cpu_.mmio_write32(r + kQEnable, 1);
   return q;
 }
@@ -239,7 +244,7 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
 Kmd::Ring& Kmd::ring(uint32_t node) {
   Ring& r = rings_[node];
   if (!r.q) {  // the node's first packet: its ring and fence word, and its preemption vector
-    r.q = DxgkDdiCreateHwQueue(int(node));
+    r.q = DxgkDdiCreateHwQueue(int(node), 0, 0, 0);  // the ring is the KMD's: in the system process's space
     if (!r.q) SC_REPORT_ERROR("gpumodel/kmd", "packet scheduling: no free HW queue for a node's ring");
     r.fence_addr = mm_.allocate(Segment::System, 64, 64);
     cpu_.mmio_write32(node_reg(node, regs::kNPreemptVector), kDmaPreemptedVector + node);
@@ -252,7 +257,9 @@ void Kmd::DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a) {
   if (!r.q) return;
   PacketWriter& w = staging_;  // a member: the ring write waits, and a stopped run never unwinds a thread
   w.clear();
-  w.append(*a.commands).fence(r.fence_addr, a.submission_fence_id, kDmaCompletedVector + a.node);
+  // Packets of several processes share the ring: each runs in its own context's GPU VA space.
+  w.set_page_table(mm_.space(a.process).root()).append(*a.commands).fence(r.fence_addr, a.submission_fence_id,
+                                                                         kDmaCompletedVector + a.node);
   r.in_ring.push_back(a.submission_fence_id);
   if (a.submission_fence_id > r.last_submitted) r.last_submitted = a.submission_fence_id;
   DxgkDdiSubmitCommandToHwQueue(r.q, w);
@@ -373,6 +380,22 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
     sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
     return true;
   };
+  if (vector == kDmaFaultedVector) {
+    // DXGK_INTERRUPT_DMA_FAULTED: which node faulted, from its fault count; the VA from its register.
+    bool any = false;
+    for (uint32_t n = 0; n < info_.nodes; ++n) {
+      const uint32_t c = cpu_.mmio_read32(node_reg(n, regs::kNPageFaults));
+      if (c == node_faults_[n]) continue;
+      DxgkInterruptData d;
+      d.type = DxgkInterruptData::DmaFaulted;
+      d.fault_node = int(n);
+      d.fault_va = cpu_.mmio_read64(node_reg(n, regs::kNFaultVa));
+      dma_faults_ += c - node_faults_[n];
+      node_faults_[n] = c;
+      any = notify(d);
+    }
+    return any;
+  }
   if (vector == kDisplayVblankVector || vector == kDisplayFlipVector) {  // DXGK_INTERRUPT_CRTC_VSYNC
     DxgkInterruptData d;
     d.type = DxgkInterruptData::CrtcVsync;

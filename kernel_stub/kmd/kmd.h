@@ -99,6 +99,7 @@ struct DxgkSubmitCommandArgs {
   uint32_t node = 0;
   uint64_t submission_fence_id = 0;
   const PacketWriter* commands = nullptr;
+  int process = 1;  // the context's process: its GPU VA space (the packet starts with SET_PAGE_TABLE)
 };
 // DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (seed 001) the
 // LastCompletedFenceId the hardware left readable.
@@ -131,6 +132,8 @@ class Kmd {
   static constexpr uint32_t kDisplayVblankVector = 0x30, kDisplayFlipVector = 0x31;
   // Packet scheduling: node n's DMA-completed and DMA-preempted vectors (n < 16).
   static constexpr uint32_t kDmaCompletedVector = 0x10, kDmaPreemptedVector = 0x20;
+  // Every node's page faults (DXGK_INTERRUPT_DMA_FAULTED): the ISR finds the node by its fault count.
+  static constexpr uint32_t kDmaFaultedVector = 0x32;
 
   static void declare_params(ParamSet& ps);
   // The per-adapter driver answers: <key>.kmd_* for key = gpu and igpu.
@@ -142,7 +145,8 @@ class Kmd {
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
   DxgkNativeFenceCaps DxgkDdiQueryAdapterInfoNativeFenceCaps() const { return caps_; }
-  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0);
+  // `process`: the GPU VA space the queue runs in (VidMm::space; 0 = the system process).
+  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0, int process = 1);
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
   // progress fence the KMD appends SIGNAL(progress fence, ++submissions) (F14).
   void DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets);
@@ -207,6 +211,9 @@ class Kmd {
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
+  uint64_t dma_faults() const { return dma_faults_; }  // page faults the ISR reported (DMA_FAULTED)
+  // The MMIO path of a TLB invalidation (BAR0 kMmuInvalidate, then a read that orders it): root 0 = all.
+  void invalidate_tlbs(uint64_t root);
 
  private:
   DriverAnswers answers_;
@@ -245,6 +252,8 @@ class Kmd {
   uint64_t ring_base_ = 0, ring_wptr_addr_ = 0;
   uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
   uint64_t unclaimed_ = 0;
+  uint64_t dma_faults_ = 0;
+  std::vector<uint32_t> node_faults_;  // each node's page-fault count the ISR last saw
   KLock fence_regs_;  // FENCE_SELECT then program: one sequence at a time
   // Packet scheduling.
   bool per_engine_tdr_;

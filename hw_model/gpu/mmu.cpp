@@ -1,0 +1,121 @@
+#include "hw_model/gpu/mmu.h"
+
+#include <algorithm>
+
+namespace gpumodel {
+
+void GpuMmu::declare_params(ParamSet& ps) {
+  ps.declare_int("mmu.tlb_entries", 512, "entries", 1, 1 << 16,
+                 "A: a GPU engine's last-level TLB, 512 entries (NVIDIA's L2 uTLB is reported at 512-2048 "
+                 "entries, Jia et al. 'Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking' "
+                 "2018); 512 x 64 KiB covers 32 MiB");
+  ps.declare_int("mmu.tlb_ways", 8, "ways", 1, 1 << 16,
+                 "A: 8-way set associative, LRU (a common last-level TLB organisation); = mmu.tlb_entries: fully "
+                 "associative");
+  ps.declare_real("mmu.invalidate_ns", 250, "ns", 0, 1e6,
+                  "A: a FLUSH_TLB's invalidation handshake with every TLB of the adapter after its release, "
+                  "250 ns (about a system-scope barrier, PARAMETERS.md ~200 ns, plus the acknowledgement)");
+}
+
+GpuMmu::GpuMmu(const ParamSet& ps, Read read) : read_(std::move(read)) {
+  const unsigned entries = unsigned(ps.get_int("mmu.tlb_entries"));
+  ways_ = std::min<unsigned>(unsigned(ps.get_int("mmu.tlb_ways")), entries);
+  sets_ = entries / ways_;
+  tlb_.resize(size_t(sets_) * ways_);
+}
+
+GpuMmu::Entry* GpuMmu::find(uint64_t root, uint64_t va, bool big) {
+  const uint64_t vpn = va / (big ? pt::kBigPage : pt::kSmallPage);
+  Entry* set = &tlb_[size_t(vpn % sets_) * ways_];
+  for (unsigned w = 0; w < ways_; ++w) {
+    Entry& e = set[w];
+    if (e.valid && e.vpn == vpn && e.root == root && e.big == big) return &e;
+  }
+  return nullptr;
+}
+
+void GpuMmu::insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system) {
+  if (find(root, va, big)) return;  // another walker of this unit filled it meanwhile
+  const uint64_t vpn = va / (big ? pt::kBigPage : pt::kSmallPage);
+  Entry* set = &tlb_[size_t(vpn % sets_) * ways_];
+  Entry* victim = &set[0];
+  for (unsigned w = 0; w < ways_; ++w) {
+    if (!set[w].valid) {
+      victim = &set[w];
+      break;
+    }
+    if (set[w].lru < victim->lru) victim = &set[w];
+  }
+  *victim = Entry{root, vpn, frame, ++tick_, true, big, system};
+}
+
+GpuMmu::Result GpuMmu::lookup(uint64_t root, uint64_t va) {
+  Result r;
+  if (root == 0) return {true, va, uint64_t(1) << 62, false};  // MMU off: physical
+  for (bool big : {false, true}) {
+    if (Entry* e = find(root, va, big)) {
+      const uint64_t page = big ? pt::kBigPage : pt::kSmallPage;
+      e->lru = ++tick_;
+      r.ok = true;
+      r.addr = e->frame * page + va % page;
+      r.page_left = page - va % page;
+      r.system = e->system;
+      return r;
+    }
+  }
+  return r;
+}
+
+uint64_t GpuMmu::read64(uint64_t addr) {
+  uint64_t v = 0;
+  read_(addr, &v, 8);
+  ++walk_reads_;
+  return v;
+}
+
+GpuMmu::Result GpuMmu::translate(uint64_t root, uint64_t va) {
+  Result r = lookup(root, va);
+  if (r.ok) {
+    ++hits_;
+    return r;
+  }
+  ++misses_;
+  auto fault = [this] {
+    ++faults_;
+    return Result{};
+  };
+  if (va >> pt::kVaBits) return fault();
+  uint64_t table = root;
+  for (int level = 3; level >= 2; --level) {
+    const uint64_t e = read64(table + 8ull * pt::index(va, level));
+    if (!(e & pt::kValid)) return fault();
+    table = e & pt::kTableMask;
+  }
+  uint64_t pde[2] = {0, 0};
+  read_(table + 16ull * pt::index(va, 1), pde, 16);
+  ++walk_reads_;
+  uint64_t pte = 0;
+  bool big = false;
+  if (pde[0] & pt::kValid) pte = read64((pde[0] & pt::kTableMask) + 8ull * pt::index(va, 0));
+  if (!(pte & pt::kValid) && (pde[1] & pt::kValid)) {
+    pte = read64((pde[1] & pt::kTableMask) + 8ull * pt::big_index(va));
+    big = true;
+  }
+  if (!(pte & pt::kValid)) return fault();
+  const uint64_t page = big ? pt::kBigPage : pt::kSmallPage;
+  const uint64_t frame = (pte & pt::kAddrMask) / page;
+  insert(root, va, big, frame, pte & pt::kSystem);
+  r.ok = true;
+  r.addr = frame * page + va % page;
+  r.page_left = page - va % page;
+  r.system = pte & pt::kSystem;
+  return r;
+}
+
+void GpuMmu::invalidate(uint64_t root) {
+  ++invalidations_;
+  for (Entry& e : tlb_)
+    if (root == 0 || e.root == root) e.valid = false;
+}
+
+}  // namespace gpumodel
