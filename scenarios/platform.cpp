@@ -31,6 +31,8 @@ void Platform::declare_params(ParamSet& ps) {
                   "A: root-complex crossing each way; with 2 x 200 ns link hops and 90 ns DRAM it "
                   "reproduces the 550 ns small-read round trip (PARAMETERS.md, pcie-bench)");
   PcieLink::declare_params(ps);
+  Iommu::declare_params(ps);
+  VidMm::declare_params(ps);
   GpuAdapter::declare_params(ps);
   GpuAdapter::declare_integrated_params(ps);
   ps.declare_enum("display.adapter", "auto", {"auto", "none", "gpu", "igpu"},
@@ -96,13 +98,14 @@ void Platform::validate(const ParamSet& ps) {
   }
 }
 
-AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, const GpuAdapter& hw,
-                             const KmdConfig& cfg)
+AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, Memory& sysmem,
+                             const GpuAdapter& hw, const KmdConfig& cfg, unsigned iommu_port)
     : vidmm(system, hw.local_base(), hw.local_size(), hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes",
             &hw.vram, std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, hw.local_size() / 4)),
       vidsch(ps, cpu, vidmm, vcd, hw.config.key),
       kmd(ps, cpu, vidmm, vidsch, cfg) {
   vidsch.connect(kmd);
+  vidmm.connect(ps, cpu, kmd, vidsch.packets(), sysmem, iommu_port);
 }
 
 std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
@@ -126,10 +129,10 @@ std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
 
 std::vector<std::unique_ptr<AdapterDriver>> Platform::make_drivers() {
   std::vector<std::unique_ptr<AdapterDriver>> d;
-  d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, *hw_[0], KmdConfig{}));
+  d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, sysmem, *hw_[0], KmdConfig{}, 0));
   if (hw_.size() > 1)
-    d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, *hw_[1],
-                                                KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase, "igpu"}));
+    d.push_back(std::make_unique<AdapterDriver>(params, cpu, vcd, system_heap_, sysmem, *hw_[1],
+                                                KmdConfig{regs::kIgpuBar0Base, kIgpuMsiDataBase, "igpu"}, 1));
   return d;
 }
 
@@ -141,6 +144,7 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
       sysmem("sysmem", ps, "sysmem.", regs::kSysmemBase),
       intc("intc", v),
       rc("rc", ps.get_ns("rc.latency_ns")),
+      iommu("iommu", ps, sysmem, InterruptController::kMsiBase, InterruptController::kMsiSize),
       link("link", ps, v),
       hw_(make_hardware()),
       gpu(*hw_[0]),
@@ -159,14 +163,18 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
   rc.map(InterruptController::kMsiBase, InterruptController::kMsiSize, 1, "MSI window");
   rc.map(regs::kBar0Base, regs::kBar0Size, 2, "GPU BAR0");
   rc.map(regs::kVramBase, gpu.vram.size(), 2, "GPU BAR2 (VRAM aperture)");
+  rc.isock.bind(iommu.regs);      // port 3
+  rc.map(Iommu::kBase, Iommu::kSize, 3, "IOMMU registers");
   cpu.isock.bind(rc.tsock);
-  link.up_out.bind(rc.tsock);
+  link.up_out.bind(iommu.tsock);  // the dGPU's DMA: IOMMU port 0
+  iommu.isock.bind(rc.tsock);
   link.down_out.bind(gpu.host_if.tsock);
   gpu.fabric.isock.bind(link.up_in);  // fabric port 1: everything outside VRAM goes up the link
   if (igpu) {
-    rc.isock.bind(igpu->host_if.tsock);  // port 3: the iGPU's registers, on the host side
-    rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 3, "iGPU BAR0");
-    igpu->fabric.isock.bind(rc.tsock);   // the SoC fabric: system memory (stolen included) and MSI
+    rc.isock.bind(igpu->host_if.tsock);  // port 4: the iGPU's registers, on the host side
+    rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 4, "iGPU BAR0");
+    igpu->fabric.isock.bind(iommu.tsock);
+    iommu.add_bypass(igpu->local_base(), igpu->local_size());  // stolen memory: an RMRR  // the SoC fabric: through the IOMMU (port 1) to system memory and MSI
   }
 }
 

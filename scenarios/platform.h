@@ -27,6 +27,7 @@
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/adapter.h"
 #include "hw_model/interconnect/interrupt_controller.h"
+#include "hw_model/interconnect/iommu.h"
 #include "hw_model/interconnect/pcie_link.h"
 #include "hw_model/interconnect/router.h"
 #include "hw_model/memory/memory.h"
@@ -41,7 +42,9 @@ enum class Topology { Dgpu, Hybrid };
 
 // Dxgkrnl's per-adapter state and the adapter's KMD instance.
 struct AdapterDriver {
-  AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, const GpuAdapter& hw, const KmdConfig& cfg);
+  // `iommu_port`: the adapter's requester port on the IOMMU.
+  AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& system, Memory& sysmem, const GpuAdapter& hw,
+                const KmdConfig& cfg, unsigned iommu_port);
   VidMm vidmm;
   VidSch vidsch;
   Kmd kmd;
@@ -66,6 +69,7 @@ class Platform {
   Memory sysmem;
   InterruptController intc;
   Router rc;
+  Iommu iommu;  // between the adapters' DMA and the root complex (iommu.model)
   PcieLink link;
 
  private:

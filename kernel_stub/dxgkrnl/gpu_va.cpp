@@ -51,6 +51,14 @@ void GpuVaSpace::map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, st
   }
 }
 
+void GpuVaSpace::reserve(uint64_t va, uint64_t bytes, std::vector<PteWrite>& out) {
+  for (uint64_t v = va & ~(pt::kPdeSpan - 1); v < va + bytes; v += pt::kPdeSpan) {
+    const uint64_t pde = l1_entry(v, out);
+    table(pde, pt::kTableBytes, out);
+    table(pde + 8, pt::kBigTableBytes, out);
+  }
+}
+
 void GpuVaSpace::unmap(uint64_t va, uint64_t bytes, std::vector<PteWrite>& out) {
   const uint64_t start = va & ~(pt::kSmallPage - 1), end = (va + bytes + pt::kSmallPage - 1) & ~(pt::kSmallPage - 1);
   for (uint64_t v = start; v < end;) {

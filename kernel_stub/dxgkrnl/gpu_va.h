@@ -28,6 +28,9 @@ class GpuVaSpace {
   // aligned and a whole 64 KiB page fits, 4 KiB pages elsewhere. `system`: addr is a bus address in
   // system memory. Appends the entry writes (new tables' links included) to `out`.
   void map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, std::vector<PteWrite>& out);
+  // Creates every table [va, va + bytes) needs (4 KiB-page tables), entries invalid: a window whose
+  // tables are always resident (the paging process's, A4).
+  void reserve(uint64_t va, uint64_t bytes, std::vector<PteWrite>& out);
   // Invalidates the entries of [va, va + bytes) (tables stay).
   void unmap(uint64_t va, uint64_t bytes, std::vector<PteWrite>& out);
   uint64_t table_bytes() const { return table_bytes_; }  // page-table memory this space holds

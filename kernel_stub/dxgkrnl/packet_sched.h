@@ -54,10 +54,16 @@ void chain(std::function<R(A...)>& slot, G g) {
 }
 
 // A paging operation (DXGKARG_BUILDPAGINGBUFFER, the operations used): a transfer copies, a fill
-// writes zeros (from a zero page). `wait_slot`/`wait_value`: the operation waits on the GPU for a
-// fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
+// writes zeros (from a zero page); UpdatePageTable writes page-table entries (DXGK_OPERATION_UPDATE_PAGE_TABLE,
+// followed by DXGK_OPERATION_FLUSH_TLB of `root`); NotifyAlloc (DXGK_OPERATION_NOTIFY_ALLOC, WDDM 3.2,
+// seed 002) tells the driver an allocation mapped at [dst, dst + bytes) of the paging process's VA is
+// about to be evicted or unmapped from the IOMMU. `wait_slot`/`wait_value`: the operation waits on the
+// GPU for a fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
 struct DxgkPagingOp {
-  enum Kind { Transfer, Fill, Timestamp } kind = Transfer;  // Timestamp: the GPU time to dst (a profiling marker)
+  enum Kind { Transfer, Fill, Timestamp, UpdatePageTable, NotifyAlloc } kind = Transfer;  // Timestamp: the GPU time to dst
+  enum Notify { NotifyEviction, NotifyIoMmuUnmap } notify = NotifyEviction;  // DXGK_BUILDPAGINGBUFFER_NOTIFYALLOC
+  std::vector<PteWrite> entries;  // UpdatePageTable
+  uint64_t root = 0;              // UpdatePageTable: the space whose TLBs are flushed
   uint64_t src = 0, dst = 0, bytes = 0;
   uint32_t wait_slot = 0;
   uint64_t wait_value = 0;

@@ -4,7 +4,13 @@
 
 #include <systemc>
 
+#include "hw_model/gpu/mmu.h"
+#include "hw_model/gpu/regs.h"
+#include "hw_model/interconnect/iommu.h"
 #include "hw_model/memory/memory.h"
+#include "kernel_stub/cpu/cpu.h"
+#include "kernel_stub/dxgkrnl/packet_sched.h"
+#include "kernel_stub/kmd/kmd.h"
 
 namespace gpumodel {
 
@@ -25,6 +31,11 @@ VidMm::VidMm(PhysHeap& system, uint64_t local_base, uint64_t local_size, std::st
       tables_(local_base + local_size - page_table_bytes, page_table_bytes, "vidmm.page_table_mb"),
       table_mem_(table_memory) {
   sys_.users.push_back(this);
+  // The system process maps the page-table memory at its physical address: the paging engine writes
+  // entries there (UpdatePageTable). Mapped before any table is handed out, so it covers them all.
+  std::vector<PteWrite> w;
+  space(0).map(tables_.base(), tables_.base(), tables_.size(), false, w);
+  write_entries(w);
 }
 
 VidMm::~VidMm() { sys_.users.erase(std::find(sys_.users.begin(), sys_.users.end(), this)); }
@@ -59,11 +70,16 @@ void VidMm::map_global(const Global& g) {
   std::vector<PteWrite> w;
   for (auto& [p, s] : spaces_) s->map(g.addr, g.addr, g.bytes, g.system, w);
   write_entries(w);
+  if (domain_ && g.system) {  // the DMA-remapping domain maps it too (a new mapping: written directly)
+    std::vector<PteWrite> d;
+    domain_->map(g.addr, g.addr, g.bytes, d);
+    for (const PteWrite& e : d) sys_mem_->poke(e.addr, &e.value, 8);
+  }
 }
 
 uint64_t VidMm::allocate(Segment seg, uint64_t bytes, uint64_t align) {
-  const uint64_t a = (seg == Segment::System ? sys_ : local_).allocate(bytes, align);
-  if (seg == Segment::System)
+  const uint64_t a = (seg == Segment::Local ? local_ : sys_).allocate(bytes, align);
+  if (seg != Segment::Local)
     for (VidMm* m : sys_.users) m->map_global({a, bytes, true});
   else
     map_global({a, bytes, false});
@@ -81,6 +97,313 @@ CrossAdapterSurface VidMm::allocate_cross_adapter(uint32_t width, uint32_t heigh
   s.address = sys_.allocate(s.bytes(), 4096);
   for (VidMm* m : sys_.users) m->map_global({s.address, s.bytes(), true});
   return s;
+}
+
+}  // namespace gpumodel
+
+namespace gpumodel {
+
+// ---- IOMMU domain ----
+
+uint64_t IommuDomain::leaf(uint64_t iova, std::vector<PteWrite>& out) {
+  uint64_t table = root_;
+  for (int level = 3; level >= 1; --level) {
+    const uint64_t e = table + 8ull * ((iova >> (12 + 9 * level)) & 511);
+    auto it = entries_.find(e);
+    if (it != entries_.end() && (it->second & 1)) {
+      table = it->second & pt::kAddrMask;
+    } else {
+      const uint64_t t = alloc_();
+      entries_[e] = t | 1;
+      out.push_back({e, t | 1});
+      table = t;
+    }
+  }
+  return table + 8ull * ((iova >> 12) & 511);
+}
+
+void IommuDomain::map(uint64_t iova, uint64_t addr, uint64_t bytes, std::vector<PteWrite>& out) {
+  const uint64_t start = iova & ~0xfffull, end = (iova + bytes + 0xfff) & ~0xfffull;
+  addr -= iova - start;
+  for (uint64_t v = start, a = addr; v < end; v += 4096, a += 4096) {
+    const uint64_t e = leaf(v, out);
+    const uint64_t val = (a & pt::kAddrMask) | 1;
+    if (entries_[e] == val) continue;
+    entries_[e] = val;
+    out.push_back({e, val});
+  }
+}
+
+void IommuDomain::unmap(uint64_t iova, uint64_t bytes, std::vector<PteWrite>& out) {
+  const uint64_t start = iova & ~0xfffull, end = (iova + bytes + 0xfff) & ~0xfffull;
+  for (uint64_t v = start; v < end; v += 4096) {
+    const uint64_t e = leaf(v, out);
+    if (entries_[e] == 0) continue;
+    entries_[e] = 0;
+    out.push_back({e, 0});
+  }
+}
+
+// ---- Residency and paging ----
+
+void VidMm::declare_params(ParamSet& ps) {
+  ps.declare_int("vidmm.system_budget_mb", 4096, "MiB", 1, 1 << 20,
+                 "A: what VidMm keeps resident of an adapter's app allocations in the aperture and implicit "
+                 "system-memory segments; a new allocation beyond it evicts the least recently used (a budget "
+                 "as VidMm derives from the system's memory)");
+  ps.declare_bool("vidmm.fault_skip_eviction_notify", false,
+                  "A: fault injection (seed 002 A2): VidMm evicts a NotifyEviction allocation without the "
+                  "NOTIFY_ALLOC operation; the eviction_without_notify monitor must report it");
+  ps.declare_bool("vidmm.fault_iommu_unmap_without_wait", false,
+                  "A: fault injection (seed 002 A3): VidMm unmaps from the IOMMU without waiting for the paging "
+                  "operations; the use_after_unmap monitor must report the engine's late access");
+}
+
+void VidMm::connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port) {
+  cpu_ = &cpu;
+  kmd_ = &kmd;
+  sched_ = &sched;
+  sys_mem_ = &sysmem;
+  iommu_port_ = iommu_port;
+  const std::string& m = ps.get_enum("iommu.model");
+  iommu_model_ = m == "gpuva_iommu" ? 1 : m == "gpuva_iommu_global" ? 2 : 0;
+  budget_ = uint64_t(ps.get_int("vidmm.system_budget_mb")) << 20;
+  skip_notify_ = ps.get_bool("vidmm.fault_skip_eviction_notify");
+  early_iommu_unmap_ = ps.get_bool("vidmm.fault_iommu_unmap_without_wait");
+  paging_done_ = std::make_unique<KEvent>();
+  notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
+}
+
+void VidMm::start(bool hardware_scheduling) {
+  using namespace regs;
+  // DMA remapping (A3's addressing models): the adapter's domain, or the one every adapter shares.
+  if (iommu_model_ && !domain_) {
+    auto alloc = [this] { return sys_.allocate(4096, 4096); };
+    if (iommu_model_ == 2) {
+      if (!sys_.global_domain) sys_.global_domain = std::make_shared<IommuDomain>(alloc);
+      domain_ = sys_.global_domain;
+    } else {
+      domain_ = std::make_shared<IommuDomain>(alloc);
+    }
+    std::vector<PteWrite> d;
+    for (const Global& g : globals_)
+      if (g.system) domain_->map(g.addr, g.addr, g.bytes, d);
+    for (const PteWrite& e : d) sys_mem_->poke(e.addr, &e.value, 8);
+    cpu_->mmio_write64(Iommu::kBase + Iommu::kRoot + 8ull * iommu_port_, domain_->root());
+    (void)cpu_->mmio_read64(Iommu::kBase + Iommu::kFaults);  // the root is set before any DMA
+  }
+  // A4: the paging process's GPU VA space and its size.
+  const uint64_t largest_local = local_.size() + tables_.size();
+  if (!paging_va_exists(largest_local, hardware_scheduling) || paging_va_bytes_) return;
+  uint32_t mb = 0;
+  const bool ok = kmd_->DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(0, &mb);  // not a linked adapter: index 0
+  paging_va_from_driver_ = ok && mb != 0;
+  // Hardware-scheduling log buffers: two 4 KiB logs per HW queue (SPEC F16; PARAMETERS.md).
+  const uint64_t log_bytes = hardware_scheduling ? uint64_t(kmd_->info().hw_queues) * 2 * 4096 : 0;
+  paging_va_bytes_ = paging_va_from_driver_ ? uint64_t(mb) << 20 : paging_va_default(largest_local, log_bytes);
+  // Its page tables are always resident: reserve them for the whole window now.
+  const uint64_t before = space(0).table_bytes();
+  std::vector<PteWrite> w;
+  space(0).reserve(kPagingVaBase, paging_va_bytes_, w);
+  write_entries(w);
+  paging_pt_bytes_ = space(0).table_bytes() - before;
+}
+
+uint64_t VidMm::map_system_alias(uint64_t addr) {
+  const uint64_t page = addr & ~0xfffull;
+  auto it = aliases_.find(page);
+  if (it == aliases_.end()) {
+    std::vector<PteWrite> w;
+    space(0).map(next_alias_, page, 4096, page < regs::kVramBase, w);
+    write_entries(w);
+    it = aliases_.emplace(page, next_alias_).first;
+    next_alias_ += 4096;
+  }
+  return it->second + (addr & 0xfff);
+}
+
+VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCreateAllocationArgs& args) {
+  allocs_.push_back(std::make_unique<VidMmAllocation>());
+  VidMmAllocation& a = *allocs_.back();
+  a.handle = uint32_t(allocs_.size());
+  a.process = process;
+  a.segment = seg;
+  a.bytes = (args.bytes + pt::kBigPage - 1) / pt::kBigPage * pt::kBigPage;
+  a.flags = kmd_->DxgkDdiCreateAllocation(args);  // A1
+  if (seg != Segment::Local) make_room(a.bytes, &a);
+  a.addr = (seg == Segment::Local ? local_ : sys_).allocate(a.bytes, pt::kBigPage);
+  uint64_t& next = next_va_[process];
+  if (!next) next = kProcessVaBase;
+  a.va = next;
+  next += (a.bytes + pt::kPdeSpan - 1) / pt::kPdeSpan * pt::kPdeSpan;  // 2 MiB apart: its own tables
+  std::vector<PteWrite> w;
+  space(process).map(a.va, a.addr, a.bytes, seg != Segment::Local, w);
+  write_entries(w);  // a new mapping
+  if (domain_ && seg != Segment::Local) {
+    std::vector<PteWrite> d;
+    domain_->map(a.addr, a.addr, a.bytes, d);
+    for (const PteWrite& e : d) sys_mem_->poke(e.addr, &e.value, 8);
+  }
+  a.resident = true;
+  a.last_use = ++use_tick_;
+  if (seg != Segment::Local) resident_sys_ += a.bytes;
+  if (!system_device_) system_device_ = sched_->CreateDevice(true);
+  a.sched = sched_->CreateAllocation(system_device_, a.addr, a.bytes);  // owned by the process's device in a real OS
+  return &a;
+}
+
+void VidMm::make_room(uint64_t bytes, const VidMmAllocation* keep) {
+  while (resident_sys_ + bytes > budget_) {
+    VidMmAllocation* lru = nullptr;
+    for (auto& p : allocs_)
+      if (p.get() != keep && p->resident && p->segment != Segment::Local && (!lru || p->last_use < lru->last_use))
+        lru = p.get();
+    if (!lru) return;  // nothing left to evict: over budget
+    Evict(lru);
+  }
+}
+
+void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed) {
+  // One paging DMA packet in the system context; its completion (the paging fence) counts it done.
+  ++paging_packets_;
+  if (!system_device_) system_device_ = sched_->CreateDevice(true);
+  if (!paging_ctx_) paging_ctx_ = sched_->CreateContext(system_device_, uint32_t(paging_node_));
+  std::vector<const Allocation*> refs;
+  if (a && a->sched) refs.push_back(a->sched);
+  ++outstanding_;
+  sched_->SubmitPaging(paging_ctx_, ops, refs, [this, completed](const DmaPacket& p) {
+    --outstanding_;
+    if (p.state == DmaPacket::Completed && completed) completed();
+    cpu_->signal(*paging_done_);
+  });
+}
+
+void VidMm::wait_paging() {
+  // Every paging operation submitted so far has completed (the paging fence reached the last one).
+  while (outstanding_) cpu_->wait_for(*paging_done_);
+}
+
+void VidMm::update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a) {
+  DxgkPagingOp op;
+  op.kind = DxgkPagingOp::UpdatePageTable;
+  op.entries = std::move(w);
+  op.root = root;
+  run_paging({op}, a);
+}
+
+void VidMm::iommu_unmap(VidMmAllocation& a) {
+  // The OS clears the entries (CPU stores into the domain's tables), invalidates the IOTLB and reads a
+  // register back, so no DMA is translated with the old entries after it returns.
+  std::vector<PteWrite> d;
+  domain_->unmap(a.addr, a.bytes, d);
+  for (const PteWrite& e : d) cpu_->mem_write(e.addr, &e.value, 8);
+  cpu_->mmio_write64(Iommu::kBase + Iommu::kInvalidate, domain_->root());
+  (void)cpu_->mmio_read64(Iommu::kBase + Iommu::kFaults);
+  if (observer.unmapped) observer.unmapped(a, true);
+}
+
+void VidMm::Evict(VidMmAllocation* ap) {
+  VidMmAllocation& a = *ap;
+  if (!a.resident) return;
+  if (observer.eviction_started) observer.eviction_started(a);
+  const bool system = a.segment != Segment::Local;
+  const uint64_t window = paging_va_bytes_;
+  // A2: only from an aperture or the implicit system-memory segment; per chunk of the paging process's
+  // VA: map the chunk into it, NOTIFY_ALLOC(NotifyEviction), unmap it. One paging packet a chunk, in
+  // order on the paging engine (the next chunk reuses the window after the unmap before it).
+  if (system && a.flags.notify_eviction && window && !skip_notify_) {
+    for (uint64_t off = 0; off < a.bytes;) {
+      const uint64_t n = std::min(window, a.bytes - off);
+      std::vector<PteWrite> map, unmap;
+      space(0).map(kPagingVaBase, a.addr + off, n, true, map);
+      space(0).unmap(kPagingVaBase, n, unmap);
+      DxgkPagingOp m, notify, u;
+      m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
+      m.entries = std::move(map);
+      u.entries = std::move(unmap);
+      m.root = u.root = system_root();
+      notify.kind = DxgkPagingOp::NotifyAlloc;
+      notify.notify = DxgkPagingOp::NotifyEviction;
+      notify.dst = kPagingVaBase;
+      notify.bytes = n;
+      ++notify_chunks_;
+      if (notify_copy_) bytes_moved_ += 2 * n;  // the in-place pass reads and writes every byte
+      run_paging({m, notify, u}, &a, [this, &a, off, n] {
+        if (observer.eviction_notified) observer.eviction_notified(a, off, n);
+      });
+      off += n;
+    }
+  }
+  if (!system && window) {
+    // From the local segment: transfer to system memory through the paging window, half for each side.
+    const uint64_t backing = sys_.allocate(a.bytes, pt::kBigPage);
+    const uint64_t half = std::max<uint64_t>(window / 2, pt::kBigPage);
+    for (uint64_t off = 0; off < a.bytes;) {
+      const uint64_t n = std::min(half, a.bytes - off);
+      std::vector<PteWrite> map, unmap;
+      space(0).map(kPagingVaBase, a.addr + off, n, false, map);
+      space(0).map(kPagingVaBase + half, backing + off, n, true, map);
+      space(0).unmap(kPagingVaBase, n, unmap);
+      space(0).unmap(kPagingVaBase + half, n, unmap);
+      DxgkPagingOp m, t, u;
+      m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
+      m.entries = std::move(map);
+      u.entries = std::move(unmap);
+      m.root = u.root = system_root();
+      t.kind = DxgkPagingOp::Transfer;
+      t.src = kPagingVaBase;
+      t.dst = kPagingVaBase + half;
+      t.bytes = n;
+      bytes_moved_ += n;
+      run_paging({m, t, u}, &a);
+      off += n;
+    }
+  }
+  // Out of the process's GPU VA.
+  std::vector<PteWrite> w;
+  space(a.process).unmap(a.va, a.bytes, w);
+  update_page_table(space(a.process).root(), std::move(w), &a);
+  // A3: under an IOMMU addressing model, NOTIFY_ALLOC(NotifyIoMmuUnmap), wait for every paging
+  // operation, then unmap from the IOMMU.
+  if (system && domain_) {
+    if (a.flags.notify_iommu_unmap) {
+      DxgkPagingOp n;
+      n.kind = DxgkPagingOp::NotifyAlloc;
+      n.notify = DxgkPagingOp::NotifyIoMmuUnmap;
+      n.dst = a.va;
+      n.bytes = a.bytes;
+      run_paging({n}, &a, [this, &a] {
+        if (observer.iommu_unmap_notified) observer.iommu_unmap_notified(a);
+      });
+    }
+    if (!early_iommu_unmap_) wait_paging();
+    iommu_unmap(a);
+  }
+  wait_paging();
+  if (observer.unmapped) observer.unmapped(a, false);
+  a.resident = false;
+  if (system) resident_sys_ -= a.bytes;
+  ++evictions_;
+  if (observer.evicted) observer.evicted(a);
+}
+
+void VidMm::MakeResident(VidMmAllocation* ap) {
+  VidMmAllocation& a = *ap;
+  if (a.resident) return;
+  const bool system = a.segment != Segment::Local;
+  if (system) make_room(a.bytes, &a);
+  if (system && domain_) {  // back into the IOMMU: entries that were invalid, no invalidation needed
+    std::vector<PteWrite> d;
+    domain_->map(a.addr, a.addr, a.bytes, d);
+    for (const PteWrite& e : d) cpu_->mem_write(e.addr, &e.value, 8);
+  }
+  std::vector<PteWrite> w;
+  space(a.process).map(a.va, a.addr, a.bytes, system, w);
+  update_page_table(space(a.process).root(), std::move(w), &a);
+  wait_paging();
+  a.resident = true;
+  a.last_use = ++use_tick_;
+  if (system) resident_sys_ += a.bytes;
 }
 
 }  // namespace gpumodel

@@ -11,17 +11,29 @@
 // memory when they are created (the pages were never mapped, so no TLB can hold them).
 // Page tables live in the top vidmm.page_table_mb of the local segment.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "hw_model/core/params.h"
 #include "kernel_stub/dxgkrnl/gpu_va.h"
 
 namespace gpumodel {
 
-enum class Segment { System, Local };
+// The segments of seed 002: the implicit system-memory segment, the local segment (the dGPU's VRAM; the
+// iGPU's stolen memory) and an aperture segment (system memory the GPU reaches through its page tables,
+// like the implicit one, but managed as a segment with a budget).
+enum class Segment { System, Local, Aperture };
+
+// DXGK_ALLOCATIONINFOFLAGS2, the WDDM 3.2 notification flags (A1).
+struct DxgkAllocationInfoFlags2 {
+  bool notify_eviction = false;
+  bool notify_iommu_unmap = false;
+};
 
 // A physical range handed out bump-pointer style.
 class PhysHeap {
@@ -33,6 +45,7 @@ class PhysHeap {
   uint64_t size() const { return size_; }
   uint64_t used() const { return next_ - base_; }
   std::vector<class VidMm*> users;  // the VidMms that map this heap's allocations (system memory)
+  std::shared_ptr<class IommuDomain> global_domain;  // iommu.model = gpuva_iommu_global: every adapter's
 
  private:
   uint64_t base_, size_, next_;
@@ -52,6 +65,54 @@ struct CrossAdapterSurface {
 };
 
 class Memory;
+class Cpu;
+class Kmd;
+class PacketScheduler;
+struct SchedContext;
+struct SchedDevice;
+struct Allocation;
+struct KEvent;
+
+// An allocation VidMm manages (D3DKMTCreateAllocation): its process, segment, GPU VA in the process's
+// space, backing, residency and the driver's notification flags (A1).
+struct VidMmAllocation {
+  uint32_t handle = 0;
+  int process = 1;
+  Segment segment = Segment::Aperture;
+  uint64_t bytes = 0;
+  uint64_t va = 0;    // in the process's GPU VA space
+  uint64_t addr = 0;  // backing: physical (a DMA address in system memory)
+  bool resident = false;
+  DxgkAllocationInfoFlags2 flags;
+  uint64_t last_use = 0;             // LRU order for eviction under the budget
+  const Allocation* sched = nullptr;  // what paging packets reference (its owner device)
+};
+
+// Read-only notifications for monitors and scenarios.
+struct VidMmObserver {
+  std::function<void(const VidMmAllocation&)> eviction_started;
+  // A NotifyEviction chunk's paging operation completed: [offset, offset + bytes) of the allocation.
+  std::function<void(const VidMmAllocation&, uint64_t offset, uint64_t bytes)> eviction_notified;
+  std::function<void(const VidMmAllocation&)> iommu_unmap_notified;  // its NotifyIoMmuUnmap operation completed
+  // Unmapped: from the process's GPU VA (iommu false) or from the IOMMU (true), visible to the hardware.
+  std::function<void(const VidMmAllocation&, bool iommu)> unmapped;
+  std::function<void(const VidMmAllocation&)> evicted;
+};
+
+// An IOMMU domain's tables (iommu.h's format) as the OS keeps them, in system memory.
+class IommuDomain {
+ public:
+  explicit IommuDomain(std::function<uint64_t()> alloc_table) : alloc_(std::move(alloc_table)) { root_ = alloc_(); }
+  uint64_t root() const { return root_; }
+  void map(uint64_t iova, uint64_t addr, uint64_t bytes, std::vector<PteWrite>& out);
+  void unmap(uint64_t iova, uint64_t bytes, std::vector<PteWrite>& out);
+
+ private:
+  uint64_t leaf(uint64_t iova, std::vector<PteWrite>& out);
+  std::function<uint64_t()> alloc_;
+  uint64_t root_;
+  std::map<uint64_t, uint64_t> entries_;
+};
 
 class VidMm {
  public:
@@ -69,6 +130,48 @@ class VidMm {
   uint64_t page_table_bytes() const;  // page-table memory in use, every space
   // Writes entries straight into page-table memory (new mappings; see above).
   void write_entries(const std::vector<PteWrite>& w);
+
+  // ---- Residency and paging (seed 002). Dxgkrnl's side; the calls below run on a CPU thread. ----
+  static void declare_params(ParamSet& ps);
+  // The rest of the adapter's stack; `iommu_port`: the adapter's requester port on the IOMMU.
+  void connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port);
+  // Adapter start (Dxgkrnl, before DxgkDdiStartDevice): the DMA-remapping domain (iommu.model), the paging
+  // process's GPU VA space (A4).
+  void start(bool hardware_scheduling);
+  // A4: the paging process has a GPU VA space only with a local segment or hardware scheduling.
+  static bool paging_va_exists(uint64_t largest_local_segment, bool hardware_scheduling) {
+    return largest_local_segment > 0 || hardware_scheduling;
+  }
+  // A4: the OS's default size: max(1/4 of the largest local segment, the hardware-scheduling log buffers).
+  static uint64_t paging_va_default(uint64_t largest_local_segment, uint64_t log_buffer_bytes) {
+    return std::max(largest_local_segment / 4, log_buffer_bytes);
+  }
+  uint64_t paging_va_bytes() const { return paging_va_bytes_; }  // 0: none
+  bool paging_va_from_driver() const { return paging_va_from_driver_; }
+  uint64_t paging_page_table_bytes() const { return paging_pt_bytes_; }  // the window's tables, always resident
+  // D3DKMTCreateAllocation: placement in `seg` (resident), mapped at a fresh VA of the process; the
+  // driver's flags from DxgkDdiCreateAllocation (A1). May evict others to stay within the budget.
+  VidMmAllocation* CreateAllocation(int process, Segment seg, const struct DxgkCreateAllocationArgs& args);
+  // Evicts a resident allocation (A2, A3); returns when it is done.
+  void Evict(VidMmAllocation* a);
+  void MakeResident(VidMmAllocation* a);
+  VidMmObserver observer;
+  bool iommu_remapping() const { return iommu_model_ != 0; }
+  uint64_t iommu_root() const { return domain_ ? domain_->root() : 0; }
+  // Counters: paging DMA packets, NotifyEviction chunks, bytes the paging engine moved (transfers and the
+  // notify work's copies), evictions.
+  uint64_t paging_packets() const { return paging_packets_; }
+  uint64_t notify_chunks() const { return notify_chunks_; }
+  uint64_t bytes_moved() const { return bytes_moved_; }
+  uint64_t evictions() const { return evictions_; }
+  uint64_t budget_bytes() const { return budget_; }
+  uint64_t resident_system_bytes() const { return resident_sys_; }
+  // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its
+  // physical address, as the OS does with MapToGpuSystemProcess).
+  uint64_t map_system_alias(uint64_t addr);
+  static constexpr uint64_t kPagingVaBase = 0xF000'0000'0000ull;   // the paging process's window (space 0)
+  static constexpr uint64_t kProcessVaBase = 0x4000'0000'0000ull;  // app processes' private allocations
+  static constexpr uint64_t kAliasVaBase = 0xE000'0000'0000ull;    // F10 aliases (space 0)
   // D3D11/12 CrossAdapter resource (seed 004, C1-C3): in system memory, visible to every adapter.
   CrossAdapterSurface allocate_cross_adapter(uint32_t width, uint32_t height, uint32_t bytes_per_pixel);
   uint64_t local_base() const { return local_.base(); }
@@ -86,6 +189,37 @@ class VidMm {
   Memory* table_mem_;
   std::vector<Global> globals_;
   std::map<int, std::unique_ptr<GpuVaSpace>> spaces_;
+  // Residency.
+  // One paging packet (the KMD builds `ops`); `completed` runs when it completes (in the DPC).
+  void run_paging(std::vector<struct DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed = nullptr);
+  void wait_paging();  // every paging packet submitted so far has completed
+  uint64_t outstanding_ = 0;
+  bool notify_copy_ = true;
+  void update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a);
+  void iommu_unmap(VidMmAllocation& a);
+  void make_room(uint64_t bytes, const VidMmAllocation* keep);
+  Cpu* cpu_ = nullptr;
+  Kmd* kmd_ = nullptr;
+  PacketScheduler* sched_ = nullptr;
+  SchedDevice* system_device_ = nullptr;
+  SchedContext* paging_ctx_ = nullptr;
+  unsigned iommu_port_ = 0;
+  Memory* sys_mem_ = nullptr;
+  int iommu_model_ = 0;  // 0 physical, 1 per-adapter domain, 2 global
+  std::shared_ptr<IommuDomain> domain_;
+  uint64_t paging_va_bytes_ = 0, paging_pt_bytes_ = 0;
+  bool paging_va_from_driver_ = false;
+  uint64_t budget_ = 0, resident_sys_ = 0;
+  std::map<int, uint64_t> next_va_;
+  std::vector<std::unique_ptr<VidMmAllocation>> allocs_;
+  uint64_t use_tick_ = 0;
+  std::unique_ptr<KEvent> paging_done_;
+  bool waiting_ = false;
+  uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
+  std::map<uint64_t, uint64_t> aliases_;  // page -> alias page
+  uint64_t next_alias_ = kAliasVaBase;
+  bool skip_notify_, early_iommu_unmap_;  // fault injection (vidmm.fault_*)
+  int paging_node_ = 0;
 };
 
 }  // namespace gpumodel

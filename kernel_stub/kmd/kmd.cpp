@@ -29,6 +29,26 @@ void Kmd::declare_params(ParamSet& ps) {
                   "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
                   "returns at once: the OS re-reads CV before the CMP applied the MV, so only F7 step 3 "
                   "reports a signal in between (a test setting that shows step 3 alone)");
+  ps.declare_bool("kmd.native_fence_map_to_system_process", true,
+                  "Q: F10, DXGK_NATIVE_FENCE_CAPS::MapToGpuSystemProcess: the OS maps each fence's CV and MV into "
+                  "the system process's GPU VA and passes those VAs at creation; false = the KMD maps them itself");
+  ps.declare_bool("kmd.notify_eviction", true,
+                  "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyEviction set on compressed allocations (the driver "
+                  "decompresses them before they leave GPU access, seed 002's example)");
+  ps.declare_bool("kmd.notify_iommu_unmap", true,
+                  "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyIoMmuUnmap set on allocations the driver caches "
+                  "(it flushes its caches before the IOMMU unmap)");
+  ps.declare_int("kmd.paging_va_mb", 0, "MiB", -1, 1 << 20,
+                 "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (seed 002: a driver "
+                 "with a large local segment should return 0); -1 = the call fails (the OS decides)");
+  ps.declare_int("kmd.notify_eviction_cycles_per_kb", 256, "cycles", 0, 1 << 24,
+                 "A: the NotifyEviction work is an in-place decompression pass: 256 engine cycles per KiB "
+                 "(0.25 cycle/B, 8 GB/s at 2 GHz, the order of GPU lossless-decompression throughput) plus a copy");
+  ps.declare_bool("kmd.notify_eviction_copy", true,
+                  "A: the decompression writes the allocation back in place (a copy of every byte: read and write)");
+  ps.declare_int("kmd.notify_iommu_unmap_cycles", 2000, "cycles", 0, 1 << 30,
+                 "A: the NotifyIoMmuUnmap work flushes the engine's caches of the allocation: 2,000 cycles (1 us "
+                 "at 2 GHz, an L2 flush) then a system-scope barrier");
   ps.declare_bool("kmd.support_per_engine_tdr", true,
                   "Q: seed 001 T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
                   "alone; false = every timeout resets the adapter (before Windows 8)");
@@ -152,6 +172,13 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
       adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
+  caps_.map_to_gpu_system_process = ps.get_bool("kmd.native_fence_map_to_system_process");
+  notify_eviction_ = ps.get_bool("kmd.notify_eviction");
+  notify_iommu_unmap_ = ps.get_bool("kmd.notify_iommu_unmap");
+  paging_va_mb_ = ps.get_int("kmd.paging_va_mb");
+  notify_cycles_per_kb_ = uint64_t(ps.get_int("kmd.notify_eviction_cycles_per_kb"));
+  notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
+  notify_unmap_cycles_ = uint64_t(ps.get_int("kmd.notify_iommu_unmap_cycles"));
   cpu_.connect_interrupt(msi_data_base_, kMsiVectors, [this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
 
@@ -182,6 +209,9 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write64(bar0_ + kEventRingBase, ring_base_);
   cpu_.mmio_write32(bar0_ + kEventRingSize, event_entries_);
   cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
+  // Dxgkrnl's part of adapter start (it runs around this call): the DMA-remapping domain and the paging
+  // process's GPU VA (seed 002, A3/A4). This driver schedules with HW queues (hardware scheduling).
+  mm_.start(true);
   if (info) *info = info_;
   return true;
 }
@@ -336,6 +366,35 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
     out.timestamp(op.dst);
   } else if (op.kind == DxgkPagingOp::Transfer) {
     out.copy(op.src, op.dst, op.bytes);
+  } else if (op.kind == DxgkPagingOp::UpdatePageTable) {
+    // The new entries go into a staging buffer in system memory (CPU stores); each run of consecutive
+    // entries is one COPY into the page table (which the system process maps at its physical address);
+    // then FLUSH_TLB: a release, then every TLB of the adapter for that space.
+    std::vector<PteWrite> e = op.entries;
+    std::sort(e.begin(), e.end(), [](const PteWrite& a, const PteWrite& b) { return a.addr < b.addr; });
+    if (!e.empty()) {
+      const uint64_t staging = mm_.allocate(Segment::System, e.size() * 8, 64);
+      std::vector<uint64_t> v;
+      v.reserve(e.size());
+      for (const PteWrite& w : e) v.push_back(w.value);
+      cpu_.mem_write(staging, v.data(), unsigned(v.size() * 8));
+      for (size_t i = 0; i < e.size();) {
+        size_t j = i + 1;
+        while (j < e.size() && e[j].addr == e[j - 1].addr + 8) ++j;
+        out.copy(staging + 8 * i, e[i].addr, 8 * (j - i));
+        i = j;
+      }
+    }
+    out.flush_tlb(op.root);
+  } else if (op.kind == DxgkPagingOp::NotifyAlloc) {
+    if (op.notify == DxgkPagingOp::NotifyEviction) {
+      // Decompress in place before the allocation leaves GPU access (seed 002's example).
+      out.compute(notify_cycles_per_kb_ * ((op.bytes + 1023) / 1024));
+      if (notify_copy_) out.copy(op.dst, op.dst, op.bytes);
+    } else {
+      // Flush what the engine caches of it; nothing may touch its VA after this returns (A3).
+      out.compute(notify_unmap_cycles_).barrier();
+    }
   } else {
     if (!zero_page_) zero_page_ = mm_.allocate(Segment::System, kZeroPageBytes);  // zero-initialised DRAM
     for (uint64_t done = 0; done < op.bytes;) {
@@ -344,6 +403,20 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
       done += n;
     }
   }
+}
+
+DxgkAllocationInfoFlags2 Kmd::DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a) {
+  DxgkAllocationInfoFlags2 f;
+  f.notify_eviction = notify_eviction_ && a.compressed;
+  f.notify_iommu_unmap = notify_iommu_unmap_ && a.driver_cached;
+  return f;
+}
+
+bool Kmd::DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb) {
+  (void)physical_adapter_index;  // one physical adapter's answer for every index
+  if (paging_va_mb_ < 0) return false;
+  *size_mb = uint32_t(paging_va_mb_);
+  return true;
 }
 
 void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface) {

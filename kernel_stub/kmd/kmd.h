@@ -29,7 +29,7 @@ struct DxgkAdapterInfo {  // what DxgkDdiStartDevice learns from the hardware (c
 // DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS), the fields used.
 struct DxgkNativeFenceCaps {
   uint32_t stride_bytes = 0;           // packing stride of non-shareable fence values (F6)
-  bool map_to_gpu_system_process = true;  // the CMP uses system-process VAs (F10; identity here)
+  bool map_to_gpu_system_process = true;  // F10: the OS maps CV and MV into the system process's GPU VA
   Segment local_segment = Segment::Local;
 };
 
@@ -44,6 +44,13 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   uint32_t progress_slot = 0;     // F14: native progress fence (slot), if any
   bool has_progress_fence = false;
   uint64_t submissions = 0;       // the progress fence's value after the last submission
+};
+
+// DxgkDdiCreateAllocation, reduced: what the UMD's private driver data says of the allocation.
+struct DxgkCreateAllocationArgs {
+  uint64_t bytes = 0;
+  bool compressed = false;     // the engines keep it compressed (the driver decompresses it before eviction)
+  bool driver_cached = false;  // the driver caches it on the GPU (it flushes before an IOMMU unmap)
 };
 
 // DXGKARG_CREATENATIVEFENCE, the fields used.
@@ -145,6 +152,10 @@ class Kmd {
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
   DxgkNativeFenceCaps DxgkDdiQueryAdapterInfoNativeFenceCaps() const { return caps_; }
+  // Seed 002. A1: the DXGK_ALLOCATIONINFOFLAGS2 the driver sets (kmd.notify_*). A4:
+  // DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: false = the call failed; *size_mb 0 = the OS decides.
+  DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
+  bool DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb);
   // `process`: the GPU VA space the queue runs in (VidMm::space; 0 = the system process).
   KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0, int process = 1);
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
@@ -253,6 +264,9 @@ class Kmd {
   uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
   uint64_t unclaimed_ = 0;
   uint64_t dma_faults_ = 0;
+  bool notify_eviction_ = true, notify_iommu_unmap_ = true, notify_copy_ = true;
+  int64_t paging_va_mb_ = 0;
+  uint64_t notify_cycles_per_kb_ = 0, notify_unmap_cycles_ = 0;
   std::vector<uint32_t> node_faults_;  // each node's page-fault count the ISR last saw
   KLock fence_regs_;  // FENCE_SELECT then program: one sequence at a time
   // Packet scheduling.
