@@ -9,6 +9,7 @@
 #include "scenarios/display/display_monitors.h"
 #include "scenarios/monitors.h"
 #include "scenarios/tdr/tdr_monitor.h"
+#include "scenarios/vidmm/vidmm_monitor.h"
 
 namespace gpumodel {
 
@@ -20,7 +21,8 @@ const std::vector<ScenarioInfo>& scenario_registry() {
       conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario(),
       hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario(),
       tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
-      tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario()};
+      tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario(),
+      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario()};
   return all;
 }
 
@@ -75,6 +77,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   ScanoutUnderflowMonitor underflow_monitor(platform);
   MpoStaticCheckMonitor mpo_monitor(platform);
   TdrRulesMonitor tdr_monitor(platform);
+  AllocationRulesMonitor vidmm_monitor(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
@@ -99,6 +102,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   underflow_monitor.finish(r);
   mpo_monitor.finish(r);
   tdr_monitor.finish(r);
+  vidmm_monitor.finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if (r.failures.empty() && (r.bugcheck.is_null() || r.expected_bugcheck())) driver->finish(platform, r);

@@ -72,5 +72,8 @@ ScenarioInfo tdr_reset_fails_scenario();
 ScenarioInfo tdr_race_window_scenario();
 ScenarioInfo tdr_bad_fence_id_scenario();
 ScenarioInfo tdr_limit_scenario();
+ScenarioInfo eviction_notify_scenario();
+ScenarioInfo iommu_unmap_notify_scenario();
+ScenarioInfo paging_va_size_scenario();
 
 }  // namespace gpumodel

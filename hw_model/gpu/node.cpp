@@ -501,6 +501,7 @@ void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
 
 bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop) {
   r = mmu_.translate(root, va);
+  if (on_translate) on_translate(root, va, r.addr, r.ok);
   if (r.ok) return true;
   // A page fault: recorded in the node's fault registers and reported (DMA_FAULTED); the executor stops
   // the queue at its next check.

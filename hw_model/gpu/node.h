@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -106,6 +107,9 @@ class Node : public sc_core::sc_module {
   uint64_t page_faults() const { return page_faults_; }
   uint64_t last_fault_va() const { return fault_va_; }
   static constexpr uint32_t kNoVector = ~0u;  // no fault vector programmed: a page fault raises no MSI
+  // Observer (monitors only, it must not drive the model): every translation the node makes, with its
+  // result (ok false: a page fault).
+  std::function<void(uint64_t root, uint64_t va, uint64_t addr, bool ok)> on_translate;
   void set_fault_vector(uint32_t v) { fault_vector_ = v; }
   uint32_t fault_vector() const { return fault_vector_; }
 

@@ -85,6 +85,7 @@ void Iommu::b_transport(int port, tlm::tlm_generic_payload& t, sc_time& delay) {
   }
   busy_until_ = at;
   delay = at - now;
+  if (on_dma) on_dma(unsigned(port), a, t.get_data_length(), at, ok);
   if (!ok) {
     ++faults_;
     fault_addr_ = a;

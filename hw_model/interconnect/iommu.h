@@ -61,6 +61,8 @@ class Iommu : public sc_core::sc_module {
   uint64_t misses() const { return misses_; }
   uint64_t faults() const { return faults_; }
   std::function<void(unsigned port, uint64_t addr, bool write)> on_fault;
+  // Every remapped DMA as it is translated (monitors only): port, address, length, time it is translated.
+  std::function<void(unsigned port, uint64_t addr, unsigned len, const sc_core::sc_time& at, bool ok)> on_dma;
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);

@@ -164,6 +164,7 @@ class VidMm {
   uint64_t notify_chunks() const { return notify_chunks_; }
   uint64_t bytes_moved() const { return bytes_moved_; }
   uint64_t evictions() const { return evictions_; }
+  size_t allocations() const { return allocs_.size(); }
   uint64_t budget_bytes() const { return budget_; }
   uint64_t resident_system_bytes() const { return resident_sys_; }
   // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its

@@ -187,8 +187,13 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
   const uint64_t max = UINT64_MAX;
   cpu_.mem_write(f->mv_addr, &max, 8);
   DxgkCreateNativeFenceArgs a;
-  a.current_value_system_process_gpu_va = f->cv_addr;
-  a.monitored_value_system_process_gpu_va = f->mv_addr;
+  a.current_value_cpu_va = f->cv_addr;
+  a.monitored_value_cpu_va = f->mv_addr;
+  if (kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().map_to_gpu_system_process) {
+    // F10: the OS maps CV and MV into the system process's GPU VA for the CMP and passes those VAs.
+    a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
+    a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
+  }
   a.legacy_monitored_fence = legacy;
   f->handle = kmd_->DxgkDdiCreateNativeFence(a);
   if (!f->handle) {

@@ -580,15 +580,19 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   const uint32_t h = next_handle_++;
   fence_regs_.acquire();
   cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
-  cpu_.mmio_write64(bar0_ + kFenceCvAddr, a.current_value_system_process_gpu_va);
-  cpu_.mmio_write64(bar0_ + kFenceMvAddr, a.monitored_value_system_process_gpu_va);
+  // F10: the system process's VAs the OS mapped (MapToGpuSystemProcess), else the driver's own mapping
+  // of the values (the allocations' mapping in the system process, at their address).
+  const uint64_t cv_va = caps_.map_to_gpu_system_process ? a.current_value_system_process_gpu_va : a.current_value_cpu_va;
+  const uint64_t mv_va = caps_.map_to_gpu_system_process ? a.monitored_value_system_process_gpu_va : a.monitored_value_cpu_va;
+  cpu_.mmio_write64(bar0_ + kFenceCvAddr, cv_va);
+  cpu_.mmio_write64(bar0_ + kFenceMvAddr, mv_va);
   cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot
   cpu_.mmio_write32(bar0_ + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
   Fence& f = fences_[h];
   f.slot = slot;
   f.legacy = a.legacy_monitored_fence;
-  f.cv_addr = a.current_value_system_process_gpu_va;
+  f.cv_addr = a.current_value_cpu_va;  // the CPU's writes (DxgkDdiUpdateCurrentValuesFromCpu)
   // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
   // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.
   cpu_.raise_device_irql();

@@ -55,8 +55,9 @@ struct DxgkCreateAllocationArgs {
 
 // DXGKARG_CREATENATIVEFENCE, the fields used.
 struct DxgkCreateNativeFenceArgs {
-  uint64_t current_value_system_process_gpu_va = 0;
+  uint64_t current_value_system_process_gpu_va = 0;  // F10: 0 unless the caps ask MapToGpuSystemProcess
   uint64_t monitored_value_system_process_gpu_va = 0;
+  uint64_t current_value_cpu_va = 0, monitored_value_cpu_va = 0;  // the kernel's CPU addresses of the values
   bool legacy_monitored_fence = false;  // model switch: a WDDM 2.x monitored fence in the same table
 };
 

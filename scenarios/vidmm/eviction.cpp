@@ -1,0 +1,184 @@
+// Allocation notifications (seed 002, A1-A4): VidMm evicts under its budget, the driver is told first.
+//   eviction_notify: two allocations of workload.alloc_mb in an aperture (or the implicit system) segment,
+//     one compressed (the driver sets NotifyEviction, A1), one not; the budget holds two, so two later
+//     allocations evict them, least recently used first. The compressed one is mapped chunk by chunk into
+//     the paging process's VA, the driver's NOTIFY_ALLOC work (an in-place decompression pass) runs as a
+//     paging packet in the system context, and the chunk is unmapped (A2).
+//     Metrics: evict_ns (with the notification), evict_ns_without_notify, notify_ns_per_mb (their
+//     difference per MiB), chunks, paging_packets, bytes_moved, paging_va_mb.
+//   iommu_unmap_notify: the same under an IOMMU addressing model with a cached allocation (NotifyIoMmuUnmap)
+//     and a plain one, in the implicit system segment: NOTIFY_ALLOC(NotifyIoMmuUnmap), every paging
+//     operation waited for, then the IOMMU unmap (A3). Metrics: unmap_ns (eviction start to the IOMMU unmap
+//     done, with the notification), unmap_ns_without_notify, iommu_faults (the IOMMU's fault register).
+//   paging_va_size: one compressed allocation evicted with the paging process's VA size the driver answers
+//     (kmd.paging_va_mb; 0 = the OS's default, A4): metrics paging_va_mb, chunks, paging_page_table_bytes
+//     (the window's tables, always resident), evict_ns.
+// Each checks its invariants in its verdict: the chunk count is ceil(size / VA size), the data survive the
+// in-place pass, the evicted allocations are no longer resident, and the notified one costs more.
+#include <cinttypes>
+#include <map>
+
+#include "kernel_stub/dxgkrnl/packet_sched.h"
+#include "scenarios/scenario.h"
+
+namespace gpumodel {
+namespace {
+
+using namespace sc_core;
+
+enum class Kind { Notify, IommuUnmap, VaSize };
+
+uint64_t pattern(uint64_t i) { return (i + 1) * 0x9E3779B97F4A7C15ull; }
+
+class Eviction : public ScenarioDriver {
+ public:
+  Eviction(const ParamSet& ps, Kind k)
+      : kind_(k),
+        bytes_(uint64_t(ps.get_int("workload.alloc_mb")) << 20),
+        seg_(ps.get_enum("workload.segment") == "system" ? Segment::System : Segment::Aperture) {
+    if (k == Kind::IommuUnmap) seg_ = Segment::System;
+  }
+
+  void build(Platform& p, Results& r) override {
+    VidMmObserver& o = p.vidmm.observer;
+    chain(o.eviction_started, [this](const VidMmAllocation& a) { started_[a.handle] = sc_time_stamp(); });
+    chain(o.evicted, [this](const VidMmAllocation& a) { done_[a.handle] = sc_time_stamp(); });
+    chain(o.unmapped, [this](const VidMmAllocation& a, bool iommu) {
+      if (iommu) iommu_done_[a.handle] = sc_time_stamp();
+    });
+    p.cpu.spawn_thread("app", [this, &p, &r] { app(p, r); });
+  }
+
+ private:
+  void app(Platform& p, Results& r) {
+    DxgkAdapterInfo info;
+    if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start: BAR0 did not identify the adapter")) return;
+    DxgkCreateAllocationArgs flagged_args, plain_args;
+    flagged_args.bytes = plain_args.bytes = bytes_;
+    flagged_args.compressed = kind_ != Kind::IommuUnmap;
+    flagged_args.driver_cached = kind_ == Kind::IommuUnmap;
+    flagged_ = p.vidmm.CreateAllocation(1, seg_, flagged_args);
+    plain_ = kind_ == Kind::VaSize ? nullptr : p.vidmm.CreateAllocation(1, seg_, plain_args);
+
+    // The app writes a pattern into the flagged allocation through its process's GPU VA (a HW queue of
+    // process 1): the mapping works, and the in-place pass must leave the data as they were.
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
+    PacketWriter w;
+    for (uint64_t i = 0; i < 8; ++i) w.write64(flagged_->va + (bytes_ / 8) * i, pattern(i));
+    w.barrier().interrupt(1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.wait_for(p.vidsch.interrupt_event(1));
+    r.check(read_pattern(p), "the app's writes through the allocation's GPU VA did not reach its pages");
+
+    if (kind_ == Kind::VaSize) {
+      p.vidmm.Evict(flagged_);
+    } else {
+      // Two more allocations over the budget (two of this size): the least recently used go first.
+      p.vidmm.CreateAllocation(1, seg_, plain_args);
+      p.vidmm.CreateAllocation(1, seg_, plain_args);
+    }
+    r.check(read_pattern(p), "the data of the notified allocation changed across its eviction");
+    iommu_faults_ = p.cpu.mmio_read64(Iommu::kBase + Iommu::kFaults);  // the OS reads the IOMMU's fault log
+    finished_ = true;
+  }
+
+  bool read_pattern(Platform& p) {
+    bool ok = true;
+    for (uint64_t i = 0; i < 8; ++i) ok = ok && p.cpu.mem_read64(flagged_->addr + (bytes_ / 8) * i) == pattern(i);
+    return ok;
+  }
+
+  double span(const std::map<uint32_t, sc_time>& end, const VidMmAllocation* a) const {
+    auto s = started_.find(a->handle), e = end.find(a->handle);
+    return s == started_.end() || e == end.end() ? -1.0 : to_ns(e->second - s->second);
+  }
+
+  void finish(Platform& p, Results& r) override {
+    if (!r.check(finished_, "the scenario did not finish")) return;
+    VidMm& mm = p.vidmm;
+    const double mib = double(bytes_) / double(1 << 20);
+    const uint64_t window = mm.paging_va_bytes();
+    r.metric("alloc_mb", bytes_ >> 20);
+    r.metric("paging_va_mb", window >> 20);
+    r.metric("paging_va_from_driver", mm.paging_va_from_driver());
+    r.check(!flagged_->resident && (!plain_ || !plain_->resident), "an allocation over the budget is still resident");
+    const double evict = span(done_, flagged_);
+    r.check(evict > 0, "the flagged allocation was not evicted");
+    r.metric("evict_ns", evict);
+    const uint64_t want_chunks = kind_ == Kind::IommuUnmap ? 0 : (bytes_ + window - 1) / window;
+    r.metric("chunks", mm.notify_chunks());
+    r.check(mm.notify_chunks() == want_chunks,
+            "NotifyEviction ran " + std::to_string(mm.notify_chunks()) + " chunks, not ceil(size / paging VA) = " +
+                std::to_string(want_chunks));
+    r.metric("paging_packets", mm.paging_packets());
+    r.metric("bytes_moved", mm.bytes_moved());
+    r.metric("evictions", mm.evictions());
+    if (kind_ == Kind::VaSize) {
+      r.metric("paging_page_table_bytes", mm.paging_page_table_bytes());
+      return;
+    }
+    const double plain = span(done_, plain_);
+    r.metric("evict_ns_without_notify", plain);
+    if (kind_ == Kind::Notify) {
+      r.metric("notify_ns_per_mb", (evict - plain) / mib);
+      r.check(evict > plain, "the eviction with the notification did not cost more than the one without");
+      return;
+    }
+    const double unmap = span(iommu_done_, flagged_), unmap_plain = span(iommu_done_, plain_);
+    r.metric("unmap_ns", unmap);
+    r.metric("unmap_ns_without_notify", unmap_plain);
+    r.metric("iommu_faults", iommu_faults_);
+    r.check(unmap > 0 && unmap_plain > 0, "an allocation was not unmapped from the IOMMU");
+    r.check(unmap > unmap_plain, "the IOMMU unmap with the notification did not take longer than the one without");
+  }
+
+  Kind kind_;
+  uint64_t bytes_;
+  Segment seg_;
+  VidMmAllocation *flagged_ = nullptr, *plain_ = nullptr;
+  std::map<uint32_t, sc_time> started_, done_, iommu_done_;
+  uint64_t iommu_faults_ = 0;
+  bool finished_ = false;
+};
+
+ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_mb) {
+  return {name, summary,
+          [alloc_mb](ParamSet& ps, const std::string& o) {
+            ps.declare_int("workload.alloc_mb", alloc_mb, "MiB", 1, 1 << 16,
+                           "A: each allocation's size (a render target or texture of tens of MB)", o);
+            ps.declare_enum("workload.segment", "aperture", {"aperture", "system"},
+                            "Q: A2: NotifyEviction is only sent for an aperture or the implicit system-memory segment", o);
+          },
+          [k](const ParamSet& ps) { return std::make_unique<Eviction>(ps, k); },
+          [name, k](const ParamSet& ps) {
+            require_platform(ps, name, 1, 2, "a HW queue for the app and the paging ring on node 0");
+            if (k == Kind::IommuUnmap && ps.get_enum("iommu.model") == "physical")
+              throw ConfigError(std::string("iommu.model = physical: scenario '") + name +
+                                "' measures NotifyIoMmuUnmap, which is only sent under an IOMMU addressing model "
+                                "(A3); allowed: iommu.model = gpuva_iommu or gpuva_iommu_global");
+            if (k != Kind::VaSize &&
+                uint64_t(ps.get_int("vidmm.system_budget_mb")) != 2 * uint64_t(ps.get_int("workload.alloc_mb")))
+              throw ConfigError("vidmm.system_budget_mb = " + std::to_string(ps.get_int("vidmm.system_budget_mb")) +
+                                std::string(": scenario '") + name + "' evicts by the budget, which must hold exactly two "
+                                "allocations; allowed: vidmm.system_budget_mb = 2 x workload.alloc_mb = " +
+                                std::to_string(2 * ps.get_int("workload.alloc_mb")));
+          }};
+}
+
+}  // namespace
+
+ScenarioInfo eviction_notify_scenario() {
+  return make("eviction_notify", "VidMm evicts under its budget; NotifyEviction per paging-VA chunk first (A1, A2, A4)",
+              Kind::Notify, 32);
+}
+ScenarioInfo iommu_unmap_notify_scenario() {
+  return make("iommu_unmap_notify", "under an IOMMU model: NotifyIoMmuUnmap, wait for paging, then the IOMMU unmap (A3)",
+              Kind::IommuUnmap, 32);
+}
+ScenarioInfo paging_va_size_scenario() {
+  return make("paging_va_size", "the paging process's VA size against NotifyEviction chunks and page-table memory (A4)",
+              Kind::VaSize, 256);
+}
+
+}  // namespace gpumodel
