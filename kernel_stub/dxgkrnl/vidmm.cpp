@@ -291,12 +291,25 @@ void VidMm::update_page_table(uint64_t root, std::vector<PteWrite> w, const VidM
   run_paging({op}, a);
 }
 
+void VidMm::cpu_write_entries(std::vector<PteWrite> d) {
+  // CPU stores, a run of consecutive entries at a time (one cached write stream each).
+  std::sort(d.begin(), d.end(), [](const PteWrite& x, const PteWrite& y) { return x.addr < y.addr; });
+  std::vector<uint64_t> run;
+  for (size_t i = 0; i < d.size();) {
+    size_t j = i;
+    run.clear();
+    while (j < d.size() && (j == i || d[j].addr == d[j - 1].addr + 8)) run.push_back(d[j++].value);
+    cpu_->mem_write(d[i].addr, run.data(), unsigned(run.size() * 8));
+    i = j;
+  }
+}
+
 void VidMm::iommu_unmap(VidMmAllocation& a) {
   // The OS clears the entries (CPU stores into the domain's tables), invalidates the IOTLB and reads a
   // register back, so no DMA is translated with the old entries after it returns.
   std::vector<PteWrite> d;
   domain_->unmap(a.addr, a.bytes, d);
-  for (const PteWrite& e : d) cpu_->mem_write(e.addr, &e.value, 8);
+  cpu_write_entries(d);
   cpu_->mmio_write64(Iommu::kBase + Iommu::kInvalidate, domain_->root());
   (void)cpu_->mmio_read64(Iommu::kBase + Iommu::kFaults);
   if (observer.unmapped) observer.unmapped(a, true);
@@ -395,7 +408,7 @@ void VidMm::MakeResident(VidMmAllocation* ap) {
   if (system && domain_) {  // back into the IOMMU: entries that were invalid, no invalidation needed
     std::vector<PteWrite> d;
     domain_->map(a.addr, a.addr, a.bytes, d);
-    for (const PteWrite& e : d) cpu_->mem_write(e.addr, &e.value, 8);
+    cpu_write_entries(d);
   }
   std::vector<PteWrite> w;
   space(a.process).map(a.va, a.addr, a.bytes, system, w);
@@ -404,6 +417,7 @@ void VidMm::MakeResident(VidMmAllocation* ap) {
   a.resident = true;
   a.last_use = ++use_tick_;
   if (system) resident_sys_ += a.bytes;
+  if (observer.made_resident) observer.made_resident(a);
 }
 
 }  // namespace gpumodel

@@ -97,6 +97,7 @@ struct VidMmObserver {
   // Unmapped: from the process's GPU VA (iommu false) or from the IOMMU (true), visible to the hardware.
   std::function<void(const VidMmAllocation&, bool iommu)> unmapped;
   std::function<void(const VidMmAllocation&)> evicted;
+  std::function<void(const VidMmAllocation&)> made_resident;  // mapped again (process VA and IOMMU)
 };
 
 // An IOMMU domain's tables (iommu.h's format) as the OS keeps them, in system memory.
@@ -198,6 +199,7 @@ class VidMm {
   bool notify_copy_ = true;
   void update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a);
   void iommu_unmap(VidMmAllocation& a);
+  void cpu_write_entries(std::vector<PteWrite> d);  // the OS's stores into the IOMMU's tables
   void make_room(uint64_t bytes, const VidMmAllocation* keep);
   Cpu* cpu_ = nullptr;
   Kmd* kmd_ = nullptr;

@@ -405,6 +405,11 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
   }
 }
 
+void Kmd::invalidate_tlbs(uint64_t root) {
+  cpu_.mmio_write64(bar0_ + regs::kMmuInvalidate, root);
+  (void)cpu_.mmio_read32(bar0_ + regs::kId);  // a read does not pass the posted write: done on return
+}
+
 DxgkAllocationInfoFlags2 Kmd::DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a) {
   DxgkAllocationInfoFlags2 f;
   f.notify_eviction = notify_eviction_ && a.compressed;

@@ -35,7 +35,8 @@ class Eviction : public ScenarioDriver {
   Eviction(const ParamSet& ps, Kind k)
       : kind_(k),
         bytes_(uint64_t(ps.get_int("workload.alloc_mb")) << 20),
-        seg_(ps.get_enum("workload.segment") == "system" ? Segment::System : Segment::Aperture) {
+        seg_(ps.get_enum("workload.segment") == "system" ? Segment::System : Segment::Aperture),
+        touch_after_(ps.get_bool("workload.touch_after_evict")) {
     if (k == Kind::IommuUnmap) seg_ = Segment::System;
   }
 
@@ -79,6 +80,12 @@ class Eviction : public ScenarioDriver {
       p.vidmm.CreateAllocation(1, seg_, plain_args);
     }
     r.check(read_pattern(p), "the data of the notified allocation changed across its eviction");
+    if (touch_after_) {  // fault injection: the app uses the evicted allocation's VA
+      PacketWriter t;
+      t.write64(flagged_->va, 0).interrupt(1);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, t);
+      p.cpu.wait_for(p.vidsch.interrupt_event(1), sc_time(100, SC_US));
+    }
     iommu_faults_ = p.cpu.mmio_read64(Iommu::kBase + Iommu::kFaults);  // the OS reads the IOMMU's fault log
     finished_ = true;
   }
@@ -114,6 +121,8 @@ class Eviction : public ScenarioDriver {
     r.metric("paging_packets", mm.paging_packets());
     r.metric("bytes_moved", mm.bytes_moved());
     r.metric("evictions", mm.evictions());
+    r.metric("iommu_faults", iommu_faults_);
+    r.check(iommu_faults_ == 0, "the IOMMU recorded " + std::to_string(iommu_faults_) + " faults");
     if (kind_ == Kind::VaSize) {
       r.metric("paging_page_table_bytes", mm.paging_page_table_bytes());
       return;
@@ -128,7 +137,6 @@ class Eviction : public ScenarioDriver {
     const double unmap = span(iommu_done_, flagged_), unmap_plain = span(iommu_done_, plain_);
     r.metric("unmap_ns", unmap);
     r.metric("unmap_ns_without_notify", unmap_plain);
-    r.metric("iommu_faults", iommu_faults_);
     r.check(unmap > 0 && unmap_plain > 0, "an allocation was not unmapped from the IOMMU");
     r.check(unmap > unmap_plain, "the IOMMU unmap with the notification did not take longer than the one without");
   }
@@ -140,6 +148,7 @@ class Eviction : public ScenarioDriver {
   std::map<uint32_t, sc_time> started_, done_, iommu_done_;
   uint64_t iommu_faults_ = 0;
   bool finished_ = false;
+  bool touch_after_;
 };
 
 ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_mb) {
@@ -147,6 +156,9 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
           [alloc_mb](ParamSet& ps, const std::string& o) {
             ps.declare_int("workload.alloc_mb", alloc_mb, "MiB", 1, 1 << 16,
                            "A: each allocation's size (a render target or texture of tens of MB)", o);
+            ps.declare_bool("workload.touch_after_evict", false,
+                            "A: fault injection: the app writes to the evicted allocation's VA afterwards (the engine "
+                            "faults, DMA_FAULTED; the use_after_unmap monitor must report it)", o);
             ps.declare_enum("workload.segment", "aperture", {"aperture", "system"},
                             "Q: A2: NotifyEviction is only sent for an aperture or the implicit system-memory segment", o);
           },

@@ -21,6 +21,7 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
     books_[a.handle].notified.push_back({off, off + n});
   });
   chain(o.iommu_unmap_notified, [this](const VidMmAllocation& a) { books_[a.handle].iommu_notified = true; });
+  chain(o.made_resident, [this](const VidMmAllocation& a) { books_.erase(a.handle); });
   chain(o.unmapped, [this](const VidMmAllocation& a, bool iommu) {
     Book& b = books_[a.handle];
     b.a = &a;
@@ -58,7 +59,6 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
     chain(node->on_translate, [this, node](uint64_t root, uint64_t va, uint64_t, bool ok) {
       for (auto& [h, b] : books_) {
         if (!b.va_unmapped || b.root != root || va < b.a->va || va - b.a->va >= b.a->bytes) continue;
-        if (b.a->resident) continue;  // made resident again
         char m[200];
         std::snprintf(m, sizeof m, "%s touched allocation %u at GPU VA 0x%llx (%s) after its eviction unmapped it at %.3f ns",
                       node->name(), h, static_cast<unsigned long long>(va), ok ? "a stale translation" : "a page fault",
@@ -69,7 +69,7 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
   }
   chain(p.iommu.on_dma, [this](unsigned port, uint64_t addr, unsigned len, const sc_time& at, bool ok) {
     for (auto& [h, b] : books_) {
-      if (!b.iommu_unmapped || b.a->resident || addr + len <= b.a->addr || addr >= b.a->addr + b.a->bytes) continue;
+      if (!b.iommu_unmapped || addr + len <= b.a->addr || addr >= b.a->addr + b.a->bytes) continue;
       if (at < b.iommu_unmapped_at) continue;
       char m[200];
       std::snprintf(m, sizeof m, "a DMA of port %u touched allocation %u at 0x%llx (%s) at %.3f ns, after its IOMMU unmap returned at %.3f ns (A3)",
