@@ -322,6 +322,9 @@ TEST_CASE("A3: NotifyIoMmuUnmap runs, every paging operation completes, then the
   // The notified unmap costs the driver's flush (kmd.notify_iommu_unmap_cycles: 1 us at 2 GHz) and its
   // packet's round trip: more than the plain one, by at least the flush.
   CHECK(j["metrics"]["unmap_ns"].get<double>() >= j["metrics"]["unmap_ns_without_notify"].get<double>() + 1000.0);
+  // VidMm unmapping from the IOMMU without the notification: the monitor reports it.
+  const auto skip = run_json(scenario("iommu_unmap_notify") + " --vidmm.fault_skip_eviction_notify=true", "iskip", 1);
+  CHECK(skip["monitors"]["eviction_without_notify"]["violations"].get<int>() == 1);
   // Physical addressing: the scenario refuses (A3 has nothing to send).
   const Run r = run_cli(scenario("iommu_unmap_notify") + " --iommu.model=physical");
   CHECK(r.code == 2);

@@ -79,7 +79,28 @@ GpuMmu::Result GpuMmu::translate(uint64_t root, uint64_t va) {
     ++hits_;
     return r;
   }
+  // Miss coalescing: another walk of this unit in the same 64 KiB region: wait for it, look again.
+  const std::pair<uint64_t, uint64_t> key{root, va / pt::kBigPage};
+  bool waited = false;
+  while (std::find(walking_.begin(), walking_.end(), key) != walking_.end()) {
+    waited = true;
+    sc_core::wait(walk_done_);
+  }
+  if (waited) {
+    ++coalesced_;
+    r = lookup(root, va);
+    if (r.ok) return r;
+  }
   ++misses_;
+  walking_.push_back(key);
+  r = walk(root, va);
+  walking_.erase(std::find(walking_.begin(), walking_.end(), key));
+  walk_done_.notify(sc_core::SC_ZERO_TIME);
+  return r;
+}
+
+GpuMmu::Result GpuMmu::walk(uint64_t root, uint64_t va) {
+  Result r;
   auto fault = [this] {
     ++faults_;
     return Result{};

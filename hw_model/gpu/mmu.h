@@ -16,12 +16,15 @@
 //
 // TLB: mmu.tlb_entries entries, mmu.tlb_ways-way set associative, LRU, tagged by (root, page), so a
 // process switch needs no flush. A hit adds no time; a miss walks (each level one TLM read, waiting
-// for it). Invalidation: by root or all (BAR0 kMmuInvalidate, or a FLUSH_TLB packet).
+// for it); a miss in a 64 KiB region another walk of the unit is already fetching waits for that walk and
+// looks again (miss coalescing). Invalidation: by root or all (BAR0 kMmuInvalidate, or a FLUSH_TLB packet).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <systemc>
 
 #include "hw_model/core/params.h"
 
@@ -73,8 +76,17 @@ class GpuMmu {
     bool valid = false, big = false, system = false;
   };
   Entry* find(uint64_t root, uint64_t va, bool big);
+  // Walks in flight, by (root, 64 KiB region): a second miss in the region waits for the first walk
+  // and looks again (miss coalescing), instead of walking the same tables twice.
+  std::vector<std::pair<uint64_t, uint64_t>> walking_;
+  sc_core::sc_event walk_done_;
+  uint64_t coalesced_ = 0;
+ public:
+  uint64_t coalesced() const { return coalesced_; }  // misses that waited for another walk
+ private:
   void insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system);
   uint64_t read64(uint64_t addr);
+  Result walk(uint64_t root, uint64_t va);
   unsigned sets_, ways_;
   std::vector<Entry> tlb_;
   uint64_t tick_ = 0;

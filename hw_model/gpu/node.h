@@ -190,6 +190,16 @@ class Node : public sc_core::sc_module {
     uint64_t root;
   };
   std::deque<Chunk> dma_jobs_;
+  // Translation ahead of the transfers: one walker per side (source, destination) translates the pages of
+  // the copy up to node.translate_ahead_bytes beyond the next chunk a DMA tag takes, so the tags hit.
+  struct Ahead {
+    uint64_t root = 0, va = 0, bytes = 0, next = 0;  // next: the offset of the next page to translate
+    sc_core::sc_event ev;
+  };
+  Ahead ahead_[2];
+  uint64_t copy_taken_ = 0;  // offset of the next chunk a tag takes (this copy)
+  uint64_t translate_ahead_;
+  void translate_ahead(Ahead& a);
   unsigned dma_busy_ = 0;
   sc_core::sc_event dma_ev_, dma_done_ev_;
   // A DMA tag's chunk buffer and flow-control identity. Owned here, not by the tag's thread: a thread

@@ -78,6 +78,9 @@ void VidMm::map_global(const Global& g) {
 }
 
 uint64_t VidMm::allocate(Segment seg, uint64_t bytes, uint64_t align) {
+  // A large allocation starts on a 64 KiB boundary so its GPU mapping uses 64 KiB pages (16 times fewer
+  // TLB entries than 4 KiB pages).
+  if (bytes >= kBigPageThreshold) align = std::max<uint64_t>(align, pt::kBigPage);
   const uint64_t a = (seg == Segment::Local ? local_ : sys_).allocate(bytes, align);
   if (seg != Segment::Local)
     for (VidMm* m : sys_.users) m->map_global({a, bytes, true});
@@ -152,8 +155,9 @@ void VidMm::declare_params(ParamSet& ps) {
                  "system-memory segments; a new allocation beyond it evicts the least recently used (a budget "
                  "as VidMm derives from the system's memory)");
   ps.declare_bool("vidmm.fault_skip_eviction_notify", false,
-                  "A: fault injection (seed 002 A2): VidMm evicts a NotifyEviction allocation without the "
-                  "NOTIFY_ALLOC operation; the eviction_without_notify monitor must report it");
+                  "A: fault injection (seed 002 A2, A3): VidMm evicts without the NOTIFY_ALLOC operations the "
+                  "flags ask for (NotifyEviction, NotifyIoMmuUnmap); the eviction_without_notify monitor must "
+                  "report it");
   ps.declare_bool("vidmm.fault_iommu_unmap_without_wait", false,
                   "A: fault injection (seed 002 A3): VidMm unmaps from the IOMMU without waiting for the paging "
                   "operations; the use_after_unmap monitor must report the engine's late access");
@@ -379,7 +383,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
   // A3: under an IOMMU addressing model, NOTIFY_ALLOC(NotifyIoMmuUnmap), wait for every paging
   // operation, then unmap from the IOMMU.
   if (system && domain_) {
-    if (a.flags.notify_iommu_unmap) {
+    if (a.flags.notify_iommu_unmap && !skip_notify_) {
       DxgkPagingOp n;
       n.kind = DxgkPagingOp::NotifyAlloc;
       n.notify = DxgkPagingOp::NotifyIoMmuUnmap;

@@ -171,6 +171,7 @@ class VidMm {
   // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its
   // physical address, as the OS does with MapToGpuSystemProcess).
   uint64_t map_system_alias(uint64_t addr);
+  static constexpr uint64_t kBigPageThreshold = 1ull << 20;  // allocate(): 64 KiB aligned from this size
   static constexpr uint64_t kPagingVaBase = 0xF000'0000'0000ull;   // the paging process's window (space 0)
   static constexpr uint64_t kProcessVaBase = 0x4000'0000'0000ull;  // app processes' private allocations
   static constexpr uint64_t kAliasVaBase = 0xE000'0000'0000ull;    // F10 aliases (space 0)
