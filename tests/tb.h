@@ -104,6 +104,12 @@ inline sc_time node_sysmem_write8() { return kWb + up_write(8); }
 // that wait) then barriers: the write-back becomes visible in system memory, plus the system-scope
 // handshake. B, blocked on the GPU with its packets already fetched, resumes at once.
 inline sc_time gpu_wait_unblock() { return kShadowCheck + node_sysmem_write8() + kCmpBarrier; }
+// GPU MMU (hw_model/gpu/mmu.h): an engine or the CMP reaches memory by GPU VA through its TLB
+// (mmu.tlb_entries 512, 8 ways). A hit adds no time. A miss (the first touch of a page since the TLB
+// was last invalidated) walks the page tables in VRAM, one read after another over the GPU fabric
+// (gpu.fabric_latency_ns, 0): the L3 and L2 PDEs (8 bytes each), the L1 dual PDE (16 bytes) and the
+// PTE (8 bytes), each a VRAM read (250 ns + its transfer at 1008 GB/s). The accessing process waits.
+inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16); }
 }  // namespace dflt
 
 struct Run {
