@@ -115,6 +115,13 @@ inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16);
 // barrier costs its system-scope handshake alone. B, blocked on the GPU with its packets already
 // fetched, resumes at once.
 inline sc_time gpu_wait_unblock() { return walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier; }
+// The CMP's first fence interrupt of a run (its TLB cold for the event ring and for the ring's write
+// index; the fence's creation warmed only the shadow MV, CV and acknowledgement pages): the 32 cycles
+// of interrupt firmware, then a walk before the event entry's write and one before the write index's.
+inline sc_time cmp_first_fence_interrupt() { return kCmpInterrupt + walk() + walk(); }
+// ... and its MSI's delivery: the event entry left a walk earlier, so only the write index's 8-byte
+// TLP is still ahead of the 4-byte MSI on the idle up direction; then hop and root complex.
+inline sc_time first_msi_delivery() { return ser(8 + 24, kRate) + ser(4 + 24, kRate) + kHop + kRc; }
 }  // namespace dflt
 
 struct Run {

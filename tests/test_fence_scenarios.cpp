@@ -72,13 +72,12 @@ TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from 
   // to that page: a walk), so the barrier is its 200 ns handshake alone. The interrupt firmware (32
   // cycles) then writes the event entry and the ring's write index, each the CMP's first write to its
   // page (the fence's creation warmed only the shadow MV, CV and acknowledgement pages): a walk before
-  // each; then the MSI. Measured from CV's visibility.
-  const sc_time msi_issued =
-      walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + kCmpInterrupt + walk() + walk();
+  // each; then the MSI (tb::dflt::cmp_first_fence_interrupt). Measured from CV's visibility.
+  const sc_time msi_issued = walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + cmp_first_fence_interrupt();
   const sc_time cmp_decision = msi_issued - cv_visible;
   // The 16-byte event entry left a walk before the write index: only the 8-byte write index's TLP is
-  // still ahead of the 4-byte MSI on the link (tb::dflt::msi_delivery has all three back to back).
-  const sc_time msi_delivery = ser(8 + 24, kRate) + ser(4 + 24, kRate) + kHop + kRc;
+  // still ahead of the 4-byte MSI on the link (tb::dflt::first_msi_delivery).
+  const sc_time msi_delivery = first_msi_delivery();
   // The CPU idles in C1 (2 us exit); the ISR: 500 ns entry, the KMD reads the ring's write index (8 B)
   // and one 16-byte entry, writes its read index (100 ns MMIO), and the 2 us ISR cost.
   const sc_time isr = sc_time(500 + 2000 + 100, SC_NS) + cpu_read(8) + cpu_read(16);
