@@ -1,7 +1,10 @@
 // mmio_roundtrip: the two basic latencies of the link, each measured where it is observed.
 //   cpu_mmio_read_ns: the CPU's uncached read of a BAR0 register (CPU clock around the load).
 //   gpu_read_roundtrip_ns: a GPU DMA read of 8 bytes of system memory, from the node's own
-//     performance counter (BAR0 NODE_DMA_READ_LAST), read back by the driver.
+//     performance counter (BAR0 NODE_DMA_READ_LAST), read back by the driver; the node's TLB already
+//     holds the page's translation (a second copy of the same bytes), so this is the link round trip.
+//   gpu_read_tlb_miss_ns: the same read the first time, with the node's TLB cold for the page: its
+//     page walk (GPU MMU, page tables in VRAM), then the round trip.
 #include "hw_model/gpu/regs.h"
 #include "scenarios/scenario.h"
 
@@ -31,18 +34,23 @@ class MmioRoundtrip : public ScenarioDriver {
     const uint64_t dst = p.vidmm.allocate(Segment::Local, 4096);
     const uint64_t value = 0x0123456789ABCDEFull;
     p.cpu.mem_write(src, &value, 8);
-    PacketWriter w;
-    w.copy(src, dst, 8).barrier().interrupt(2);
+    // The same copy twice: the first read walks the page tables (a cold TLB), the second hits.
+    uint64_t read_ps[2] = {0, 0};
     KEvent& done = p.vidsch.interrupt_event(2);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-    p.cpu.wait_for(done);
-    const uint64_t read_ps = p.cpu.mmio_read64(kBar0Base + kNodeBase + kNDmaReadLastPs);
+    for (uint64_t& ps : read_ps) {
+      PacketWriter w;
+      w.copy(src, dst, 8).barrier().interrupt(2);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+      p.cpu.wait_for(done);
+      ps = p.cpu.mmio_read64(kBar0Base + kNodeBase + kNDmaReadLastPs);
+    }
     uint64_t copied = 0;
     p.cpu.mem_read(dst, &copied, 8);
     r.check(copied == value, "GPU DMA read returned the wrong data");
 
     r.metric("cpu_mmio_read_ns", to_ns(cpu_read));
-    r.metric("gpu_read_roundtrip_ns", double(read_ps) / 1000.0);
+    r.metric("gpu_read_roundtrip_ns", double(read_ps[1]) / 1000.0);
+    r.metric("gpu_read_tlb_miss_ns", double(read_ps[0]) / 1000.0);
   }
 };
 

@@ -98,12 +98,30 @@ const sc_time kC1Exit(2000, SC_NS), kIntEntry(500, SC_NS), kIsr(2000, SC_NS), kD
 // A node's 8-byte posted write to system memory, from entering its write buffer to visible: the write
 // buffer, a 32-byte TLP up the link, the hop, the root complex, the DRAM port and write latency.
 inline sc_time node_sysmem_write8() { return kWb + up_write(8); }
-// F5, a native GPU wait: from node A's SIGNAL (decoded; its MV check issued) to node B's next packet
-// starting (before its decode). A's queue drains with the SIGNAL; its read-pointer write-back enters
-// A's write buffer as the MV check returns (VRAM read + 8 B at 1008 GB/s). The CMP (20 cycles, within
-// that wait) then barriers: the write-back becomes visible in system memory, plus the system-scope
-// handshake. B, blocked on the GPU with its packets already fetched, resumes at once.
-inline sc_time gpu_wait_unblock() { return kShadowCheck + node_sysmem_write8() + kCmpBarrier; }
+// GPU MMU (hw_model/gpu/mmu.h): an engine or the CMP reaches memory by GPU VA through its TLB
+// (mmu.tlb_entries 512, 8 ways). A hit adds no time. A miss (the first touch of a page since the TLB
+// was last invalidated) walks the page tables in VRAM, one read after another over the GPU fabric
+// (gpu.fabric_latency_ns, 0): the L3 and L2 PDEs (8 bytes each), the L1 dual PDE (16 bytes) and the
+// PTE (8 bytes), each a VRAM read (250 ns + its transfer at 1008 GB/s). The accessing process waits.
+inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16); }
+// F5, a native GPU wait, on engine A's first SIGNAL (A's TLB cold): from A's SIGNAL (decoded; its CV
+// write and MV check issued) to node B's next packet starting (before its decode). The CV write and
+// the read of the shadow MV are each A's first touch of their page: a walk apiece holds A's executor,
+// before the write enters the buffer and before the read (VRAM read + 8 B at 1008 GB/s). The CMP
+// spends 20 cycles on the notification, then barriers: the CV write has been visible since before
+// (it left the buffer a walk, a shadow check and the decision earlier, more than its
+// node_sysmem_write8), and A's read-pointer write-back, as its queue drains with the SIGNAL, is not
+// in the buffer yet (it waits for a walk of its own: the node's first write to that page), so the
+// barrier costs its system-scope handshake alone. B, blocked on the GPU with its packets already
+// fetched, resumes at once.
+inline sc_time gpu_wait_unblock() { return walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier; }
+// The CMP's first fence interrupt of a run (its TLB cold for the event ring and for the ring's write
+// index; the fence's creation warmed only the shadow MV, CV and acknowledgement pages): the 32 cycles
+// of interrupt firmware, then a walk before the event entry's write and one before the write index's.
+inline sc_time cmp_first_fence_interrupt() { return kCmpInterrupt + walk() + walk(); }
+// ... and its MSI's delivery: the event entry left a walk earlier, so only the write index's 8-byte
+// TLP is still ahead of the 4-byte MSI on the idle up direction; then hop and root complex.
+inline sc_time first_msi_delivery() { return ser(8 + 24, kRate) + ser(4 + 24, kRate) + kHop + kRc; }
 }  // namespace dflt
 
 struct Run {

@@ -62,19 +62,30 @@ size_t rises(const std::string& values) {
 TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from the default parameters", "[F3][F8][H2]") {
   using namespace tb::dflt;
   auto j = run("fence_signal", "", "sig");
-  // The SIGNAL's CV write leaves the 100 ns write buffer and crosses to DRAM.
-  const sc_time fence_write = sc_time(100, SC_NS) + up_write(8);
-  // The engine's shadow check (VRAM read) returns; the queue drains and its read-pointer write-back
-  // enters the buffer; the CMP (20 cycles) barriers until that write is visible too, + 200 ns, then
-  // issues the interrupt after 32 cycles. Measured from CV's visibility.
-  const sc_time cmp_decision = kShadowCheck + kCmpBarrier + kCmpInterrupt;
+  // The SIGNAL's CV write is node 0's first touch of the fence's CV page: a cold TLB, one walk before
+  // it enters the write buffer; it leaves the 100 ns write buffer and crosses to DRAM.
+  const sc_time cv_visible = walk() + sc_time(100, SC_NS) + up_write(8);
+  const sc_time fence_write = cv_visible;
+  // Then the engine's shadow check: its first read of the shadow MV table's page walks too, then the
+  // VRAM read returns. The CMP spends 20 cycles, then barriers: the CV write is visible by then, and
+  // the read-pointer write-back of the drained queue is not in the buffer yet (the node's first write
+  // to that page: a walk), so the barrier is its 200 ns handshake alone. The interrupt firmware (32
+  // cycles) then writes the event entry and the ring's write index, each the CMP's first write to its
+  // page (the fence's creation warmed only the shadow MV, CV and acknowledgement pages): a walk before
+  // each; then the MSI (tb::dflt::cmp_first_fence_interrupt). Measured from CV's visibility.
+  const sc_time msi_issued = walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + cmp_first_fence_interrupt();
+  const sc_time cmp_decision = msi_issued - cv_visible;
+  // The 16-byte event entry left a walk before the write index: only the 8-byte write index's TLP is
+  // still ahead of the 4-byte MSI on the link (tb::dflt::first_msi_delivery).
+  const sc_time msi_delivery = first_msi_delivery();
   // The CPU idles in C1 (2 us exit); the ISR: 500 ns entry, the KMD reads the ring's write index (8 B)
   // and one 16-byte entry, writes its read index (100 ns MMIO), and the 2 us ISR cost.
   const sc_time isr = sc_time(500 + 2000 + 100, SC_NS) + cpu_read(8) + cpu_read(16);
   // The DPC: 1 us, CV read, the waiter woken; MV back up to UINT64_MAX: the OS's copy (8 B at 20 GB/s),
   // two 100 ns MMIO writes (select, MV); the second reaches BAR0 (root complex, 32-byte TLP, hop, 20 ns
   // register write) and the CMP: 40 cycles, the shadow write (VRAM), the 200 ns barrier, step 3's CV
-  // read, the acknowledgement up the link. The KMD polls it with back-to-back loads from the end of the
+  // read, the acknowledgement up the link (the CMP's TLB holds those three pages since the fence's
+  // creation and the wait's arming: no walk). The KMD polls it with back-to-back loads from the end of the
   // second MMIO write; the first load sampled (120.104 ns into it) at or after the acknowledgement's
   // visibility returns; then the F8 re-read of CV.
   const sc_time mmio2 = sc_time(1000, SC_NS) + cpu_read(8) + sc_time(0.4, SC_NS) + sc_time(100, SC_NS);
@@ -84,7 +95,7 @@ TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from 
   while (poll + kRc + dram_xfer(8) + kDram < ack) poll += cpu_read(8);
   const sc_time dpc = poll + cpu_read(8) + cpu_read(8);
   const std::pair<const char*, sc_time> parts[] = {
-      {"fence_write_ns", fence_write}, {"cmp_decision_ns", cmp_decision}, {"msi_delivery_ns", msi_delivery()},
+      {"fence_write_ns", fence_write}, {"cmp_decision_ns", cmp_decision}, {"msi_delivery_ns", msi_delivery},
       {"idle_exit_ns", sc_time(2000, SC_NS)}, {"isr_ns", isr}, {"dpc_ns", dpc},
       {"thread_wake_ns", sc_time(2000, SC_NS)}};
   sc_time total = sc_core::SC_ZERO_TIME;
@@ -182,9 +193,10 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   // 1 ps timestamp ticks, so B's start is exact (the default 1 ns tick floors it).
   auto native = run("gpu_wait", "--gpu.timestamp_tick_ps=1", "gw_native");
   auto legacy = run("gpu_wait", "--gpu.timestamp_tick_ps=1 --fence.kind=legacy", "gw_legacy");
-  // Native: the path of the F5 unit test (test_fences.cpp), from A's SIGNAL to B's next packet: the
-  // engine's MV check in VRAM, A's read-pointer write-back leaving the 100 ns write buffer and crossing
-  // to DRAM, the CMP's 200 ns barrier handshake; B resumes with its packets fetched.
+  // Native: the path of the F5 unit test (test_fences.cpp), from A's SIGNAL to B's next packet: a walk
+  // each for the CV write and the MV check (node A's TLB is cold for those pages), the engine's MV check
+  // in VRAM, the CMP's 20 cycles and its 200 ns barrier handshake (A's read-pointer write-back is still
+  // walking, outside the barrier); B resumes with its packets fetched.
   CHECK(m(native, "signal_to_unblock_ns") == Approx(to_ns(gpu_wait_unblock())).margin(1e-6));
   CHECK(m(native, "fence_interrupts") == 0);  // no CPU fence interrupt at all
   CHECK(m(native, "gpu_unblocks") == 1);
@@ -193,8 +205,8 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   // its interrupt firmware (32 cycles), the MSI (a 28-byte TLP, hop, root complex); the CPU leaves C1,
   // enters the interrupt, runs the ISR, then the DPC; the DPC resubmits B's 20 bytes (TIMESTAMP 12 +
   // INTERRUPT 8): ring write and doorbell up to the CMP's kick of node B, which fetches them from system
-  // memory. Left out: the event entry's and write pointer's TLPs ahead of the MSI, the ISR's event-ring
-  // reads and MMIO write, the DPC's CV read.
+  // memory. Left out: the cold-TLB walks on the way, the event entry's and write pointer's TLPs ahead of
+  // the MSI, the ISR's event-ring reads and MMIO write, the DPC's CV read.
   const sc_time round_trip = node_sysmem_write8() + kCmpBarrier + kCmpInterrupt + ser(4 + 24, kRate) + kHop + kRc +
                              kC1Exit + kIntEntry + kIsr + kDpc + submit_to_kick(20) + sysmem_read(20);
   CHECK(m(legacy, "signal_to_unblock_ns") >= to_ns(round_trip));

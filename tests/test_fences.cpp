@@ -97,11 +97,11 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
   sc_start();
   using namespace tb::dflt;
   const sc_time t_s = p.gpu.nodes[0]->last_signal_start();
-  // A's queue drains with the SIGNAL; its read-pointer write-back enters A's 100 ns write buffer as the
-  // MV check returns (250 ns VRAM read + 8 B at 1008 GB/s). The CMP (20 cycles) then barriers: that
-  // write leaves the buffer, crosses the link (32-byte TLP, 200 ns hop, 30 ns root complex) and DRAM
-  // (8 B at 76.8 GB/s, 90 ns), plus the 200 ns barrier handshake (tb::dflt::gpu_wait_unblock); B then
-  // resumes and decodes (4 ns) before it takes the timestamp.
+  // Node 0's TLB is cold for the fence's pages: its CV write and its shadow-MV check walk first (one
+  // walk each), the MV check returns (250 ns VRAM read + 8 B at 1008 GB/s), the CMP spends 20 cycles,
+  // then barriers: the CV write is visible by then, and A's read-pointer write-back (its queue drains
+  // with the SIGNAL) is still walking, so the barrier costs its 200 ns handshake alone
+  // (tb::dflt::gpu_wait_unblock); B then resumes and decodes (4 ns) before it takes the timestamp.
   const sc_time expect = t_s + gpu_wait_unblock() + kDecode;
   CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == expect);
   CHECK(p.cpu.interrupts() == 0);  // nothing went through the CPU
@@ -260,17 +260,23 @@ TEST_CASE("The torn_value monitor catches a 64-bit value written in two halves",
   bad.sock.bind(p.gpu.fabric.tsock);
   NativeFence* f = nullptr;
   uint64_t seen = 0;
+  // The agent's two stores are timed from the fence's creation (its MV update, and so its duration,
+  // includes the CMP's cold-TLB walks): the low half 5 us after it, the high half 25 us after it; the
+  // CPU reads 20 us after it, between the two.
+  sc_event created;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    created.notify(SC_ZERO_TIME);
     p.cpu.sleep(us(20));  // the bad agent has written the low half only
     seen = p.cpu.mem_read64(f->cv_addr);
   });
   bad.body = [&] {
-    wait(us(15));
+    wait(created);
+    wait(us(5));
     const uint64_t v = 0x0000000500000007ull;
     bad.bus.post(f->cv_addr, &v, 4);  // low half now...
-    wait(us(10));
+    wait(us(20));
     bad.bus.post(f->cv_addr + 4, reinterpret_cast<const char*>(&v) + 4, 4);  // ...high half later
   };
   sc_start();

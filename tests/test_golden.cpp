@@ -3,6 +3,11 @@
 // simulated time, metrics, monitor verdicts, parameter values and waveform as before the topology
 // refactor. tests/golden/dgpu_results.json was written by tests/golden/make_golden.py from the build
 // before it (commit a8a766e); regenerate it only for a deliberate change of results, and say why.
+// Regenerated at the GPU MMU change (commit 52b1f22): every scenario's first touch of each page now
+// costs a TLB miss (a page walk through the page tables in VRAM) in the engines and the CMP, which
+// moves simulated times and the metrics on those paths (and mmio_roundtrip reports the warm round trip
+// as gpu_read_roundtrip_ns, unchanged, and the cold one as gpu_read_tlb_miss_ns); monitor verdicts and
+// the values of every parameter the file had are unchanged.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
