@@ -12,6 +12,10 @@ void GpuMmu::declare_params(ParamSet& ps) {
   ps.declare_int("mmu.tlb_ways", 8, "ways", 1, 1 << 16,
                  "A: 8-way set associative, LRU (a common last-level TLB organisation); = mmu.tlb_entries: fully "
                  "associative");
+  ps.declare_int("mmu.pwc_entries", 32, "entries", 0, 1 << 16,
+                 "A: a page-walk cache of 32 dual PDEs (64 MiB of reach): a miss in a recently walked 2 MiB region "
+                 "reads only its PTE (GPU MMUs cache upper levels, e.g. AMD's UTCL2 'PDE cache'; Power et al., "
+                 "'Supporting x86-64 Address Translation for 100s of GPU Lanes', HPCA 2014); 0 = none");
   ps.declare_real("mmu.invalidate_ns", 250, "ns", 0, 1e6,
                   "A: a FLUSH_TLB's invalidation handshake with every TLB of the adapter after its release, "
                   "250 ns (about a system-scope barrier, PARAMETERS.md ~200 ns, plus the acknowledgement)");
@@ -22,6 +26,7 @@ GpuMmu::GpuMmu(const ParamSet& ps, Read read) : read_(std::move(read)) {
   ways_ = std::min<unsigned>(unsigned(ps.get_int("mmu.tlb_ways")), entries);
   sets_ = entries / ways_;
   tlb_.resize(size_t(sets_) * ways_);
+  pwc_.resize(size_t(ps.get_int("mmu.pwc_entries")));
 }
 
 GpuMmu::Entry* GpuMmu::find(uint64_t root, uint64_t va, bool big) {
@@ -106,15 +111,37 @@ GpuMmu::Result GpuMmu::walk(uint64_t root, uint64_t va) {
     return Result{};
   };
   if (va >> pt::kVaBits) return fault();
-  uint64_t table = root;
-  for (int level = 3; level >= 2; --level) {
-    const uint64_t e = read64(table + 8ull * pt::index(va, level));
-    if (!(e & pt::kValid)) return fault();
-    table = e & pt::kTableMask;
-  }
   uint64_t pde[2] = {0, 0};
-  read_(table + 16ull * pt::index(va, 1), pde, 16);
-  ++walk_reads_;
+  const uint64_t region = va / pt::kPdeSpan;
+  Pde* cached = nullptr;
+  for (Pde& p : pwc_)
+    if (p.valid && p.region == region && p.root == root) cached = &p;
+  if (cached) {
+    ++pwc_hits_;
+    cached->lru = ++tick_;
+    pde[0] = cached->pde[0];
+    pde[1] = cached->pde[1];
+  } else {
+    uint64_t table = root;
+    for (int level = 3; level >= 2; --level) {
+      const uint64_t e = read64(table + 8ull * pt::index(va, level));
+      if (!(e & pt::kValid)) return fault();
+      table = e & pt::kTableMask;
+    }
+    read_(table + 16ull * pt::index(va, 1), pde, 16);
+    ++walk_reads_;
+    if (!pwc_.empty() && ((pde[0] | pde[1]) & pt::kValid)) {
+      Pde* victim = &pwc_[0];
+      for (Pde& p : pwc_) {
+        if (!p.valid) {
+          victim = &p;
+          break;
+        }
+        if (p.lru < victim->lru) victim = &p;
+      }
+      *victim = Pde{root, region, ++tick_, {pde[0], pde[1]}, true};
+    }
+  }
   uint64_t pte = 0;
   bool big = false;
   if (pde[0] & pt::kValid) pte = read64((pde[0] & pt::kTableMask) + 8ull * pt::index(va, 0));
@@ -137,6 +164,8 @@ void GpuMmu::invalidate(uint64_t root) {
   ++invalidations_;
   for (Entry& e : tlb_)
     if (root == 0 || e.root == root) e.valid = false;
+  for (Pde& p : pwc_)
+    if (root == 0 || p.root == root) p.valid = false;
 }
 
 }  // namespace gpumodel

@@ -16,7 +16,8 @@
 //
 // TLB: mmu.tlb_entries entries, mmu.tlb_ways-way set associative, LRU, tagged by (root, page), so a
 // process switch needs no flush. A hit adds no time; a miss walks (each level one TLM read, waiting
-// for it); a miss in a 64 KiB region another walk of the unit is already fetching waits for that walk and
+// for it), except that a page-walk cache (mmu.pwc_entries, LRU) keeps the dual PDEs of recent 2 MiB
+// regions: a miss in such a region reads only its PTE (and the 64 KiB one on the fallback); a miss in a 64 KiB region another walk of the unit is already fetching waits for that walk and
 // looks again (miss coalescing). Invalidation: by root or all (BAR0 kMmuInvalidate, or a FLUSH_TLB packet).
 #pragma once
 #include <cstdint>
@@ -68,6 +69,7 @@ class GpuMmu {
   uint64_t walk_reads() const { return walk_reads_; }
   uint64_t faults() const { return faults_; }
   uint64_t invalidations() const { return invalidations_; }
+  uint64_t pwc_hits() const { return pwc_hits_; }
 
  private:
   struct Entry {
@@ -89,6 +91,13 @@ class GpuMmu {
   Result walk(uint64_t root, uint64_t va);
   unsigned sets_, ways_;
   std::vector<Entry> tlb_;
+  struct Pde {
+    uint64_t root = 0, region = 0, lru = 0;  // region: va / 2 MiB
+    uint64_t pde[2] = {0, 0};
+    bool valid = false;
+  };
+  std::vector<Pde> pwc_;
+  uint64_t pwc_hits_ = 0;
   uint64_t tick_ = 0;
   Read read_;
   uint64_t hits_ = 0, misses_ = 0, walk_reads_ = 0, faults_ = 0, invalidations_ = 0;
