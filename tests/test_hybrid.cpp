@@ -86,13 +86,20 @@ TEST_CASE("hybrid_present: two copies add one surface read and one write on the 
   CHECK(one["copy_sysmem_bytes_per_frame"].get<double>() < kSurface + 1024);
   INFO("two copies add " << extra << " B of system-memory traffic a frame");
   CHECK(extra >= 2 * kSurface);
-  CHECK(extra < 2 * kSurface + 512);
+  // The iGPU's page tables are in its stolen (system) memory, so its page walks for copy 2 count too. At
+  // the worst every 64 KiB page of both surfaces misses every frame with a full five-read walk (3 x 8 B,
+  // the 16-byte dual PDE, the 4 KiB PTE and the 64 KiB one): 2 x ceil(8,294,400 / 65,536) x 56 B.
+  const double walks = 2 * std::ceil(kSurface / 65536.0) * 56;
+  CHECK(extra < 2 * kSurface + 512 + walks);
   // Copy 2 itself: 8,294,400 B read and written at system memory's 76.8 GB/s port, both directions on
   // the one port, 2 x 108.0 us = 216.0 us, plus the first read's latency; the iGPU's timestamps tick at
   // 52.083 ns, so allow two ticks.
   const double port_ns = 2 * kSurface / 76.8;
   CHECK(mean(two, "copy2_ns") >= port_ns - 2 * 52.083);
-  CHECK(mean(two, "copy2_ns") <= port_ns * 1.02);
+  // Translation: the copy engine's walkers run 256 KiB ahead, but each 64 KiB page's PTE read (and a full
+  // walk per 2 MiB region) queues at the one DRAM port behind the copy's own data, and the tags wait at the
+  // first pages: 4.7 % measured at the GPU MMU change (it was 1.3 % over the port before it). Bound: 6 %.
+  CHECK(mean(two, "copy2_ns") <= port_ns * 1.06);
   // The frame is ready for the flip later by copy 2 plus one more cross-adapter hop through the CPU
   // (the iGPU's fence interrupt, ISR, DPC and the present thread's wake: about 11 us).
   const double later = mean(two, "present_to_flip_ns") - mean(one, "present_to_flip_ns");

@@ -42,29 +42,38 @@ nlohmann::json run_json(const std::string& args, const std::string& tag, int exp
 
 }  // namespace
 
-TEST_CASE("GPU MMU: a TLB miss walks the four levels through TLM reads, a hit adds nothing", "[H2]") {
+TEST_CASE("GPU MMU: a TLB miss walks the four levels through TLM reads, a page-walk cache hit reads the PTE, a TLB hit adds nothing", "[H2]") {
   Bench b;
   auto& p = b.p;
-  uint64_t ts = 0;
+  uint64_t ts = 0, buf = 0, buf2 = 0;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
-    const uint64_t buf = p.vidmm.allocate(Segment::Local, 4096);
+    buf = p.vidmm.allocate(Segment::Local, 4096);
+    buf2 = p.vidmm.allocate(Segment::Local, 4096);  // the next 4 KiB page: the same 2 MiB region
     ts = p.kmd.scratch();
+    PacketWriter warm;
+    warm.timestamp(ts).interrupt(1);  // the scratch page's translation is in the TLB afterwards
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, warm);
+    p.cpu.wait_for(p.vidsch.interrupt_event(1));
     PacketWriter w;
-    // TIMESTAMP samples, then its write misses (the scratch page); WRITE64 misses (buf's page); the
-    // second TIMESTAMP and WRITE64 hit.
-    w.timestamp(ts).write64(buf, 1).timestamp(ts + 8).write64(buf + 8, 2).timestamp(ts + 16).interrupt(1);
+    // Each TIMESTAMP samples after its decode; its write hits. buf: a cold region, the full walk;
+    // buf2: its region's dual PDE is in the page-walk cache, only the PTE; buf + 8: a TLB hit.
+    w.timestamp(ts + 8).write64(buf, 1).timestamp(ts + 16).write64(buf2, 2).timestamp(ts + 24);
+    w.write64(buf + 8, 3).timestamp(ts + 32).interrupt(1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.wait_for(p.vidsch.interrupt_event(1));
   });
   sc_start();
-  CHECK(b.ts(ts + 8) - b.ts(ts) == walk4() + kDecode + walk4() + kDecode);
-  CHECK(b.ts(ts + 16) - b.ts(ts + 8) == kDecode + kDecode);  // two hits: only the decodes
-  // The node's walks were real reads of the page tables: 4 per miss.
+  REQUIRE(buf2 == buf + 4096);
+  REQUIRE(buf / (2u << 20) == buf2 / (2u << 20));
+  CHECK(b.ts(ts + 16) - b.ts(ts + 8) == kDecode + walk4() + kDecode);
+  CHECK(b.ts(ts + 24) - b.ts(ts + 16) == kDecode + (kVram + vram_xfer(8)) + kDecode);  // the PTE read alone
+  CHECK(b.ts(ts + 32) - b.ts(ts + 24) == kDecode + kDecode);                           // a hit: the decodes only
+  CHECK(p.gpu.vram.peek64(buf) == 1);
+  CHECK(p.gpu.vram.peek64(buf2) == 2);
   const GpuMmu& m = p.gpu.nodes[0]->mmu();
-  CHECK(m.misses() > 0);
-  CHECK(m.walk_reads() >= 4 * m.misses());
+  CHECK(m.pwc_hits() > 0);
   CHECK(m.faults() == 0);
 }
 
@@ -410,4 +419,32 @@ TEST_CASE("F10: with MapToGpuSystemProcess the CMP holds the system-process VAs 
 
 TEST_CASE("F10: without MapToGpuSystemProcess the OS passes no VAs and the KMD programs its own mapping", "[F10]") {
   check_f10(false);
+}
+
+TEST_CASE("Copy engine: each page of a copy misses once (the walkers run ahead, the tags' misses coalesce with them)", "[H2]") {
+  Bench b;
+  auto& p = b.p;
+  uint64_t before = 0, after = 0, src = 0, dst = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    src = p.vidmm.allocate(Segment::Local, 1 << 20);  // >= 1 MiB: 64 KiB aligned, sixteen 64 KiB pages
+    dst = p.vidmm.allocate(Segment::System, 1 << 20);
+    PacketWriter warm;
+    warm.interrupt(1);  // the ring's page is in the TLB afterwards
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, warm);
+    p.cpu.wait_for(p.vidsch.interrupt_event(1));
+    before = p.gpu.nodes[0]->mmu().misses();
+    PacketWriter w;
+    w.copy(src, dst, 1 << 20).interrupt(1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.wait_for(p.vidsch.interrupt_event(1));
+    after = p.gpu.nodes[0]->mmu().misses();
+  });
+  sc_start();
+  CHECK(src % 65536 == 0);
+  CHECK(dst % 65536 == 0);
+  // 16 source pages and 16 destination pages, each walked once; the 16 DMA tags hit or wait.
+  CHECK(after - before == 32);
+  CHECK(p.gpu.nodes[0]->mmu().faults() == 0);
 }
