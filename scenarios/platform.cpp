@@ -105,7 +105,7 @@ AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& s
       vidsch(ps, cpu, vidmm, vcd, hw.config.key),
       kmd(ps, cpu, vidmm, vidsch, cfg) {
   vidsch.connect(kmd);
-  vidmm.connect(ps, cpu, kmd, vidsch.packets(), sysmem, iommu_port);
+  vidmm.connect(ps, cpu, kmd, vidsch.packets(), sysmem, iommu_port, vcd, hw.config.key);
 }
 
 std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {

@@ -163,7 +163,16 @@ void VidMm::declare_params(ParamSet& ps) {
                   "operations; the use_after_unmap monitor must report the engine's late access");
 }
 
-void VidMm::connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port) {
+void VidMm::trace(const char* step) {
+  if (!vcd_ || !vcd_->enabled()) return;
+  if (trace_ < 0) trace_ = int(vcd_->add_ascii(adapter_ + ".vidmm.evict", "idle"));
+  vcd_->set_ascii(Vcd::Id(trace_), step);
+}
+
+void VidMm::connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port,
+                    Vcd& vcd, const std::string& adapter) {
+  vcd_ = &vcd;
+  adapter_ = adapter;
   cpu_ = &cpu;
   kmd_ = &kmd;
   sched_ = &sched;
@@ -323,6 +332,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
   VidMmAllocation& a = *ap;
   if (!a.resident) return;
   if (observer.eviction_started) observer.eviction_started(a);
+  trace("notify");
   const bool system = a.segment != Segment::Local;
   const uint64_t window = paging_va_bytes_;
   // A2: only from an aperture or the implicit system-memory segment; per chunk of the paging process's
@@ -352,6 +362,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
     }
   }
   if (!system && window) {
+    trace("transfer");
     // From the local segment: transfer to system memory through the paging window, half for each side.
     const uint64_t backing = sys_.allocate(a.bytes, pt::kBigPage);
     const uint64_t half = std::max<uint64_t>(window / 2, pt::kBigPage);
@@ -377,6 +388,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
     }
   }
   // Out of the process's GPU VA.
+  trace("unmap_va");
   std::vector<PteWrite> w;
   space(a.process).unmap(a.va, a.bytes, w);
   update_page_table(space(a.process).root(), std::move(w), &a);
@@ -393,10 +405,14 @@ void VidMm::Evict(VidMmAllocation* ap) {
         if (observer.iommu_unmap_notified) observer.iommu_unmap_notified(a);
       });
     }
+    trace("wait_paging");
     if (!early_iommu_unmap_) wait_paging();
+    trace("iommu_unmap");
     iommu_unmap(a);
   }
+  trace("wait_paging");
   wait_paging();
+  trace("idle");
   if (observer.unmapped) observer.unmapped(a, false);
   a.resident = false;
   if (system) resident_sys_ -= a.bytes;

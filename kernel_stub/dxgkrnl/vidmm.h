@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hw_model/core/params.h"
+#include "hw_model/core/vcd.h"
 #include "kernel_stub/dxgkrnl/gpu_va.h"
 
 namespace gpumodel {
@@ -135,7 +136,9 @@ class VidMm {
   // ---- Residency and paging (seed 002). Dxgkrnl's side; the calls below run on a CPU thread. ----
   static void declare_params(ParamSet& ps);
   // The rest of the adapter's stack; `iommu_port`: the adapter's requester port on the IOMMU.
-  void connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port);
+  // `vcd`, `adapter`: the trace <adapter>.vidmm.evict (the eviction's current step), added at the first one.
+  void connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sched, Memory& sysmem, unsigned iommu_port,
+               Vcd& vcd, const std::string& adapter);
   // Adapter start (Dxgkrnl, before DxgkDdiStartDevice): the DMA-remapping domain (iommu.model), the paging
   // process's GPU VA space (A4).
   void start(bool hardware_scheduling);
@@ -208,6 +211,10 @@ class VidMm {
   SchedDevice* system_device_ = nullptr;
   SchedContext* paging_ctx_ = nullptr;
   unsigned iommu_port_ = 0;
+  Vcd* vcd_ = nullptr;
+  std::string adapter_;
+  int trace_ = -1;
+  void trace(const char* step);
   Memory* sys_mem_ = nullptr;
   int iommu_model_ = 0;  // 0 physical, 1 per-adapter domain, 2 global
   std::shared_ptr<IommuDomain> domain_;
