@@ -37,6 +37,11 @@ run "scanout_underflow (3 refreshes, loaded link)" scenarios/scanout_underflow.i
 # event, so the 2 s cost only the three nodes' packets, about 12,000 of them).
 run "tdr_engine_reset TdrDelay 2 s" scenarios/tdr_engine_reset.ini --vidsch.tdr_delay_ms=2000
 run "tdr_paging_hit TdrDelay 2 s (3.1 s adapter reset)" scenarios/tdr_paging_hit.ini --vidsch.tdr_delay_ms=2000
+# Seed 002: a 32 MiB NotifyEviction (4 chunks) and a 256 MiB one (one chunk): the in-place pass moves every
+# byte through the link in 4 KiB DMA chunks.
+run "eviction_notify 32 MiB, 4 chunks" scenarios/eviction_notify.ini
+run "paging_va_size 256 MiB, 4 chunks" scenarios/paging_va_size.ini
+run "copy_bandwidth 16 MiB Gen4 under gpuva_iommu" scenarios/copy_bandwidth.ini --iommu.model=gpuva_iommu
 # The fence hot path: 1,000,000 signals; its own speed figures come from the results' host section.
 "$build/gpumodel" scenarios/fence_stress.ini --results "$tmp/s.json" >/dev/null
 python3 - "$tmp/s.json" <<'PY'

@@ -72,6 +72,23 @@ void Platform::validate(const ParamSet& ps) {
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
   DisplayEngine::validate(ps);
   validate_linked_engines(ps);
+  // A4: the paging process's window keeps its page tables resident in the dGPU's page-table memory; a
+  // window whose tables would take more than half of it cannot be built.
+  {
+    const uint64_t local = uint64_t(ps.get_int("vram.size_bytes"));
+    const uint64_t table_mem = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, local / 4);
+    const int64_t mb = ps.get_int("kmd.paging_va_mb");
+    const uint64_t window = mb > 0 ? uint64_t(mb) << 20
+                                   : VidMm::paging_va_default(local, uint64_t(ps.get_int("gpu.hw_queues")) * 2 * 4096);
+    const uint64_t tables = (window + (2ull << 20) - 1) / (2ull << 20) * (4096 + 256) +
+                            (window + (1ull << 30) - 1) / (1ull << 30) * 8192 + (window + (1ull << 39) - 1) / (1ull << 39) * 4096;
+    if (tables > table_mem / 2)
+      throw ConfigError("kmd.paging_va_mb = " + std::to_string(mb) + ": the paging process's " + std::to_string(window >> 20) +
+                        " MiB VA needs " + std::to_string(tables) + " bytes of resident page tables, more than half of the " +
+                        std::to_string(table_mem) + " bytes of page-table memory (vidmm.page_table_mb, at most a quarter of "
+                        "vram.size_bytes); allowed: a smaller kmd.paging_va_mb (0 = a quarter of the local segment), or a larger "
+                        "vidmm.page_table_mb");
+  }
   const Topology t = topology_of(ps);
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
     throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "

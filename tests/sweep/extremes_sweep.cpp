@@ -78,6 +78,10 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"tdr_race_window", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_bad_fence_id", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_limit", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
+    // Seed 002: 4 MiB allocations (the budget holds two), 1 MiB of paging VA: still four chunks.
+    {"eviction_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"kmd.paging_va_mb", "1"}, {"sim.limit_ms", "5000"}}},
+    {"iommu_unmap_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"sim.limit_ms", "5000"}}},
+    {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
 };
 
 // Files that run the same scenario driver as another file (the TDR scenarios share one; tdr_engine_reset
@@ -89,6 +93,8 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_race_window", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_bad_fence_id", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
+    {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.", "workload.", "sim."}},
+    {"paging_va_size", {"vidmm.", "kmd.paging_va_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
 };
 // Keys only the packet-scheduling path reads (the TDR machinery): a scenario that never submits a DMA
 // packet cannot be moved by them, so only the TDR files sweep them.
@@ -97,7 +103,10 @@ const std::vector<std::string> kPacketPathOnly = {
     "node.preempt_", "node.reset_", "cmp.adapter_reset_ms", "kmd.support_per_engine_tdr", "kmd.reset_poll_us",
     "kmd.adapter_reset_poll_ms", "kmd.tdr_report_aborted", "gpu.linked_engines"};
 bool in_focus(const std::string& scenario, const ParamSpec& s) {
-  if (scenario.rfind("tdr_", 0) != 0)
+  // The TDR scenarios and seed 002's (VidMm's paging packets) run the packet path.
+  const bool packets = scenario.rfind("tdr_", 0) == 0 || scenario == "eviction_notify" ||
+                       scenario == "iommu_unmap_notify" || scenario == "paging_va_size";
+  if (!packets)
     for (auto& k : kPacketPathOnly)
       if (s.name.rfind(k, 0) == 0) return false;
   const auto it = kFocus.find(scenario);
