@@ -291,6 +291,19 @@ void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, 
   });
 }
 
+void VidMm::through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const DxgkPagingOp& op,
+                           const VidMmAllocation& a, std::function<void()> completed) {
+  // One paging packet: map each range into the paging process's window, the operation, unmap them.
+  DxgkPagingOp m, u;
+  m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
+  m.root = u.root = system_root();
+  for (const WindowMap& w : maps) {
+    space(0).map(kPagingVaBase + w.offset, w.addr, bytes, w.system, m.entries);
+    space(0).unmap(kPagingVaBase + w.offset, bytes, u.entries);
+  }
+  run_paging({m, op, u}, &a, std::move(completed));
+}
+
 void VidMm::wait_paging() {
   // Every paging operation submitted so far has completed (the paging fence reached the last one).
   while (outstanding_) cpu_->wait_for(*paging_done_);
@@ -341,21 +354,14 @@ void VidMm::Evict(VidMmAllocation* ap) {
   if (system && a.flags.notify_eviction && window && !skip_notify_) {
     for (uint64_t off = 0; off < a.bytes;) {
       const uint64_t n = std::min(window, a.bytes - off);
-      std::vector<PteWrite> map, unmap;
-      space(0).map(kPagingVaBase, a.addr + off, n, true, map);
-      space(0).unmap(kPagingVaBase, n, unmap);
-      DxgkPagingOp m, notify, u;
-      m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
-      m.entries = std::move(map);
-      u.entries = std::move(unmap);
-      m.root = u.root = system_root();
+      DxgkPagingOp notify;
       notify.kind = DxgkPagingOp::NotifyAlloc;
       notify.notify = DxgkPagingOp::NotifyEviction;
       notify.dst = kPagingVaBase;
       notify.bytes = n;
       ++notify_chunks_;
       if (notify_copy_) bytes_moved_ += 2 * n;  // the in-place pass reads and writes every byte
-      run_paging({m, notify, u}, &a, [this, &a, off, n] {
+      through_window({{0, a.addr + off, true}}, n, notify, a, [this, &a, off, n] {
         if (observer.eviction_notified) observer.eviction_notified(a, off, n);
       });
       off += n;
@@ -368,22 +374,13 @@ void VidMm::Evict(VidMmAllocation* ap) {
     const uint64_t half = std::max<uint64_t>(window / 2, pt::kBigPage);
     for (uint64_t off = 0; off < a.bytes;) {
       const uint64_t n = std::min(half, a.bytes - off);
-      std::vector<PteWrite> map, unmap;
-      space(0).map(kPagingVaBase, a.addr + off, n, false, map);
-      space(0).map(kPagingVaBase + half, backing + off, n, true, map);
-      space(0).unmap(kPagingVaBase, n, unmap);
-      space(0).unmap(kPagingVaBase + half, n, unmap);
-      DxgkPagingOp m, t, u;
-      m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
-      m.entries = std::move(map);
-      u.entries = std::move(unmap);
-      m.root = u.root = system_root();
+      DxgkPagingOp t;
       t.kind = DxgkPagingOp::Transfer;
       t.src = kPagingVaBase;
       t.dst = kPagingVaBase + half;
       t.bytes = n;
       bytes_moved_ += n;
-      run_paging({m, t, u}, &a);
+      through_window({{0, a.addr + off, false}, {half, backing + off, true}}, n, t, a, nullptr);
       off += n;
     }
   }

@@ -199,6 +199,12 @@ class VidMm {
   // One paging packet (the KMD builds `ops`); `completed` runs when it completes (in the DPC).
   void run_paging(std::vector<struct DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed = nullptr);
   void wait_paging();  // every paging packet submitted so far has completed
+  struct WindowMap {
+    uint64_t offset, addr;  // window offset -> address
+    bool system;
+  };
+  void through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const struct DxgkPagingOp& op,
+                      const VidMmAllocation& a, std::function<void()> completed);
   uint64_t outstanding_ = 0;
   bool notify_copy_ = true;
   void update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a);
