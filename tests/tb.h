@@ -104,6 +104,18 @@ inline sc_time node_sysmem_write8() { return kWb + up_write(8); }
 // (gpu.fabric_latency_ns, 0): the L3 and L2 PDEs (8 bytes each), the L1 dual PDE (16 bytes) and the
 // PTE (8 bytes), each a VRAM read (250 ns + its transfer at 1008 GB/s). The accessing process waits.
 inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16); }
+// Page-walk cache (mmu.pwc_entries 32 dual PDEs per MMU, LRU, by (root, VA / 2 MiB)): each node and
+// the CMP have their own MMU and so their own PWC. A miss in a 2 MiB region whose dual PDE that MMU
+// has cached (since its last invalidation) reads only the PTE: one 8-byte VRAM read. A miss in an
+// uncached region is a full walk() and caches the region's PDE.
+// The KMD's small system-memory allocations share one 2 MiB region: VidMm's system heap is bumped up
+// from system memory's base 0x1'0000'0000 in allocation order (4 KiB aligned unless asked otherwise),
+// and DxgkDdiStartDevice allocates the scratch page (+0), the acknowledgement word (+0x1000), the
+// 16 KiB event ring (+0x2000) and its write index (+0x6000); each DxgkDdiCreateHwQueue then a 64 KiB
+// ring and its read pointer (the first queue's at +0x7000 and +0x17000, a second's at +0x18000 and
+// +0x28000), each on pages of its own. So after an MMU's first walk of any of them, its misses on the
+// others read only their PTE.
+inline sc_time pte_read() { return kVram + vram_xfer(8); }
 // F5, a native GPU wait, on engine A's first SIGNAL (A's TLB cold): from A's SIGNAL (decoded; its CV
 // write and MV check issued) to node B's next packet starting (before its decode). The CV write and
 // the read of the shadow MV are each A's first touch of their page: a walk apiece holds A's executor,
