@@ -104,23 +104,46 @@ inline sc_time node_sysmem_write8() { return kWb + up_write(8); }
 // (gpu.fabric_latency_ns, 0): the L3 and L2 PDEs (8 bytes each), the L1 dual PDE (16 bytes) and the
 // PTE (8 bytes), each a VRAM read (250 ns + its transfer at 1008 GB/s). The accessing process waits.
 inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16); }
+// Page-walk cache (mmu.pwc_entries 32 dual PDEs per MMU, LRU, by (root, VA / 2 MiB)): each node and
+// the CMP have their own MMU and so their own PWC. A miss in a 2 MiB region whose dual PDE that MMU
+// has cached (since its last invalidation) reads only the PTE: one 8-byte VRAM read. A miss in an
+// uncached region is a full walk() and caches the region's PDE.
+// The KMD's small system-memory allocations share one 2 MiB region: VidMm's system heap is bumped up
+// from system memory's base 0x1'0000'0000 in allocation order (4 KiB aligned unless asked otherwise),
+// and DxgkDdiStartDevice allocates the scratch page (+0), the acknowledgement word (+0x1000), the
+// 16 KiB event ring (+0x2000) and its write index (+0x6000); each DxgkDdiCreateHwQueue then a 64 KiB
+// ring and its read pointer (the first queue's at +0x7000 and +0x17000, a second's at +0x18000 and
+// +0x28000), each on pages of its own. So after an MMU's first walk of any of them, its misses on the
+// others read only their PTE.
+inline sc_time pte_read() { return kVram + vram_xfer(8); }
 // F5, a native GPU wait, on engine A's first SIGNAL (A's TLB cold): from A's SIGNAL (decoded; its CV
 // write and MV check issued) to node B's next packet starting (before its decode). The CV write and
 // the read of the shadow MV are each A's first touch of their page: a walk apiece holds A's executor,
-// before the write enters the buffer and before the read (VRAM read + 8 B at 1008 GB/s). The CMP
+// before the write enters the buffer and before the read (VRAM read + 8 B at 1008 GB/s). Full walks:
+// the CV's system-process alias (F10, at 0xE000'0000'0000 up) and the shadow MV table in VRAM are
+// 2 MiB regions A's node never walked (its walks so far were of the KMD's system-memory region). The CMP
 // spends 20 cycles on the notification, then barriers: the CV write has been visible since before
 // (it left the buffer a walk, a shadow check and the decision earlier, more than its
 // node_sysmem_write8), and A's read-pointer write-back, as its queue drains with the SIGNAL, is not
-// in the buffer yet (it waits for a walk of its own: the node's first write to that page), so the
+// in the buffer yet (it waits for a translation of its own, the node's first write to that page: a
+// PTE read, 250 ns, as the node walked the KMD's region for its ring), so the
 // barrier costs its system-scope handshake alone. B, blocked on the GPU with its packets already
 // fetched, resumes at once.
 inline sc_time gpu_wait_unblock() { return walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier; }
-// The CMP's first fence interrupt of a run (its TLB cold for the event ring and for the ring's write
-// index; the fence's creation warmed only the shadow MV, CV and acknowledgement pages): the 32 cycles
-// of interrupt firmware, then a walk before the event entry's write and one before the write index's.
-inline sc_time cmp_first_fence_interrupt() { return kCmpInterrupt + walk() + walk(); }
-// ... and its MSI's delivery: the event entry left a walk earlier, so only the write index's 8-byte
-// TLP is still ahead of the 4-byte MSI on the idle up direction; then hop and root complex.
+// The CMP's first fence interrupt of a run (its TLB cold for the event ring's page and for its write
+// index's; the fence's creation warmed only the shadow MV, CV and acknowledgement pages): the 32 cycles
+// of interrupt firmware, then a translation before the event entry's write and one before the write
+// index's. Both pages lie in the KMD's 2 MiB region of system memory, whose dual PDE the CMP's
+// page-walk cache holds since the CMP walked for the acknowledgement word (+0x1000; the creation's
+// MV update posts it): one PTE read each.
+inline sc_time cmp_first_fence_interrupt() { return kCmpInterrupt + pte_read() + pte_read(); }
+// ... the same with cmp.mv_source = memory: the CMP keeps no shadow and the KMD programs no MV update,
+// so nothing acknowledged and the CMP never touched that region before: the event entry's page is a
+// full walk (which caches the region's PDE), the write index's one PTE read.
+inline sc_time cmp_first_fence_interrupt_no_shadow() { return kCmpInterrupt + walk() + pte_read(); }
+// ... and its MSI's delivery: the event entry left a PTE read (or a walk) earlier, far longer than its
+// 40-byte TLP takes, so only the write index's 8-byte TLP is still ahead of the 4-byte MSI on the idle
+// up direction; then hop and root complex.
 inline sc_time first_msi_delivery() { return ser(8 + 24, kRate) + ser(4 + 24, kRate) + kHop + kRc; }
 }  // namespace dflt
 

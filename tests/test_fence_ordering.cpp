@@ -15,8 +15,9 @@
 // f's pages, and the queue's read-pointer write-back as it drains), so the racing SIGNAL's CV write and
 // check walk no page tables (with a cold TLB the two walks, 2 us, would let the new shadow MV land
 // before the check and there would be no race). The CMP's TLB is warm for the shadow MV, CV and
-// acknowledgement pages from the fences' creation; its first fence interrupt still walks for the event
-// ring's pages (tb::dflt::cmp_first_fence_interrupt).
+// acknowledgement pages from the fences' creation; its first fence interrupt still translates the
+// event ring's pages, one PTE read each: they share the acknowledgement word's 2 MiB region, whose PDE
+// the CMP's page-walk cache holds (tb::dflt::cmp_first_fence_interrupt).
 #include "fence_bench.h"
 #include "hw_model/gpu/regs.h"
 
@@ -118,7 +119,8 @@ TEST_CASE("F7 step 3 alone: with the KMD not waiting, the barrier waits for the 
   // the barrier waits for it and for the queue's read-pointer write-back, posted as the queue drained
   // right after the check (kShadowCheck later, so visible that much after CV); + 200 ns handshake;
   // then step 3 reads CV across the link and the firmware issues the interrupt 32 cycles later, after
-  // a walk for each of the event ring's pages (the CMP's first fence interrupt).
+  // a translation of each of the event ring's pages (the CMP's first fence interrupt: one PTE read
+  // each, as the CMP's page-walk cache holds their region's PDE since its walk for the ack word).
   REQUIRE(r.t_v < r.t_s + ns_(5000));
   CHECK(r.t_cv == r.t_s + ns_(5000) + up_write(8));
   const sc_time barrier_done = r.t_cv + kShadowCheck + kCmpBarrier;
@@ -204,7 +206,8 @@ TEST_CASE("Default settings: step 3 raises, the OS's re-read has already woken t
   // check) are visible before the shadow is: the barrier costs only its 200 ns handshake.
   REQUIRE(r.t_cv == r.t_s + ns_(100) + up_write(8));
   REQUIRE(r.t_v > r.t_s + kShadowCheck + ns_(100) + up_write(8));
-  // The interrupt is the CMP's first: a walk for each of the event ring's pages.
+  // The interrupt is the CMP's first: a translation of each of the event ring's pages, one PTE read
+  // apiece (their 2 MiB region's PDE is in the CMP's page-walk cache since its walk for the ack word).
   CHECK(b.p.gpu.cmp.last_msi_issued() == r.t_v + kCmpBarrier + sysmem_read(8) + cmp_first_fence_interrupt());
   // The acknowledgement follows the interrupt; the DDI returns after it and the re-read wakes the
   // waiter, so the interrupt wakes nobody (F8: a spurious interrupt is acceptable).
@@ -446,7 +449,8 @@ TEST_CASE("A posted write held by a full link stays in order behind the write bu
   // Node 1 copies 1 MiB device-to-host, keeping the link's posted egress full; node 0 then writes a
   // TIMESTAMP to VRAM (never held) and two WRITE64s to system memory, which wait for room, in their
   // buffer's order. The copy engine has copied the same buffers once before (steady state: its TLB
-  // holds their pages), so its stream has no gaps for page walks.
+  // holds their pages, 16 + 16 entries: both 1 MiB buffers are 64 KiB aligned and mapped with 64 KiB
+  // pages), so its stream has no gaps for page walks.
   FenceBench b;
   auto& p = b.p;
   uint64_t a = 0, c = 0;  // two words of system memory, mapped through VidMm
@@ -474,9 +478,12 @@ TEST_CASE("A posted write held by a full link stays in order behind the write bu
   });
   sc_start();
   const sc_time t0(double(p.gpu.vram.peek64(ts)), SC_PS);  // the TIMESTAMP ran; the WRITE64s after it
-  // Held: far later than the walks (node 0's first writes to ts's page and to a's: a cold TLB), the
-  // write buffer and an idle link would make it.
-  REQUIRE(t_a > t0 + walk() + kDecode + walk() + kWb + up_write(8) + ns_(1000));
+  // Held: far later than the translations (node 0's first writes to ts's page and to a's: a cold TLB),
+  // the write buffer and an idle link would make it. ts's page is in VRAM, a 2 MiB region node 0 never
+  // walked: a full walk; a's (allocated right after the KMD's own, +0x7000) is in the KMD's system-memory
+  // region, whose PDE node 0's page-walk cache holds since the walk for its ring's first fetch: a PTE
+  // read.
+  REQUIRE(t_a > t0 + walk() + kDecode + pte_read() + kWb + up_write(8) + ns_(1000));
   CHECK(t_a < t_c);
 }
 
@@ -522,11 +529,13 @@ TEST_CASE("cmp.mv_source = memory: the engine reads the OS's MV after its CV wri
   CHECK(b.p.gpu.cmp.cfg.shadow_base == 0);
   CHECK(b.p.gpu.cmp.mv_updates() == 0);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
-  // Node 0's TLB is cold: the CV write waits for a walk (its first touch of the CV page), then leaves
-  // the 100 ns write buffer; the MV read waits for a walk of its own (the OS's MV page), by when the CV
-  // write's 32-byte TLP has left the link, so the read's request goes up an idle link; the next packet
-  // decodes when the read returns.
-  CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + walk() + ns_(100) + walk() + sysmem_read(8) + kDecode);
+  // Node 0's TLB is cold: the CV write waits for a walk (its first touch of the CV page; a full one: the
+  // CV's system-process alias, F10, is in a 2 MiB region the node never walked), then leaves the 100 ns
+  // write buffer; the MV read waits for a translation of its own (the OS's MV page, aliased on the next
+  // page of the same region: the node's page-walk cache holds the region's PDE since the CV's walk, so
+  // one PTE read), by when the CV write's 32-byte TLP has left the link, so the read's request goes up
+  // an idle link; the next packet decodes when the read returns.
+  CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + walk() + ns_(100) + pte_read() + sysmem_read(8) + kDecode);
 }
 
 TEST_CASE("cmp.mv_source = memory: a signal racing an MV update reads the new MV because the engine orders its CV write first", "[F7][F8]") {
@@ -550,10 +559,12 @@ TEST_CASE("cmp.mv_source = memory: a signal racing an MV update reads the new MV
   CHECK(r.t_cv == r.t_s + ns_(5000) + up_write(8));
   // The engine's verdict reaches the CMP as the read returns; the CMP (20 cycles) barriers against the
   // CV write and the queue's read-pointer write-back posted right then (5 us in the buffer), + 200 ns,
-  // and issues the interrupt 32 cycles later, after a walk for each of the event ring's pages (the
-  // CMP's first fence interrupt).
+  // and issues the interrupt 32 cycles later, after a translation of each of the event ring's pages
+  // (the CMP's first fence interrupt). With no shadow the CMP never touched the KMD's system-memory
+  // region before (no MV update, so no acknowledgement): the event entry's page is a full walk, the
+  // write index's then one PTE read (tb::dflt::cmp_first_fence_interrupt_no_shadow).
   const sc_time rptr_visible = mv_read + sysmem_read(8) + ns_(5000) + up_write(8);
-  CHECK(b.p.gpu.cmp.last_msi_issued() == rptr_visible + kCmpBarrier + cmp_first_fence_interrupt());
+  CHECK(b.p.gpu.cmp.last_msi_issued() == rptr_visible + kCmpBarrier + cmp_first_fence_interrupt_no_shadow());
   CHECK(r.ok);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
   CHECK(b.mon.lost_interrupts() == 0);

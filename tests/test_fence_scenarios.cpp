@@ -63,20 +63,24 @@ TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from 
   using namespace tb::dflt;
   auto j = run("fence_signal", "", "sig");
   // The SIGNAL's CV write is node 0's first touch of the fence's CV page: a cold TLB, one walk before
-  // it enters the write buffer; it leaves the 100 ns write buffer and crosses to DRAM.
+  // it enters the write buffer (a full walk: the CV's system-process alias, F10, lies in a 2 MiB region
+  // the node never walked); it leaves the 100 ns write buffer and crosses to DRAM.
   const sc_time cv_visible = walk() + sc_time(100, SC_NS) + up_write(8);
   const sc_time fence_write = cv_visible;
-  // Then the engine's shadow check: its first read of the shadow MV table's page walks too, then the
-  // VRAM read returns. The CMP spends 20 cycles, then barriers: the CV write is visible by then, and
-  // the read-pointer write-back of the drained queue is not in the buffer yet (the node's first write
-  // to that page: a walk), so the barrier is its 200 ns handshake alone. The interrupt firmware (32
+  // Then the engine's shadow check: its first read of the shadow MV table's page walks too (in full:
+  // VRAM, a region the node never walked), then the VRAM read returns. The CMP spends 20 cycles, then
+  // barriers: the CV write is visible by then, and the read-pointer write-back of the drained queue is
+  // not in the buffer yet (the node's first write to that page: a PTE read, its region's PDE cached
+  // since the ring's fetch), so the barrier is its 200 ns handshake alone. The interrupt firmware (32
   // cycles) then writes the event entry and the ring's write index, each the CMP's first write to its
-  // page (the fence's creation warmed only the shadow MV, CV and acknowledgement pages): a walk before
-  // each; then the MSI (tb::dflt::cmp_first_fence_interrupt). Measured from CV's visibility.
+  // page (the fence's creation warmed only the shadow MV, CV and acknowledgement pages): a translation
+  // before each, one PTE read apiece, as both pages share the KMD's 2 MiB region of system memory with
+  // the acknowledgement word, whose walk at the creation left the region's PDE in the CMP's page-walk
+  // cache; then the MSI (tb::dflt::cmp_first_fence_interrupt). Measured from CV's visibility.
   const sc_time msi_issued = walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + cmp_first_fence_interrupt();
   const sc_time cmp_decision = msi_issued - cv_visible;
-  // The 16-byte event entry left a walk before the write index: only the 8-byte write index's TLP is
-  // still ahead of the 4-byte MSI on the link (tb::dflt::first_msi_delivery).
+  // The 16-byte event entry left a PTE read (250 ns) before the write index: only the 8-byte write
+  // index's TLP is still ahead of the 4-byte MSI on the link (tb::dflt::first_msi_delivery).
   const sc_time msi_delivery = first_msi_delivery();
   // The CPU idles in C1 (2 us exit); the ISR: 500 ns entry, the KMD reads the ring's write index (8 B)
   // and one 16-byte entry, writes its read index (100 ns MMIO), and the 2 us ISR cost.
@@ -196,7 +200,7 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   // Native: the path of the F5 unit test (test_fences.cpp), from A's SIGNAL to B's next packet: a walk
   // each for the CV write and the MV check (node A's TLB is cold for those pages), the engine's MV check
   // in VRAM, the CMP's 20 cycles and its 200 ns barrier handshake (A's read-pointer write-back is still
-  // walking, outside the barrier); B resumes with its packets fetched.
+  // in its translation, a PTE read, outside the barrier); B resumes with its packets fetched.
   CHECK(m(native, "signal_to_unblock_ns") == Approx(to_ns(gpu_wait_unblock())).margin(1e-6));
   CHECK(m(native, "fence_interrupts") == 0);  // no CPU fence interrupt at all
   CHECK(m(native, "gpu_unblocks") == 1);

@@ -98,9 +98,11 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
   using namespace tb::dflt;
   const sc_time t_s = p.gpu.nodes[0]->last_signal_start();
   // Node 0's TLB is cold for the fence's pages: its CV write and its shadow-MV check walk first (one
-  // walk each), the MV check returns (250 ns VRAM read + 8 B at 1008 GB/s), the CMP spends 20 cycles,
-  // then barriers: the CV write is visible by then, and A's read-pointer write-back (its queue drains
-  // with the SIGNAL) is still walking, so the barrier costs its 200 ns handshake alone
+  // full walk each: node 0 walked only the KMD's system-memory region before), the MV check returns
+  // (250 ns VRAM read + 8 B at 1008 GB/s), the CMP spends 20 cycles, then barriers: the CV write is
+  // visible by then, and A's read-pointer write-back (its queue drains with the SIGNAL) is still being
+  // translated (a PTE read: its region's PDE is cached since the ring's fetch), so the barrier costs
+  // its 200 ns handshake alone
   // (tb::dflt::gpu_wait_unblock); B then resumes and decodes (4 ns) before it takes the timestamp.
   const sc_time expect = t_s + gpu_wait_unblock() + kDecode;
   CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == expect);

@@ -8,6 +8,16 @@
 // moves simulated times and the metrics on those paths (and mmio_roundtrip reports the warm round trip
 // as gpu_read_roundtrip_ns, unchanged, and the cold one as gpu_read_tlb_miss_ns); monitor verdicts and
 // the values of every parameter the file had are unchanged.
+// Regenerated at the page-walk cache change (commit 6304dd7, with b5ac49b's miss coalescing, the copy
+// engine's translation ahead of its DMA tags and 64 KiB alignment of allocations of 1 MiB or more): a
+// TLB miss in a 2 MiB region whose dual PDE the MMU (each node's, the CMP's) has cached reads only the
+// PTE instead of walking four levels, so every miss after the first in the KMD's system-memory region
+// costs 250 ns instead of 1 us, e.g. the CMP's first fence interrupt (two of them: 1.5 us less
+// cmp_decision_ns in fence_signal) and mmio_roundtrip's cold read (gpu_read_tlb_miss_ns 801.941 ns);
+// the fence_race workloads shift with the timing (fence_race_no_barrier still loses its one interrupt,
+// but no later signal wakes that waiter now: overdue_woken_later 1 -> 0, max_reach_to_wake_ns 202 us ->
+// 23 us). Monitor verdicts and violation counts, and the values of every parameter the file had, are
+// unchanged (the new parameters are recorded too).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 

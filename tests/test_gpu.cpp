@@ -43,10 +43,13 @@ TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution",
   // misses its cold TLB: one 4-read walk (tb::dflt::walk) before the read.
   CHECK(p.sysmem.peek64(ts) == (t_submit + submit_to_kick(12) + walk() + sysmem_read(12) + kDecode).value());
   CHECK(p.gpu.nodes[0]->packets_executed() == 1);
-  // Three misses, each a 4-read walk: the ring's page, the TIMESTAMP's write to the scratch page (after
-  // its value was taken), and the read-pointer write-back to its own page as the queue drains.
+  // Three misses: the ring's page (a full 4-read walk, which caches the dual PDE of the KMD's 2 MiB
+  // region of system memory in the node's page-walk cache), then the TIMESTAMP's write to the scratch
+  // page (after its value was taken) and the read-pointer write-back to its own page as the queue
+  // drains: both in that region, so one PTE read each (tb::dflt::pte_read).
   CHECK(p.gpu.nodes[0]->mmu().misses() == 3);
-  CHECK(p.gpu.nodes[0]->mmu().walk_reads() == 12);
+  CHECK(p.gpu.nodes[0]->mmu().pwc_hits() == 2);
+  CHECK(p.gpu.nodes[0]->mmu().walk_reads() == 4 + 1 + 1);
 }
 
 TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus its scope's handshake", "[H2]") {
@@ -76,17 +79,20 @@ TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus it
   // WRITE64 posts one decode after the first timestamp; it leaves the 100 ns write buffer and is
   // visible after a 32-byte TLP, the hop, the root complex and DRAM. The barrier then adds the 200 ns
   // system-scope handshake, and the last TIMESTAMP its decode. Two TLB misses hold the executor on the
-  // way, each one walk: the first TIMESTAMP's write to the scratch page (after its value was taken),
-  // then WRITE64's to sysx's page.
+  // way: the first TIMESTAMP's write to the scratch page (after its value was taken), then WRITE64's
+  // to sysx's page (allocated after the queue's read pointer, +0x18000). Both lie in the KMD's 2 MiB
+  // region of system memory, whose dual PDE the node's page-walk cache holds since its walk for the
+  // ring's first fetch: one PTE read each.
   const sc_time write_vis =
-      t(0) + walk() + kDecode + walk() + kWb + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram;
+      t(0) + pte_read() + kDecode + pte_read() + kWb + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram;
   CHECK(t(1) == write_vis + ns_(200) + kDecode);
   // Without the barrier the second timestamp is taken two decodes later, before the write is visible
   // (the ring's, the scratch page's and sysx's translations are in the TLB now: no walk).
   CHECK(t(3) == t(2) + kDecode + kDecode);
   CHECK(t(3) < t(2) + kDecode + kWb + ser(8 + 24, kRate) + kHop + kRc + dram_xfer(8) + kDram);
   // Local memory: write buffer, 8 bytes at 1008 GB/s, 250 ns write latency, 100 ns device scope. The
-  // first TIMESTAMP's write is the node's first touch of vramx's page: one walk before WRITE64 decodes.
+  // first TIMESTAMP's write is the node's first touch of vramx's page, and of VRAM at all (no PDE of
+  // that region cached): a full walk before WRITE64 decodes.
   const sc_time t4(double(p.gpu.vram.peek64(vramx + 8)), SC_PS), t5(double(p.gpu.vram.peek64(vramx + 16)), SC_PS);
   CHECK(t5 == t4 + walk() + kDecode + kWb + vram_xfer(8) + ns_(250) + ns_(100) + kDecode);
   CHECK(p.gpu.vram.peek64(vramx) == 3);
@@ -111,11 +117,13 @@ TEST_CASE("MSI: an INTERRUPT packet reaches the interrupt controller as a posted
   sc_start();
   const sc_time t_a(double(p.sysmem.peek64(ts)), SC_PS);
   const auto& s = p.cpu.last_interrupt();
-  // The TIMESTAMP's write is the node's first touch of the scratch page: a TLB miss, one walk, holds
-  // the executor after the value was taken. INTERRUPT then decodes, the CMP spends 32 cycles at 1 GHz,
+  // The TIMESTAMP's write is the node's first touch of the scratch page: a TLB miss holds the executor
+  // after the value was taken. Node 1 walked the ring's page in full for the fetch, which cached the
+  // dual PDE of the KMD's 2 MiB region of system memory (the scratch page's too) in its page-walk
+  // cache: the miss reads only the PTE. INTERRUPT then decodes, the CMP spends 32 cycles at 1 GHz,
   // then the 4-byte MSI write goes up the link (28-byte TLP), across the hop and the root complex to
   // the interrupt controller (an MSI is not translated).
-  CHECK(s.msi_arrival == t_a + walk() + kDecode + ns_(32) + ser(4 + 24, kRate) + kHop + kRc);
+  CHECK(s.msi_arrival == t_a + pte_read() + kDecode + ns_(32) + ser(4 + 24, kRate) + kHop + kRc);
   // The core sat in C1 (the app thread was blocked): 2 us exit, 0.5 us entry + 2 us ISR, 1 us DPC,
   // 2 us to dispatch the woken thread.
   CHECK(s.idle_exit == ns_(2000));
@@ -133,7 +141,7 @@ namespace {
 // `pb`, same node) gets one TIMESTAMP. Returns (A's end, B's TIMESTAMP, B's submit time).
 struct TwoQueues {
   sc_time a_done, b_ran, b_submitted;
-  uint64_t misses = 0;  // node 0's TLB misses
+  uint64_t misses = 0, pwc_hits = 0, walk_reads = 0;  // node 0's TLB misses, PWC hits, table reads
 };
 TwoQueues two_queues(Bench& b, uint32_t pa, uint32_t pb) {
   auto& p = b.p;
@@ -157,20 +165,26 @@ TwoQueues two_queues(Bench& b, uint32_t pa, uint32_t pb) {
   r.a_done = sc_time(double(p.sysmem.peek64(ts)), SC_PS);
   r.b_ran = sc_time(double(p.sysmem.peek64(ts + 8)), SC_PS);
   r.misses = p.gpu.nodes[0]->mmu().misses();
+  r.pwc_hits = p.gpu.nodes[0]->mmu().pwc_hits();
+  r.walk_reads = p.gpu.nodes[0]->mmu().walk_reads();
   return r;
 }
 // B runs at the first packet boundary after its kick: A finishes the COMPUTE it is in (at most 1 us),
-// the node switches, fetches B's 12-byte packet and decodes it. Two TLB misses lie on that path, one
-// walk each: A's read-pointer write-back as it gives the node up (the node's first write to that
-// page; the walk holds the executor before the switch), then the fetch of B's ring, a page the node
-// never touched.
+// the node switches, fetches B's 12-byte packet and decodes it. Two TLB misses lie on that path: A's
+// read-pointer write-back as it gives the node up (the node's first write to that page; the
+// translation holds the executor before the switch), then the fetch of B's ring, a page the node never
+// touched. Both are in the KMD's 2 MiB region of system memory, whose dual PDE the node's page-walk
+// cache holds since the full walk for A's first ring fetch: one PTE read each.
 void check_b_preempts(const TwoQueues& r) {
   const sc_time kick = r.b_submitted + submit_to_kick(12);
-  CHECK(r.b_ran >= kick + walk() + walk() + sysmem_read(12) + kDecode);
-  CHECK(r.b_ran <= kick + ns_(1000) + walk() + walk() + sysmem_read(12) + kDecode);
+  CHECK(r.b_ran >= kick + pte_read() + pte_read() + sysmem_read(12) + kDecode);
+  CHECK(r.b_ran <= kick + ns_(1000) + pte_read() + pte_read() + sysmem_read(12) + kDecode);
   // Five misses in all: A's ring and read pointer, B's ring, the scratch page (B's TIMESTAMP) and B's
-  // read pointer; A's return hits every page it needs.
+  // read pointer; A's return hits every page it needs. All five pages are in that one region: one
+  // full walk (A's ring), then four PTE reads.
   CHECK(r.misses == 5);
+  CHECK(r.pwc_hits == 4);
+  CHECK(r.walk_reads == 4 + 4 * 1);
   CHECK(r.a_done > r.b_ran);  // A resumes afterwards and ends after its 20 us of COMPUTE
 }
 }  // namespace
