@@ -4,7 +4,8 @@
 //     performance counter (BAR0 NODE_DMA_READ_LAST), read back by the driver; the node's TLB already
 //     holds the page's translation (a second copy of the same bytes), so this is the link round trip.
 //   gpu_read_tlb_miss_ns: the same read the first time, with the node's TLB cold for the page: its
-//     page walk (GPU MMU, page tables in VRAM), then the round trip.
+//     translation (GPU MMU, page tables in VRAM: one PTE read, the page-walk cache holding the region
+//     from the ring fetch), then the round trip.
 #include "hw_model/gpu/regs.h"
 #include "scenarios/scenario.h"
 
