@@ -12,6 +12,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 
@@ -179,6 +180,18 @@ inline std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// Runs gpumodel with `args` and `--results`, requires `expect_code`, returns the results (the file is
+// removed). `tag` names the file (with the process id: tests run in parallel).
+inline nlohmann::json run_json(const std::string& args, const std::string& tag, int expect_code = 0) {
+  const std::string out = "results_" + tag + "_" + std::to_string(::getpid()) + ".json";
+  const Run r = run_cli(args + " --results " + out);
+  INFO("gpumodel " << args << "\n" << r.err << r.out.substr(r.out.size() > 3000 ? r.out.size() - 3000 : 0));
+  REQUIRE(r.code == expect_code);
+  const nlohmann::json j = nlohmann::json::parse(slurp(out));
+  std::remove(out.c_str());
+  return j;
 }
 
 }  // namespace tb

@@ -17,13 +17,6 @@ namespace {
 // 128 and its height of 4, so the cross-adapter surface has no pad (d3dukmdt.h alignment).
 constexpr double kSurface = 1920.0 * 1080 * 4;
 
-nlohmann::json run_json(const std::string& args, const std::string& tag, int expect_code = 0) {
-  const std::string out = "hybrid_test_" + tag + ".json";
-  const Run r = run_cli(args + " --results " + out);
-  INFO("gpumodel " << args << "\n" << r.err << r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0));
-  REQUIRE(r.code == expect_code);
-  return nlohmann::json::parse(slurp(out));
-}
 double mean(const nlohmann::json& m, const char* k) { return m[k]["mean"].get<double>(); }
 
 // Gen4 x8 with MPS 256 (a laptop's dGPU): the posted-write payload rate, README "Link model":

@@ -12,16 +12,6 @@
 
 using namespace tb;
 
-namespace {
-nlohmann::json run_json(const std::string& args, const std::string& tag) {
-  const std::string out = "scenario_test_" + tag + ".json";
-  const Run r = run_cli(args + " --results " + out);
-  INFO("gpumodel " << args << "\n" << r.err);
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(slurp(out));
-}
-}  // namespace
-
 TEST_CASE("copy_bandwidth d2h lands within 2 % of PARAMETERS.md's derived posted-write figures", "[H2][H4]") {
   struct Case {
     int gen, lanes;

@@ -49,15 +49,6 @@ struct Bench {
 uint64_t cycles_us(double us) { return uint64_t(us * 2000); }
 const uint64_t kEndless = uint64_t(1) << 62;
 
-nlohmann::json run_json(const std::string& args, const std::string& tag, int expect_code = 0) {
-  const std::string out = "tdr_test_" + tag + "_" + std::to_string(::getpid()) + ".json";
-  const Run r = run_cli(args + " --results " + out);
-  INFO("gpumodel " << args << "\n" << r.err << r.out.substr(r.out.size() > 3000 ? r.out.size() - 3000 : 0));
-  REQUIRE(r.code == expect_code);
-  const nlohmann::json j = nlohmann::json::parse(slurp(out));
-  std::remove(out.c_str());
-  return j;
-}
 double step_t(const nlohmann::json& m, const std::string& step, int nth = 0) {
   for (auto& s : m["steps"])
     if (s["step"] == step && nth-- == 0) return s["t_ns"].get<double>();

@@ -30,15 +30,6 @@ struct Bench {
   sc_time ts(uint64_t addr) { return sc_time(double(p.sysmem.peek64(addr)), SC_PS); }
 };
 
-nlohmann::json run_json(const std::string& args, const std::string& tag, int expect_code = 0) {
-  const std::string out = "vidmm_test_" + tag + "_" + std::to_string(::getpid()) + ".json";
-  const Run r = run_cli(args + " --results " + out);
-  INFO("gpumodel " << args << "\n" << r.err << r.out.substr(r.out.size() > 3000 ? r.out.size() - 3000 : 0));
-  REQUIRE(r.code == expect_code);
-  const nlohmann::json j = nlohmann::json::parse(slurp(out));
-  std::remove(out.c_str());
-  return j;
-}
 
 }  // namespace
 
