@@ -231,7 +231,6 @@ class VidMm {
   std::vector<std::unique_ptr<VidMmAllocation>> allocs_;
   uint64_t use_tick_ = 0;
   std::unique_ptr<KEvent> paging_done_;
-  bool waiting_ = false;
   uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
   std::map<uint64_t, uint64_t> aliases_;  // page -> alias page
   uint64_t next_alias_ = kAliasVaBase;

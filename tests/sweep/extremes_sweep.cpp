@@ -94,8 +94,9 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_bad_fence_id", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     // Seed 002's files: the platform's other keys are swept by the scenarios before them.
-    {"eviction_notify", {"iommu.", "vidmm.", "kmd.", "mmu.", "node.translate_ahead_bytes", "vidsch.", "workload.", "sim."}},
-    {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.", "workload.", "sim."}},
+    {"eviction_notify", {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_mb", "mmu.", "node.translate_ahead_bytes",
+                         "vidsch.quantum_ms", "vidsch.hw_queue_depth", "workload.", "sim."}},
+    {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
     {"paging_va_size", {"vidmm.", "kmd.paging_va_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
 };
 // Keys only the packet-scheduling path reads (the TDR machinery): a scenario that never submits a DMA
