@@ -255,7 +255,6 @@ TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the pagi
   const uint64_t window = VidMm::kPagingVaBase;
   for (int c = 0; c < 3; ++c) {
     // COPY(staging -> page table)+ FLUSH_TLB, COMPUTE, COPY(window -> window), COPY+ FLUSH_TLB.
-    std::vector<Op> ops;
     std::vector<DecodedPacket> pk;
     const auto& dw = paging[size_t(c)].dwords();
     for (size_t i = 0; i < dw.size();) {
