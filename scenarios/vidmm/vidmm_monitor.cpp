@@ -12,6 +12,7 @@ using namespace sc_core;
 AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
   VidMmObserver& o = p.vidmm.observer;
   chain(o.eviction_started, [this](const VidMmAllocation& a) {
+    watch();  // the hardware hooks from the first eviction on: nothing to watch before it
     Book& b = books_[a.handle];
     b = Book{};
     b.a = &a;
@@ -53,7 +54,14 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
       violation(without_notify_, m);
     }
   });
-  // The engines' translations in each allocation's process space.
+}
+
+void AllocationRulesMonitor::watch() {
+  // Installed once, at the first eviction, so the translation hot path of a run without one carries no
+  // observer call. The engines' translations in each allocation's process space.
+  if (watching_) return;
+  watching_ = true;
+  Platform& p = p_;
   for (auto& n : p.gpu.nodes) {
     Node* node = n.get();
     chain(node->on_translate, [this, node](uint64_t root, uint64_t va, uint64_t, bool ok) {

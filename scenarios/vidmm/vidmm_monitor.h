@@ -36,6 +36,8 @@ class AllocationRulesMonitor {
     sc_core::sc_time va_unmapped_at, iommu_unmapped_at;
   };
   void violation(uint64_t& counter, const std::string& what);
+  void watch();
+  bool watching_ = false;
   Platform& p_;
   std::map<uint32_t, Book> books_;  // by allocation handle
   uint64_t use_after_ = 0, without_notify_ = 0;
