@@ -72,6 +72,11 @@ void Platform::validate(const ParamSet& ps) {
                       ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
   DisplayEngine::validate(ps);
   validate_linked_engines(ps);
+  // F19: the optimized interrupt names a queue whose log the OS reads; without logs it names nothing.
+  if (ps.get_bool("kmd.optimized_native_fence_signaled_interrupt") && !ps.get_bool("vidsch.native_fence_logs"))
+    throw ConfigError("kmd.optimized_native_fence_signaled_interrupt = true needs vidsch.native_fence_logs = true: the "
+                      "optimized interrupt names the HW queue whose log holds the signal (seed 003); allowed: "
+                      "vidsch.native_fence_logs = true, or kmd.optimized_native_fence_signaled_interrupt = false");
   // A4: the paging process's window keeps its page tables resident in the dGPU's page-table memory; a
   // window whose tables would take more than half of it cannot be built.
   {

@@ -9,6 +9,7 @@
 #include "scenarios/display/display_monitors.h"
 #include "scenarios/monitors.h"
 #include "scenarios/tdr/tdr_monitor.h"
+#include "scenarios/fence_log/log_monitor.h"
 #include "scenarios/vidmm/vidmm_monitor.h"
 
 namespace gpumodel {
@@ -22,7 +23,8 @@ const std::vector<ScenarioInfo>& scenario_registry() {
       hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario(),
       tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
       tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario(),
-      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario()};
+      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario(),
+      fence_log_scan_scenario()};
   return all;
 }
 
@@ -78,6 +80,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   MpoStaticCheckMonitor mpo_monitor(platform);
   TdrRulesMonitor tdr_monitor(platform);
   AllocationRulesMonitor vidmm_monitor(platform);
+  FenceLogMonitor log_monitor(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
@@ -103,6 +106,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   mpo_monitor.finish(r);
   tdr_monitor.finish(r);
   vidmm_monitor.finish(r);
+  log_monitor.finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if (r.failures.empty() && (r.bugcheck.is_null() || r.expected_bugcheck())) driver->finish(platform, r);

@@ -75,5 +75,6 @@ ScenarioInfo tdr_limit_scenario();
 ScenarioInfo eviction_notify_scenario();
 ScenarioInfo iommu_unmap_notify_scenario();
 ScenarioInfo paging_va_size_scenario();
+ScenarioInfo fence_log_scan_scenario();
 
 }  // namespace gpumodel

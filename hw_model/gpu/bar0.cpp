@@ -56,7 +56,15 @@ void Bar0::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
   }
   if (t.is_read()) {
     wait(delay + read_latency_);  // sampled when the request has crossed the register bus
-    const uint64_t v = read_reg(off);
+    uint64_t v = read_reg(off);
+    using namespace regs;
+    if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count()) &&
+        (off - kQueueBase) % kQueueStride == kQLogFlush) {
+      // Read-to-flush (F17's barrier on the OS side): the completion leaves once the queue's log writes
+      // issued so far are visible.
+      cmp_.flush_logs(cmp_.queue(int((off - kQueueBase) / kQueueStride)));
+      v = 1;
+    }
     std::memcpy(t.get_data_ptr(), &v, len);
     delay = SC_ZERO_TIME;
   } else {
@@ -73,10 +81,11 @@ uint64_t Bar0::read_reg(uint64_t off) const {
   if (off == kId) return kIdValue;
   if (off == kCaps)
     return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8) |
-           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) | (uint64_t(engines_ - 1) << kCapsEnginesShift);
+           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) | kCapsFenceIrqNamesQueue | (uint64_t(engines_ - 1) << kCapsEnginesShift);
   if (off == kTimestamp) return sc_time_stamp().value() / tick_ps_;
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;
+  if (off == kFenceIrqMode) return cmp_.cfg.names_queue ? kFenceIrqNamesQueue : 0;
   if (off == kAdapterStatus) return cmp_.adapter_resetting() ? 1 : 0;
   if (off == kMmuSystemRoot) return cmp_.cfg.system_root;
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
@@ -89,6 +98,9 @@ uint64_t Bar0::read_reg(uint64_t off) const {
       case kQPriority: return q.priority;
       case kQEnable: return q.enabled;
       case kQPageTable: return q.pt_root;
+      case kQSignalLog: return q.signal_log;
+      case kQWaitLog: return q.wait_log;
+      case kQLogEntries: return q.log_entries;
     }
   }
   if (off >= kNodeBase && off < kNodeBase + kNodeStride * nodes_.size()) {
@@ -153,6 +165,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     case kEventRingSize: cfg.ring_size = uint32_t(v); return;
     case kEventRingWptrAddr: cfg.ring_wptr_addr = v; return;
     case kEventRingRptr: cfg.ring_rptr = uint32_t(v); return;
+    case kFenceIrqMode: cfg.names_queue = (v & kFenceIrqNamesQueue) != 0; return;
     case kMmuSystemRoot: cfg.system_root = v; return;
     case kMmuInvalidate: cmp_.invalidate_tlbs(v); return;
   }
@@ -166,6 +179,9 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
       case kQRptrAddr: q.rptr_addr = v; break;
       case kQPriority: q.priority = uint32_t(v); break;
       case kQPageTable: q.pt_root = q.ctx_root = v; break;
+      case kQSignalLog: q.signal_log = v; break;
+      case kQWaitLog: q.wait_log = v; break;
+      case kQLogEntries: q.log_entries = uint32_t(v); break;
       case kQEnable:
         q.enabled = v & 1;
         q.rptr = q.wptr = 0;

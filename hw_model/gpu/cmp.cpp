@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hw_model/gpu/fence_log.h"
 #include "hw_model/gpu/node.h"
 #include "hw_model/gpu/regs.h"
 
@@ -66,6 +67,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
       report_set_(ps.get_bool("cmp.report_fence_set")),
       adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
+  tick_ps_ = uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"));
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
   busy_id_ = vcd_.add_ascii(adapter + ".cmp.state", "idle");
   decision_id_ = vcd_.add_ascii(adapter + ".cmp.decision", "");
@@ -160,7 +162,7 @@ void Cmp::mv_update(uint32_t slot, uint64_t mv) { push({Work::MvUpdate, slot, mv
 void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, false}); }
 void Cmp::queue_wait(HwQueue& q) { push({Work::QueueWait, q.wait_slot, q.wait_value, &q, false}); }
 
-void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt) {
+void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* logged_by) {
   // The engine's signal carries the value: a GPU wait registered after this, while the CV write is still
   // on its way, must not miss it (see QueueWait).
   if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
@@ -170,7 +172,28 @@ void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt) {
     // Nothing for the firmware to do unless a queue waits on this fence on the GPU.
     if (fences_[slot].gpu_waiters.empty()) return;
   }
-  push({Work::FenceWritten, slot, value, nullptr, interrupt});
+  push({Work::FenceWritten, slot, value, logged_by, interrupt});
+}
+
+void Cmp::flush_logs(HwQueue& q) {
+  ++log_flushes_;
+  if (q.node >= 0 && size_t(q.node) < nodes_.size()) nodes_[size_t(q.node)]->flush_logs();
+  if (log_visible_ > sc_time_stamp()) wait(log_visible_ - sc_time_stamp());
+}
+
+void Cmp::write_wait_log(HwQueue& q) {
+  q.wait_logged = false;
+  fence_log::Entry e{};
+  e.fence_value = q.wait_value;
+  e.h_native_fence = q.wait_handle;
+  e.operation_type = fence_log::kWaitUnblocked;
+  e.fence_observed_gpu_timestamp = q.wait_observed;
+  e.fence_end_gpu_timestamp = sc_time_stamp().value() / tick_ps_;
+  const uint32_t idx = fence_log::entry_index(q.wait_seq, q.log_entries);
+  log_visible_ = max_time(log_visible_, post_va(q.wait_log + fence_log::entry_offset(idx), &e, sizeof e));
+  if (on_log_entry) on_log_entry(q.id, fence_log::kWaits, q.wait_seq, &e);
+  const uint64_t h = fence_log::header_after(q.wait_seq, q.log_entries);
+  log_visible_ = max_time(log_visible_, post_va(q.wait_log, &h, 8));
 }
 
 void Cmp::decision(bool raise) {
@@ -252,7 +275,7 @@ void Cmp::run(const Work& w) {
       // before a waiting queue runs or the CPU hears of it.
       barrier();
       unblock_satisfied(*f, w.slot, w.value);
-      if (w.irq) raise_fence_interrupt(w.slot, w.value);
+      if (w.irq) raise_fence_interrupt(w.slot, w.value, w.q);
       break;
     case Work::CpuNotify:
       wait(period_ * double(decision_cycles_));
@@ -265,6 +288,7 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
   for (size_t i = 0; i < f.gpu_waiters.size();) {
     HwQueue* q = f.gpu_waiters[i];
     if (q->blocked && q->wait_slot == slot && q->wait_value <= cv) {
+      if (q->wait_logged) write_wait_log(*q);
       q->blocked = false;
       ++unblocks_;
       nodes_[size_t(q->node)]->kick(*q);
@@ -295,7 +319,7 @@ void Cmp::barrier() {
   wait(t + barrier_cost_ - sc_time_stamp());
 }
 
-void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
+void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by) {
   wait(period_ * double(interrupt_cycles_));
   FenceEntry& f = fences_[slot];
   if (cfg.ring_base && cfg.ring_size) {
@@ -306,6 +330,8 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value) {
         uint32_t type, handle;
         uint64_t value;
       } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? f.handle : 0, value};
+      if (cfg.names_queue && logged_by && !f.legacy())  // F19: the queue whose log holds the signal
+        e = {regs::kEventNativeFenceQueue, uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
       post_va(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
       ++ring_wptr_;
     }

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include <systemc>
@@ -89,6 +90,7 @@ class Cmp : public sc_core::sc_module {
     uint64_t system_root = 0;
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
+    bool names_queue = false;  // kFenceIrqMode: fence events of logged signals name the HW queue (F19)
   } cfg;
 
   // Sideband from the nodes.
@@ -96,8 +98,16 @@ class Cmp : public sc_core::sc_module {
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
   bool other_runnable(int node, const HwQueue& current) const;
   void raise_interrupt(uint32_t vector);              // an engine's INTERRUPT packet
-  // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3).
-  void fence_written(uint32_t slot, uint64_t value, bool interrupt);
+  // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3). `logged_by`:
+  // the queue whose signal log holds the signal (a logged SIGNAL), so that with kFenceIrqNamesQueue the
+  // event names that queue (F19); an unlogged signal's event names the fence (F12).
+  void fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* logged_by = nullptr);
+  // BAR0 kQLogFlush: returns once every log write of queue `q` issued so far, the engine's and ours, is
+  // visible (blocks the calling thread: the register read's completion).
+  void flush_logs(HwQueue& q);
+  uint64_t log_flushes() const { return log_flushes_; }
+  // Observer (monitors only): a WAIT_UNBLOCKED entry the CMP wrote (as Node::on_log_entry).
+  std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
   void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
   // cmp.mv_source = memory: the engines read the OS's MV location, there is no shadow (caps bit).
@@ -125,7 +135,11 @@ class Cmp : public sc_core::sc_module {
   void barrier();   // F7 step 2: every engine write issued before it began, and ours, is visible
   // Event entry + MSI. The caller has made `value` visible: the MV update read it from memory, a
   // signal's path barriers first.
-  void raise_fence_interrupt(uint32_t slot, uint64_t value);
+  void raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by = nullptr);
+  void write_wait_log(HwQueue& q);  // WAIT_UNBLOCKED, as the queue unblocks
+  uint64_t tick_ps_;
+  sc_core::sc_time log_visible_ = sc_core::SC_ZERO_TIME;
+  uint64_t log_flushes_ = 0;
   void send_msi(uint32_t vector);
   void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
   void decision(bool raise);

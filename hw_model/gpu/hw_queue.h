@@ -23,6 +23,15 @@ struct HwQueue {
   bool faulted = false;     // its engine stopped it on a malformed packet; re-enabling clears it
   uint32_t wait_slot = 0;
   uint64_t wait_value = 0;
+  // Native fence logs (F16), as the KMD programmed them from DxgkDdiSetNativeFenceLogBuffer: the signal
+  // log at its GPU VA in the process's space (the engine writes it), the wait log at its system-process
+  // GPU VA (the CMP writes it when it unblocks the queue); 0: no log. log_entries: NumberOfEntries.
+  uint64_t signal_log = 0, wait_log = 0;
+  uint32_t log_entries = 0;
+  // The blocked WAIT's log payload (its logged form), written when the queue unblocks.
+  bool wait_logged = false;
+  uint32_t wait_seq = 0, wait_handle = 0;
+  uint64_t wait_observed = 0;  // GPU timestamp when the engine saw the unresolved wait and stalled
   bool runnable() const { return enabled && !blocked && !faulted && rptr < wptr; }
 };
 

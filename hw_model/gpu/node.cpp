@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "hw_model/gpu/cmp.h"
+#include "hw_model/gpu/fence_log.h"
 #include "hw_model/gpu/regs.h"
 
 namespace gpumodel {
@@ -30,6 +31,15 @@ void Node::declare_params(ParamSet& ps) {
   ps.declare_real("node.write_buffer_ns", 100, "ns", 0, 1e6,
                   "A: a posted write's time in the engine's write buffer before it leaves for the "
                   "fabric: the window in which a CurrentValue write is pending (F7)");
+  ps.declare_real("node.log_entry_wc_ns", 500, "ns", 0, 1e7,
+                  "A: a native fence log entry (48 B, a partial cache line) waits this long in the engine's "
+                  "write-combining buffer unless a full barrier or the OS's flush (DxgkDdiUpdateNativeFenceLogs) "
+                  "pushes it out; the 8-B FirstFreeEntryIndex update goes through the write buffer, so it "
+                  "can be visible first (seed 003 'Synchronously updating the native fence log')");
+  ps.declare_int_choices("node.log_barriers", 1, "barriers", {1, 2},
+                         "Q: seed 003 'Synchronously updating the native fence log': 1 = the design's GPU order "
+                         "(entry, index, one barrier; the OS's DxgkDdiUpdateNativeFenceLogs supplies the other); "
+                         "2 = the order it replaces, a barrier between the entry and the index too");
   ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
                   "Q (low confidence): PARAMETERS.md GPU memory barrier, device scope ~100 ns");
   ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
@@ -81,6 +91,8 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       invalidate_(ps.get_ns("mmu.invalidate_ns")),
       translate_ahead_(uint64_t(ps.get_int("node.translate_ahead_bytes"))) {
+  log_wc_ = ps.get_ns("node.log_entry_wc_ns");
+  log_barriers_ = int(ps.get_int("node.log_barriers"));
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
@@ -92,6 +104,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_THREAD(fetcher);
   SC_THREAD(executor);
   SC_THREAD(resetter);
+  SC_THREAD(log_writer);
   wb_fc_.grant = &wb_ev_;
   SC_METHOD(drain_wb);
   sensitive << wb_ev_;
@@ -397,7 +410,9 @@ void Node::fault(const std::string& reason) {
 
 void Node::execute(const DecodedPacket& d) {
   if (d.op == Op::Signal) {
-    signal(uint32_t(d.arg[0]), d.arg[1], decode_);  // the hot path: the decode rides on the MV read's offset
+    // The hot path: the decode rides on the MV read's offset.
+    if (d.logged) signal_logged(uint32_t(d.arg[0]), d.arg[1], d.arg[2], decode_);
+    else signal(uint32_t(d.arg[0]), d.arg[1], decode_);
     return;
   }
   wait(decode_);
@@ -428,7 +443,7 @@ void Node::execute(const DecodedPacket& d) {
       cmp_.raise_interrupt(uint32_t(d.arg[0]));
       break;
     case Op::Wait:
-      wait_fence(uint32_t(d.arg[0]), d.arg[1]);
+      wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]);
       break;
     case Op::Fence:
       fence(d.arg[0], d.arg[1], uint32_t(d.arg[2]));
@@ -633,19 +648,113 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   if (ok) cmp_.fence_written(slot, value, value > mv);
 }
 
-void Node::wait_fence(uint32_t slot, uint64_t value) {
+void Node::signal_logged(uint32_t slot, uint64_t value, uint64_t payload, const sc_time& decode) {
+  // F17, the GPU's order: CV, the log entry with its GPU timestamp, FirstFreeEntryIndex, a barrier (the
+  // index is visible), then the conditional interrupt check.
+  FenceEntry* f = cmp_.fence(slot);
+  if (!f || !f->valid() || f->legacy() || !q_->signal_log || !q_->log_entries) {
+    signal(slot, value, decode);  // no log programmed for this queue (or a fault): a plain SIGNAL
+    return;
+  }
+  ++signals_;
+  last_signal_ = sc_time_stamp() + decode;
+  const uint64_t sys = cmp_.system_root();
+  if (!post(f->cv_addr, &value, 8, decode, sys)) {
+    wait(decode);
+    return;
+  }
+  wait(decode);
+  // FenceEndGpuTimestamp: now, the CV write issued.
+  write_log(true, uint32_t(payload), uint32_t(payload >> 32), value, 0, SC_ZERO_TIME);
+  check_abort();
+  drain_write_buffer(false);
+  bool ok = false;
+  const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? f->mv_addr : cmp_.shadow_mv_addr(slot), ok);
+  if (ok) cmp_.fence_written(slot, value, value > mv, q_);
+}
+
+void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,
+                     const sc_time& offset) {
+  const uint32_t n = q_->log_entries;
+  const uint64_t base = signal_log ? q_->signal_log : q_->wait_log;
+  const uint64_t root = signal_log ? kCurrentRoot : cmp_.system_root();  // see HwQueue::signal_log
+  fence_log::Entry e{};
+  e.fence_value = value;
+  e.h_native_fence = handle;
+  e.operation_type = signal_log ? fence_log::kSignalExecuted : fence_log::kWaitUnblocked;
+  e.fence_observed_gpu_timestamp = observed;
+  e.fence_end_gpu_timestamp = (sc_time_stamp() + offset).value() / tick_ps_;
+  const uint32_t idx = fence_log::entry_index(seq, n);
+  if (!post_log_entry(root == kCurrentRoot ? root_ : root, base + fence_log::entry_offset(idx), &e, offset)) return;
+  if (on_log_entry) on_log_entry(q_->id, signal_log ? fence_log::kSignals : fence_log::kWaits, seq, &e);
+  if (log_barriers_ == 2) drain_write_buffer(true);  // the two-barrier order: the entry is visible first
+  const uint64_t h = fence_log::header_after(seq, n);  // AtomicWraparoundAndEntryIndex: one 64-bit write
+  post(base, &h, 8, offset, root);
+}
+
+bool Node::post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_time& offset) {
+  GpuMmu::Result r;
+  if (!xlate(root, va, r, "write")) return false;  // 48 B at an 8-B aligned offset of a 4 KiB log: one page
+  LogWrite w{sc_time_stamp() + offset + log_wc_, r.addr, {}};
+  std::memcpy(w.data, entry, sizeof w.data);
+  wc_.push_back(w);
+  wc_ev_.notify(SC_ZERO_TIME);
+  return true;
+}
+
+void Node::log_writer() {
+  for (;;) {
+    while (wc_.empty()) {
+      wc_empty_ev_.notify(SC_ZERO_TIME);
+      wait(wc_ev_);
+    }
+    const sc_time now = sc_time_stamp();
+    if (!wc_flush_ && wc_.front().leave_at > now) {
+      wait(wc_.front().leave_at - now, wc_ev_);
+      continue;
+    }
+    const LogWrite w = wc_.front();
+    wc_.pop_front();
+    const sc_time vis = bus_.post(w.addr, w.data, sizeof w.data);
+    note_write(w.addr, vis, wc_visible_);
+    if (wc_.empty()) wc_flush_ = false;
+  }
+}
+
+void Node::flush_logs() {
+  if (!wc_.empty()) {
+    wc_flush_ = true;
+    wc_ev_.notify(SC_ZERO_TIME);
+    while (!wc_.empty()) wait(wc_empty_ev_);
+  }
+  if (wc_visible_ > sc_time_stamp()) wait(wc_visible_ - sc_time_stamp());
+}
+
+void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload) {
   FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("WAIT names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
     return;
   }
   last_wait_read_ = sc_time_stamp();
+  const uint64_t observed = sc_time_stamp().value() / tick_ps_;
   bool ok = false;
   const uint64_t cv = read64_va(cmp_.system_root(), f->cv_addr, ok);
-  if (!ok || cv >= value) return;  // already satisfied (or a page fault, which stops the queue)
+  if (!ok) return;  // a page fault, which stops the queue
+  if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself, observed = end
+    if (logged && q_->wait_log && q_->log_entries)
+      write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, observed, SC_ZERO_TIME);
+    return;
+  }
   q_->blocked = true;
   q_->wait_slot = slot;
   q_->wait_value = value;
+  // The CMP logs WAIT_UNBLOCKED when it unblocks the queue (seed: "after the GPU scheduler observes
+  // HWQueueA is unblocked ... it logs the event").
+  q_->wait_logged = logged && q_->wait_log && q_->log_entries;
+  q_->wait_seq = uint32_t(payload);
+  q_->wait_handle = uint32_t(payload >> 32);
+  q_->wait_observed = observed;
   cmp_.queue_wait(*q_);  // the CMP re-checks and unblocks it on the GPU (F5)
 }
 
@@ -664,12 +773,15 @@ void Node::hold_blocked_queue() {
   if (q_->blocked) finish_queue();
 }
 
-void Node::drain_write_buffer() {
+void Node::drain_write_buffer(bool logs) {
   // The barrier completes when every earlier write has left the write buffer and is visible, plus the
   // handshake of its scope: system scope while a system-memory write is outstanding, else device scope.
+  if (logs) flush_logs();
   while (!wb_.empty()) wait(wb_empty_ev_);
   const sc_time now = sc_time_stamp();
-  const sc_time done = max_time(now, max_time(wb_visible_, dma_visible_)) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
+  sc_time latest = max_time(wb_visible_, dma_visible_);
+  if (logs) latest = max_time(latest, wc_visible_);
+  const sc_time done = max_time(now, latest) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
   wait(done - now);
 }
 

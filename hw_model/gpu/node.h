@@ -92,6 +92,12 @@ class Node : public sc_core::sc_module {
   void request_flush(WriteFlush& f);
   const sc_core::sc_event& flush_event() const { return flush_ev_; }
   sc_core::sc_time dma_visible() const { return dma_visible_; }
+  // The OS side of F17 (BAR0 kQLogFlush, DxgkDdiUpdateNativeFenceLogs): push the log entries still in
+  // the write-combining buffer out now and return once every log write issued so far is visible.
+  void flush_logs();
+  // Observer (monitors only): a log entry the engine wrote (queue, log type, the UMD's sequence number,
+  // the entry as a fence_log::Entry).
+  std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
   uint64_t signals() const { return signals_; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
   sc_core::sc_time last_wait_read() const { return last_wait_read_; }  // probe: a WAIT's CV read issued
@@ -138,7 +144,15 @@ class Node : public sc_core::sc_module {
   bool xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop = true);
   uint64_t read64_va(uint64_t root, uint64_t va, bool& ok, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
   bool take_page_fault();  // executor: a pending page fault stops the queue (true)
-  void drain_write_buffer();                                 // BARRIER
+  // BARRIER: every earlier write visible, the log entries in the write-combining buffer too (`logs`);
+  // without them it is F17's barrier after FirstFreeEntryIndex (the entry is the OS's to flush).
+  void drain_write_buffer(bool logs = true);
+  // A log entry (48 B, a partial-line write): it waits in the write-combining buffer for
+  // node.log_entry_wc_ns, or until a full barrier or the OS's flush, then goes out as one posted write.
+  bool post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_core::sc_time& offset);
+  void log_writer();  // SC_THREAD: drains the write-combining buffer
+  void write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,
+                 const sc_core::sc_time& offset);  // an entry, then FirstFreeEntryIndex (F17)
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
   void start_queue(HwQueue* q);
   void finish_queue();
@@ -164,12 +178,23 @@ class Node : public sc_core::sc_module {
   // When the last write that left the buffer, and the last DMA write, become visible.
   sc_core::sc_time wb_visible_ = sc_core::SC_ZERO_TIME, dma_visible_ = sc_core::SC_ZERO_TIME;
   std::vector<WriteFlush*> flushes_;  // waiting for writes still in the buffer
+  struct LogWrite {
+    sc_core::sc_time leave_at;
+    uint64_t addr;
+    unsigned char data[48];
+  };
+  std::deque<LogWrite> wc_;  // log entries in the write-combining buffer
+  sc_core::sc_event wc_ev_, wc_empty_ev_;
+  sc_core::sc_time log_wc_, wc_visible_ = sc_core::SC_ZERO_TIME;
+  bool wc_flush_ = false;
+  int log_barriers_ = 1;  // node.log_barriers
   sc_core::sc_event flush_ev_;
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode);
-  void wait_fence(uint32_t slot, uint64_t value);
+  void wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload);
+  void signal_logged(uint32_t slot, uint64_t value, uint64_t payload, const sc_core::sc_time& decode);
   void hold_blocked_queue();
 
   HwQueue* q_ = nullptr;      // the queue this node runs

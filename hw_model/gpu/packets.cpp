@@ -55,7 +55,9 @@ DecodedPacket decode_header(uint32_t h) {
   else if (len > kMaxPacketDwords) d.error = PacketError::TooLong;
   else if (d.opcode >= kOpcodes) d.error = PacketError::UnknownOpcode;
   else if (h & 0x00ff0000) d.error = PacketError::ReservedBits;
-  else if (d.op != Op::Nop && len != layout_dwords(kLayouts[d.opcode])) d.error = PacketError::WrongLength;
+  else if (d.op != Op::Nop && len != layout_dwords(kLayouts[d.opcode]) &&
+           !((d.op == Op::Signal || d.op == Op::Wait) && len == kLoggedFenceOpDwords))
+    d.error = PacketError::WrongLength;
   if (d.ok()) d.dwords = len;
   return d;
 }
@@ -73,6 +75,10 @@ DecodedPacket decode_packet(const uint32_t* dw, size_t available) {
   for (int i = 0; i < l.operands; ++i) {
     d.arg[i] = l.width[i] == 2 ? uint64_t(p[0]) | (uint64_t(p[1]) << 32) : p[0];
     p += l.width[i];
+  }
+  if (d.dwords == kLoggedFenceOpDwords && (d.op == Op::Signal || d.op == Op::Wait)) {
+    d.logged = true;  // the UMD's log payload: entry sequence, hNativeFence
+    d.arg[2] = uint64_t(p[0]) | (uint64_t(p[1]) << 32);
   }
   return d;
 }

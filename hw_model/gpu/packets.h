@@ -19,7 +19,9 @@ enum class Op : uint8_t {
   Copy = 0x05,       // src, dst, bytes: DMA copy
   Interrupt = 0x06,  // vector: ask the CMP to send an MSI
   Signal = 0x07,     // slot, value: write the fence's CurrentValue, conditional interrupt (F3, F5)
+                     // [, seq, hNativeFence]: the logged form, 6 dwords (F16, F17): see kLoggedFenceOpDwords
   Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
+                     // [, seq, hNativeFence]: the logged form: WAIT_UNBLOCKED logged when it unblocks
   Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, seed 001): once every
                      // earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as
                      // the node's last completed fence ID, and interrupt (DMA completed). A preemption
@@ -30,6 +32,14 @@ enum class Op : uint8_t {
   FlushTlb = 0x0B,      // root: a release, then invalidate every TLB of the adapter for that space (0 = all):
                         // DXGK_OPERATION_FLUSH_TLB after a page-table update
 };
+// SIGNAL and WAIT with the UMD's log instruction (seed 003 'Log buffer mechanism': "immediately after UMD
+// inserts a native fence wait or signal instruction ... it also inserts a command instructing the GPU to
+// write a payload at a particular entry"). The model carries that instruction in the same packet, two more
+// dwords: the UMD's running entry sequence number for this queue's log (the UMD owns the progression; the
+// entry is seq % NumberOfEntries) and the fence's user-mode handle (the entry's hNativeFence). One packet
+// makes the engine's order a property of one command: CV, entry, FirstFreeEntryIndex, barrier, then the
+// conditional interrupt check (F17).
+constexpr uint32_t kLoggedFenceOpDwords = 6;
 constexpr uint64_t kComputeNoPreempt = 1ull << 63;  // COMPUTE operand bit: preemption disabled
 
 inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (dwords & 0xffff); }
@@ -59,6 +69,7 @@ struct DecodedPacket {
   PacketError error = PacketError::None;
   uint32_t opcode = 0;  // the header's opcode byte, also when unknown
   uint64_t arg[3] = {0, 0, 0};
+  bool logged = false;  // SIGNAL/WAIT in the logged form: arg[2] = seq | hNativeFence << 32
   bool ok() const { return error == PacketError::None; }
 };
 
@@ -95,6 +106,14 @@ class PacketWriter {
   PacketWriter& flush_tlb(uint64_t root) { return put(Op::FlushTlb, {root}); }
   PacketWriter& signal(uint32_t slot, uint64_t value) { return fence_op(Op::Signal, slot, value); }
   PacketWriter& wait(uint32_t slot, uint64_t value) { return fence_op(Op::Wait, slot, value); }
+  // The logged forms (F16): `seq` the UMD's entry sequence number in the queue's log, `handle` the
+  // fence's hNativeFence as the log entry names it.
+  PacketWriter& signal_logged(uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
+    return logged_op(Op::Signal, slot, value, seq, handle);
+  }
+  PacketWriter& wait_logged(uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
+    return logged_op(Op::Wait, slot, value, seq, handle);
+  }
   PacketWriter& raw(uint32_t dw) {  // a dword as is: malformed streams for tests and fuzzing
     dw_.push_back(dw);
     return *this;
@@ -122,6 +141,11 @@ class PacketWriter {
     dw_.push_back(slot);
     dw_.push_back(uint32_t(value));
     dw_.push_back(uint32_t(value >> 32));
+    return *this;
+  }
+  PacketWriter& logged_op(Op op, uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
+    dw_.push_back(header(op, kLoggedFenceOpDwords));
+    for (uint32_t d : {slot, uint32_t(value), uint32_t(value >> 32), seq, handle}) dw_.push_back(d);
     return *this;
   }
   std::vector<uint32_t> dw_;

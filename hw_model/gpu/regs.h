@@ -16,8 +16,9 @@ constexpr uint64_t kIgpuBar0Base = 0xE000'0000ull;    // the integrated adapter'
 constexpr uint64_t kId = 0x0000;            // RO 32: 'GPM1'
 constexpr uint32_t kIdValue = 0x47504D31;
 constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues, [16] MV from memory,
-                                            // [21:20] linked physical adapters (engines) - 1
+                                            // [17] names the HW queue in fence events, [21:20] linked physical adapters (engines) - 1
 constexpr uint32_t kCapsMvFromMemory = 1u << 16;  // engines read the OS's MonitoredValue: no shadow MV
+constexpr uint32_t kCapsFenceIrqNamesQueue = 1u << 17;  // the CMP can name the running HW queue (F19)
 constexpr uint32_t kCapsEnginesShift = 20;
 constexpr uint64_t kTimestamp = 0x0008;     // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from the MSI capability)
@@ -42,9 +43,15 @@ constexpr uint64_t kEventRingSize = 0x0148;  // RW 32: entries, power of two
 constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes its write index
 constexpr uint64_t kEventRingRptr = 0x0158;  // RW 32: the KMD's read index
 constexpr uint64_t kFenceHandle = 0x0160;    // W 32: hGlobalNativeFence of the selected slot (event entries)
+constexpr uint64_t kFenceIrqMode = 0x0168;   // RW 32: kFenceIrqNamesQueue: fence events name the HW queue (F19)
 constexpr uint32_t kFenceValid = 1, kFenceLegacy = 2;
 // Event ring entry: u32 type, u32 handle (the slot's kFenceHandle; 0 = NULL: "scan every waiter"), u64 value.
 constexpr uint32_t kEventNativeFence = 1, kEventMonitoredFence = 2, kEventOverflow = 3;
+// F19 (kFenceIrqMode = kFenceIrqNamesQueue): u32 type, u32 the HW queue's kernel handle (its index + 1; 0 =
+// NULL: "rescan every queue of the engine"), u64 the node ordinal (kEventAllNodes: the engine is unknown).
+constexpr uint32_t kEventNativeFenceQueue = 4;
+constexpr uint32_t kFenceIrqNamesQueue = 1;
+constexpr uint64_t kEventAllNodes = ~0ull;
 constexpr uint32_t kFenceEventVector = 0;    // MSI vector of event-ring interrupts; INTERRUPT packets use >= 1
 
 constexpr uint64_t kQueueBase = 0x1000;     // per HW queue q: kQueueBase + q * kQueueStride
@@ -56,6 +63,11 @@ constexpr uint64_t kQRptrAddr = 0x10;       // RW 64: where the queue writes bac
 constexpr uint64_t kQPriority = 0x18;       // RW 32: higher runs first
 constexpr uint64_t kQEnable = 0x1C;         // RW 32: 1 = created (run-list member)
 constexpr uint64_t kQPageTable = 0x20;      // RW 64: page-table root of the queue's GPU VA space (0: MMU off)
+constexpr uint64_t kQSignalLog = 0x28;      // RW 64: the signal log's GPU VA in the queue's process space (F16; 0: none)
+constexpr uint64_t kQWaitLog = 0x30;        // RW 64: the wait log's system-process GPU VA (the CMP writes it)
+constexpr uint64_t kQLogEntries = 0x38;     // RW 32: NumberOfEntries of both logs
+constexpr uint64_t kQLogFlush = 0x3C;       // R 32: read-to-flush: returns 1 once every log write of the queue
+                                            // issued before the read is visible (DxgkDdiUpdateNativeFenceLogs)
 
 constexpr uint64_t kNodeBase = 0x2000;      // per node n: kNodeBase + n * kNodeStride
 constexpr uint64_t kNodeStride = 0x40;

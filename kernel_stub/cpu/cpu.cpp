@@ -101,11 +101,13 @@ void Cpu::core() {
       stamps_.isr_start = sc_time_stamp();
       wait(entry_);
       ++interrupts_;
+      in_isr_ = true;
       for (auto& r : isrs_)
         if (vector - r.first < r.count) {
           r.isr(vector);
           break;
         }
+      in_isr_ = false;
       wait(isr_cost_);
       stamps_.isr_end = sc_time_stamp();
       if (on_interrupts_drained && !intc_.pending() && dpcs_.empty()) on_interrupts_drained();
@@ -216,8 +218,14 @@ void Cpu::signal(KEvent& e) {
   }
 }
 
-uint32_t Cpu::mmio_read32(uint64_t addr) { return bus_.read32(addr); }
-uint64_t Cpu::mmio_read64(uint64_t addr) { return bus_.read64(addr); }
+uint32_t Cpu::mmio_read32(uint64_t addr) {
+  count_read(addr);
+  return bus_.read32(addr);
+}
+uint64_t Cpu::mmio_read64(uint64_t addr) {
+  count_read(addr);
+  return bus_.read64(addr);
+}
 void Cpu::mmio_write32(uint64_t addr, uint32_t v) {
   bus_.post32(addr, v);
   wait(mmio_write_cost_);
@@ -230,6 +238,9 @@ void Cpu::mem_write(uint64_t addr, const void* src, unsigned len) {
   bus_.post(addr, src, len);
   wait(sc_time(double(len) / memcpy_bytes_per_ns_, SC_NS));
 }
-void Cpu::mem_read(uint64_t addr, void* dst, unsigned len) { bus_.read(addr, dst, len); }
+void Cpu::mem_read(uint64_t addr, void* dst, unsigned len) {
+  count_read(addr);
+  bus_.read(addr, dst, len);
+}
 
 }  // namespace gpumodel

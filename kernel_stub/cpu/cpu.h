@@ -21,6 +21,7 @@
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
 
 namespace gpumodel {
@@ -99,6 +100,10 @@ class Cpu : public sc_core::sc_module {
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
   uint64_t interrupts() const { return interrupts_; }
   uint64_t wakeups() const { return wakeups_; }   // idle exits
+  // Loads that leave the host for a device (a BAR: registers below system memory, local memory at
+  // BAR2 and above), each a non-posted read that waits for its completion.
+  uint64_t device_reads() const { return device_reads_; }
+  uint64_t interrupt_device_reads() const { return interrupt_device_reads_; }  // those of ISRs and DPCs
   // Time stamps of the last interrupt's stages, for latency breakdowns.
   struct Stamps {
     sc_core::sc_time msi_arrival, isr_start, isr_end, dpc_start, dpc_end;
@@ -146,7 +151,13 @@ class Cpu : public sc_core::sc_module {
   std::string context_ = "";
   sc_core::sc_time context_since_ = sc_core::SC_ZERO_TIME;
   std::map<std::string, sc_core::sc_time> residency_;
-  uint64_t interrupts_ = 0, wakeups_ = 0;
+  uint64_t interrupts_ = 0, wakeups_ = 0, device_reads_ = 0, interrupt_device_reads_ = 0;
+  bool in_isr_ = false;
+  void count_read(uint64_t addr) {
+    if (addr >= regs::kSysmemBase && addr < regs::kVramBase) return;
+    ++device_reads_;
+    if (in_isr_ || in_dpc_) ++interrupt_device_reads_;
+  }
   Stamps stamps_;
   Vcd::Id context_id_, threads_id_;
 };

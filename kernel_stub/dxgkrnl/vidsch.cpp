@@ -2,6 +2,8 @@
 
 #include "kernel_stub/kmd/kmd.h"
 
+#include <algorithm>
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -16,11 +18,23 @@ void VidSch::declare_params(ParamSet& ps) {
                   "Q: F8, seed 003: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
                   "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
                   "step 3's interrupt as the only report of a signal racing the update");
+  ps.declare_bool("vidsch.native_fence_logs", false,
+                  "Q: F16, seed 003 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
+                  "per HW queue and reads them in the native fence interrupt's DPC; false: a WDDM 3.2 stack "
+                  "without logs (the earlier scenarios' setting, so their figures stay comparable)");
+  ps.declare_enum("vidsch.log_segment", "local", {"local", "system"},
+                  "Q: seed 003 'Future hardware requirements': \"reading only the log buffer ensures a single "
+                  "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
+                  "system: in the OS's pool");
   PacketScheduler::declare_params(ps);
 }
 
 VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter)
-    : cpu_(cpu), mm_(mm), resample_cv_(ps.get_bool("vidsch.resample_cv")) {
+    : cpu_(cpu),
+      mm_(mm),
+      resample_cv_(ps.get_bool("vidsch.resample_cv")),
+      logs_(ps.get_bool("vidsch.native_fence_logs")),
+      log_segment_(ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local) {
   packets_ = std::make_unique<PacketScheduler>(ps, cpu, vcd, adapter,
                                                [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }
@@ -61,6 +75,7 @@ void VidSch::dpc() {
   if (kmd_dpc_) kmd_dpc_();  // DxgkDdiDpcRoutine
   while (!pending_.empty() && !bugchecked()) {
     const DxgkInterruptData d = pending_.front();
+    const size_t woken_before = woken_;
     pending_.pop_front();
     std::vector<NativeFence*> list;
     switch (d.type) {
@@ -80,6 +95,31 @@ void VidSch::dpc() {
         dma_faulted_.push_back({d.fault_node, d.fault_va, sc_core::sc_time_stamp()});
         continue;
       case DxgkInterruptData::NativeFenceSignaled:
+        if (logs_) {
+          // F17: the logs of every HW queue (whose index moved, after the KMD's barrier); F19: of the
+          // queues the interrupt names, or of every queue of a node it names with a NULL queue.
+          std::vector<int> qs;
+          const bool f19 = !d.hw_queues.empty() || !d.null_queue_nodes.empty();
+          if (f19) qs = d.hw_queues;
+          for (const auto& [id, st] : logs_of_) {
+            if (!f19) qs.push_back(id);
+            else
+              for (int n : d.null_queue_nodes)
+                if (n < 0 || kmd_->queue(id)->node == n) qs.push_back(id);
+          }
+          std::sort(qs.begin(), qs.end());
+          qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
+          std::vector<NativeFence*> touched;
+          if (read_logs(qs, touched)) {
+            // F18: an overrun lost entries: read the live value of every fence of the device.
+            ++fallback_scans_;
+            for (auto& f : fences_)
+              if (!f->destroyed && !f->legacy) list.push_back(f.get());
+            break;
+          }
+          update_monitored_values(touched);
+          if (!d.signaled_array_null && d.signaled.empty()) break;  // the logs were all there was to read
+        }
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;
           for (auto& f : fences_)
@@ -103,9 +143,8 @@ void VidSch::dpc() {
         break;
     }
     ++fence_interrupts_;
-    const size_t before = woken_;
     scan(list);
-    if (woken_ == before) ++spurious_;  // allowed (F8): an interrupt that satisfied no CPU waiter
+    if (woken_ == woken_before) ++spurious_;  // allowed (F8): an interrupt that satisfied no CPU waiter
   }
 }
 
@@ -212,7 +251,121 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
 uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
   const uint32_t local = kmd_->DxgkDdiOpenNativeFence(f->handle, process);
   f->local_handles[process] = local;
+  by_local_[{process, local}] = f;  // what a log entry's hNativeFence names
   return local;
+}
+
+KmdHwQueue* VidSch::CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
+  KmdHwQueue* q = kmd_->DxgkDdiCreateHwQueue(node, priority, native_progress_fence, process);
+  if (!q || !logs_) return q;
+  for (uint32_t type : {uint32_t(fence_log::kWaits), uint32_t(fence_log::kSignals)}) RecreateNativeFenceLog(q, type);
+  return q;
+}
+
+void VidSch::RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type) {
+  auto& pair = logs_of_[q->id];
+  LogState& st = pair[type == fence_log::kWaits ? 0 : 1];
+  const bool first = st.cpu_va == 0;
+  // The buffer: a 4 KiB allocation (a global, mapped at its address in every process's space: the
+  // engine's GPU VA) with its alias in the system process for the CMP (F10's mapping).
+  st.cpu_va = mm_.allocate(log_segment_, fence_log::kBufferBytes, fence_log::kBufferBytes);
+  st.sys_va = mm_.map_system_alias(st.cpu_va);
+  fence_log::Header h{};
+  h.type = type;
+  h.number_of_entries = fence_log::kEntries;
+  cpu_.mem_write(st.cpu_va, &h, sizeof h);
+  st.cached = 0;
+  st.resync = !first;
+  DxgkSetNativeFenceLogBufferArgs a;
+  a.hw_queue = q;
+  a.log_type = type;
+  a.log_buffer_cpu_va = st.cpu_va;
+  a.log_buffer_gpu_va = st.cpu_va;
+  a.log_buffer_system_process_gpu_va = st.sys_va;
+  a.number_of_entries = fence_log::kEntries;
+  kmd_->DxgkDdiSetNativeFenceLogBuffer(a);
+}
+
+const VidSch::LogState* VidSch::log_state(int queue, uint32_t type) const {
+  auto it = logs_of_.find(queue);
+  return it == logs_of_.end() ? nullptr : &it->second[type == fence_log::kWaits ? 0 : 1];
+}
+
+bool VidSch::read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched) {
+  struct Moved {
+    int q;
+    uint32_t type;
+    LogState* st;
+    uint64_t pos;
+  };
+  std::vector<Moved> moved;
+  std::vector<KmdHwQueue*> barrier;
+  for (int id : queues) {
+    auto it = logs_of_.find(id);
+    if (it == logs_of_.end()) continue;
+    bool any = false;
+    for (uint32_t type : {uint32_t(fence_log::kSignals), uint32_t(fence_log::kWaits)}) {
+      LogState& st = it->second[type == fence_log::kWaits ? 0 : 1];
+      // FirstFreeEntryIndex and WraparoundCount: one 64-bit read (AtomicWraparoundAndEntryIndex).
+      const uint64_t pos = fence_log::position(cpu_.mem_read64(st.cpu_va), fence_log::kEntries);
+      ++log_headers_read_;
+      if (pos == st.cached) continue;
+      moved.push_back({id, type, &st, pos});
+      any = true;
+    }
+    if (any) barrier.push_back(kmd_->queue(id));
+  }
+  // F17: before reading entries, the KMD's barrier on every queue whose index moved.
+  if (!barrier.empty()) {
+    log_barriers_ += barrier.size();
+    kmd_->DxgkDdiUpdateNativeFenceLogs(barrier);
+  }
+  bool fallback = false;
+  for (const Moved& m : moved) {
+    LogState& st = *m.st;
+    if (st.resync) {  // a recreated log: what is new in it is unknown
+      fallback = true;
+      st.resync = false;
+      st.cached = m.pos;
+      continue;
+    }
+    if (m.pos < st.cached || m.pos - st.cached > fence_log::kEntries) {
+      // F18: the GPU overwrote entries not yet read (WraparoundCount moved past the cached one).
+      ++log_overruns_;
+      if (observer.log_overrun) observer.log_overrun(m.q, m.type);
+      fallback = true;
+      st.cached = m.pos;
+      continue;
+    }
+    read_entries(m.q, m.type, st, m.pos, touched);
+  }
+  return fallback;
+}
+
+void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched) {
+  const uint32_t n = fence_log::kEntries;
+  const uint64_t from = st.cached, count = pos - from;
+  entry_buf_.resize(count);
+  for (uint64_t i = 0; i < count;) {  // at most two reads: the log wraps
+    const uint32_t idx = uint32_t((from + i) % n);
+    const uint64_t k = std::min<uint64_t>(count - i, n - idx);
+    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(idx), &entry_buf_[i], unsigned(k * sizeof(fence_log::Entry)));
+    i += k;
+  }
+  log_entries_read_ += count;
+  st.cached = pos;
+  const KmdHwQueue* q = kmd_->queue(queue);
+  for (uint64_t i = 0; i < count; ++i) {
+    const fence_log::Entry& e = entry_buf_[i];
+    if (observer.log_entry_read) observer.log_entry_read(queue, type, from + i, e);
+    if (type != fence_log::kSignals || e.operation_type != fence_log::kSignalExecuted) continue;
+    auto it = by_local_.find({q->process, e.h_native_fence});
+    if (it == by_local_.end() || it->second->destroyed) continue;
+    NativeFence* f = it->second;
+    // The logged value is one the fence reached: what it satisfies is satisfied (CV only grows).
+    wake_satisfied(*f, e.fence_value);
+    touched.push_back(f);
+  }
 }
 
 void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
@@ -262,6 +415,25 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   }
   cpu_waiters_.erase(mine);
   return ok && !f->destroyed;
+}
+
+void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t>>& waits) {
+  std::vector<NativeFence*> native;
+  for (const auto& [f, value] : waits) {
+    if (f->destroyed) continue;
+    CpuWaiter& w = *cpu_waiters_.emplace(cpu_waiters_.end());
+    w.id = next_waiter_++;
+    w.fence = f;
+    w.value = value;
+    f->waiters.emplace(value, &w);
+    ++waiter_count_;
+    if (observer.waiter_added) observer.waiter_added(w);
+    if (!f->legacy) native.push_back(f);
+  }
+  update_monitored_values(native);  // F2, then F8's re-read
+  for (const auto& [f, value] : waits)
+    if (f->legacy) wake_satisfied(*f, cpu_.mem_read64(f->cv_addr));
+  last_wait_armed_ = sc_time_stamp();
 }
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {

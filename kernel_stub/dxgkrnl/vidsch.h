@@ -3,6 +3,7 @@
 // waiters (F8, F12), CPU signals (F13), and the legacy monitored fence whose dependent GPU work it holds
 // on the CPU until the signal interrupt (F5).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "hw_model/core/params.h"
+#include "hw_model/gpu/fence_log.h"
 #include "hw_model/gpu/packets.h"
 #include "kernel_stub/cpu/cpu.h"
 #include "kernel_stub/dxgkrnl/packet_sched.h"
@@ -33,6 +35,10 @@ struct DxgkInterruptData {
   std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
   bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
   bool evaluate_legacy_monitored_fences = false;
+  // F19 (OptimizedNativeFenceSignaledInterrupt): the HW queues named (their kernel handles: KMD queue
+  // ids), and the nodes whose every queue's log is to be rescanned (a NULL hHWQueue; -1: every node).
+  std::vector<int> hw_queues;
+  std::vector<int> null_queue_nodes;
   int fault_node = -1;     // DmaFaulted: the node whose access faulted, and the GPU VA
   uint64_t fault_va = 0;
 };
@@ -63,6 +69,10 @@ struct VidSchObserver {
   std::function<void(const NativeFence&)> fence_created;
   std::function<void()> monitored_values_updated;  // DxgkDdiUpdateMonitoredValues returned
   std::function<void(const DxgkInterruptData&)> interrupt_notified;  // the KMD's DxgkCbNotifyInterrupt
+  // F16-F18: an entry Dxgkrnl read from a HW queue's log (queue id, log type, the entry's position since
+  // the log was set, the entry as read), and an overrun it detected.
+  std::function<void(int queue, uint32_t type, uint64_t position, const fence_log::Entry&)> log_entry_read;
+  std::function<void(int queue, uint32_t type)> log_overrun;
 };
 
 class VidSch {
@@ -81,6 +91,22 @@ class VidSch {
   void DxgkCbNotifyInterrupt(const DxgkInterruptData& d);
   void DxgkCbQueueDpc(std::function<void()> kmd_dpc);
 
+  // A HW queue (D3DKMTCreateHwQueue): the KMD's DxgkDdiCreateHwQueue, then, with vidsch.native_fence_logs,
+  // the queue's two 4-KB logs (F16): allocated, their header written, mapped for the CPU, the process
+  // (globals are mapped at their address in every space) and the system process (an alias), and given to
+  // the KMD with DxgkDdiSetNativeFenceLogBuffer. Null when the KMD has no free queue.
+  KmdHwQueue* CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process);
+  // Dxgkrnl destroys and recreates one of the queue's logs (seed: "Each time it does, it calls
+  // DxgkDdiSetNativeFenceLogBuffer"); until it next reads the new log it cannot know which entries are new.
+  void RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type);
+  struct LogState {  // one log of one queue, as Dxgkrnl knows it
+    uint64_t cpu_va = 0, sys_va = 0;
+    uint64_t cached = 0;  // position (WraparoundCount * N + FirstFreeEntryIndex) read last
+    bool resync = false;  // recreated: the next read takes the header as it finds it (a fallback scan)
+  };
+  const LogState* log_state(int queue, uint32_t type) const;
+  bool native_fence_logs() const { return logs_; }
+
   // Fence objects (D3DKMTCreateNativeFence and friends), from an app thread of `process`.
   NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
   uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
@@ -90,6 +116,10 @@ class VidSch {
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
   bool WaitFromCpu(NativeFence* f, uint64_t value,
                    const sc_core::sc_time& timeout = sc_core::sc_max_time());
+  // Asynchronous CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu with hAsyncEvent): each waiter is
+  // registered and its MV programmed (one DxgkDdiUpdateMonitoredValues for the batch); the call returns
+  // at once and a satisfied waiter's event is set by the DPC, with no thread blocked on it.
+  void WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t>>& waits);
   // CPU signal (D3DKMTSignalSynchronizationObjectFromCpu, F13).
   void SignalFromCpu(NativeFence* f, uint64_t value);
   // F13: f's CV was changed to `value` by another agent (seed: a cross-adapter fence's shared CV that
@@ -110,6 +140,13 @@ class VidSch {
   uint64_t spurious_interrupts() const { return spurious_; }
   uint64_t null_array_interrupts() const { return null_scans_; }  // F12: scanned every waiter
   uint64_t waiters_woken() const { return woken_; }
+  // F16-F19 counters: log headers read, entries read, overruns detected, fallback scans (every fence of
+  // the device read), KMD log barriers asked for.
+  uint64_t log_headers_read() const { return log_headers_read_; }
+  uint64_t log_entries_read() const { return log_entries_read_; }
+  uint64_t log_overruns() const { return log_overruns_; }
+  uint64_t fallback_scans() const { return fallback_scans_; }
+  uint64_t log_barriers() const { return log_barriers_; }
   uint64_t mv_updates() const { return mv_updates_; }
   size_t waiter_count() const { return waiter_count_; }
   // When the most recent CPU wait was armed: its waiter registered and MV programmed for it (native),
@@ -126,6 +163,16 @@ class VidSch {
   size_t wake_satisfied(NativeFence& f, uint64_t cv);
   void update_monitored_values(const std::vector<NativeFence*>& fences);
   void release_held(NativeFence& f, uint64_t cv);
+  // F17/F18: read the logs of `queues` whose index moved (after the KMD's barrier) and wake what their
+  // signal entries satisfy; true if one overran (or was recreated): the caller scans every fence.
+  bool read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched);
+  void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched);
+  bool logs_;
+  Segment log_segment_;
+  std::map<int, std::array<LogState, 2>> logs_of_;  // queue id -> [waits, signals]
+  std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, hLocalNativeFence)
+  std::vector<fence_log::Entry> entry_buf_;
+  uint64_t log_headers_read_ = 0, log_entries_read_ = 0, log_overruns_ = 0, fallback_scans_ = 0, log_barriers_ = 0;
   std::unique_ptr<PacketScheduler> packets_;
   uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
 

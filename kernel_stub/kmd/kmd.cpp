@@ -4,6 +4,7 @@
 
 #include "hw_model/display/display_regs.h"
 #include "hw_model/gpu/cmp.h"
+#include "hw_model/gpu/fence_log.h"
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
 
@@ -12,6 +13,14 @@ namespace gpumodel {
 using namespace sc_core;
 
 void Kmd::declare_params(ParamSet& ps) {
+  ps.declare_bool("kmd.optimized_native_fence_signaled_interrupt", false,
+                  "Q: seed 003 'Optimized native fence signaled interrupt': DXGK_VIDSCHCAPS::"
+                  "OptimizedNativeFenceSignaledInterrupt, optional; the driver reports it and sets the CMP "
+                  "to name the HW queue (needs vidsch.native_fence_logs)");
+  ps.declare_bool("kmd.native_fence_log_barrier", true,
+                  "Q: F17, seed 003 'Synchronously updating the native fence log': in "
+                  "DxgkDdiUpdateNativeFenceLogs the KMD inserts a memory barrier per HW queue; false is a "
+                  "test setting (the OS may read an entry the GPU has not yet made visible)");
   ps.declare_int_choices("kmd.ring_bytes", 65536, "bytes", {4096, 16384, 65536, 262144, 1048576},
                          "A: 64 KiB ring per HW queue");
   ps.declare_int_choices("kmd.event_ring_entries", 1024, "entries", {4, 16, 64, 256, 1024, 4096},
@@ -164,6 +173,8 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
       event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
+      log_barrier_(ps.get_bool("kmd.native_fence_log_barrier")),
+      want_optimized_interrupt_(ps.get_bool("kmd.optimized_native_fence_signaled_interrupt")),
       mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))),
       per_engine_tdr_(ps.get_bool("kmd.support_per_engine_tdr")),
       report_aborted_(ps.get_enum("kmd.tdr_report_aborted") == "below_completed"   ? ReportAborted::BelowCompleted
@@ -209,6 +220,11 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write64(bar0_ + kEventRingBase, ring_base_);
   cpu_.mmio_write32(bar0_ + kEventRingSize, event_entries_);
   cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
+  // F19: the cap only where the hardware can name the queue.
+  vidsch_caps_.optimized_native_fence_signaled_interrupt =
+      want_optimized_interrupt_ && (caps & kCapsFenceIrqNamesQueue);
+  if (vidsch_caps_.optimized_native_fence_signaled_interrupt)
+    cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
   // Dxgkrnl's part of adapter start (it runs around this call): the DMA-remapping domain and the paging
   // process's GPU VA (seed 002, A3/A4). This driver schedules with HW queues (hardware scheduling).
   mm_.start(true);
@@ -224,6 +240,7 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
   KmdHwQueue* q = queues_.back().get();
   q->id = int(queues_.size()) - 1;
   q->node = node;
+  q->process = process;
   q->ring_size = ring_bytes_;
   q->ring_base = mm_.allocate(Segment::System, ring_bytes_);
   q->rptr_addr = mm_.allocate(Segment::System, 64, 64);
@@ -544,6 +561,10 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   for (const Entry& e : entries) {
     if (e.type == regs::kEventMonitoredFence) {
       any_legacy = true;
+    } else if (e.type == regs::kEventNativeFenceQueue) {  // F19: the queue whose log holds the signal
+      any_native = true;
+      if (e.handle == 0) native.null_queue_nodes.push_back(e.value == regs::kEventAllNodes ? -1 : int(e.value));
+      else native.hw_queues.push_back(int(e.handle) - 1);
     } else if (e.type == regs::kEventNativeFence) {
       any_native = true;
       if (e.handle == 0) null_array = true;
@@ -564,6 +585,23 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (any_legacy) sch_.DxgkCbNotifyInterrupt(legacy);
   sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
   return true;
+}
+
+void Kmd::DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& a) {
+  using namespace regs;
+  if (!a.hw_queue) return;
+  const uint64_t r = bar0_ + kQueueBase + uint64_t(a.hw_queue->id) * kQueueStride;
+  // This hardware's engine writes signal entries in the process's space; its CMP writes wait entries
+  // (it unblocks the queue) in the system process's.
+  if (a.log_type == fence_log::kSignals) cpu_.mmio_write64(r + kQSignalLog, a.log_buffer_gpu_va);
+  else cpu_.mmio_write64(r + kQWaitLog, a.log_buffer_system_process_gpu_va);
+  cpu_.mmio_write32(r + kQLogEntries, a.number_of_entries);
+}
+
+void Kmd::DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues) {
+  if (!log_barrier_) return;
+  for (KmdHwQueue* q : queues)  // a read-to-flush per queue: it completes once the log writes are visible
+    cpu_.mmio_read32(bar0_ + regs::kQueueBase + uint64_t(q->id) * regs::kQueueStride + regs::kQLogFlush);
 }
 
 void Kmd::DxgkDdiDpcRoutine() {

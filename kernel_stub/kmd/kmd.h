@@ -44,6 +44,21 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   uint32_t progress_slot = 0;     // F14: native progress fence (slot), if any
   bool has_progress_fence = false;
   uint64_t submissions = 0;       // the progress fence's value after the last submission
+  int process = 0;                // the GPU VA space it runs in
+};
+
+// DXGK_VIDSCHCAPS, the native fence bits (seed 003). OptimizedNativeFenceSignaledInterrupt (F19): the
+// interrupt names the HW queue whose log holds the signal instead of the fences.
+struct DxgkVidSchCaps {
+  bool optimized_native_fence_signaled_interrupt = false;
+};
+
+// DXGKARG_SETNATIVEFENCELOGBUFFER (F16): one of the queue's two logs, with its three mappings.
+struct DxgkSetNativeFenceLogBufferArgs {
+  KmdHwQueue* hw_queue = nullptr;  // hHwQueue
+  uint32_t log_type = 0;           // DXGK_NATIVE_FENCE_LOG_TYPE: fence_log::kWaits or kSignals
+  uint64_t log_buffer_cpu_va = 0, log_buffer_gpu_va = 0, log_buffer_system_process_gpu_va = 0;
+  uint32_t number_of_entries = 0;
 };
 
 // DxgkDdiCreateAllocation, reduced: what the UMD's private driver data says of the allocation.
@@ -153,6 +168,13 @@ class Kmd {
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
   DxgkNativeFenceCaps DxgkDdiQueryAdapterInfoNativeFenceCaps() const { return caps_; }
+  DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const { return vidsch_caps_; }
+  // F16: programs where the queue's engine writes its signal log (the process GPU VA) and where the CMP
+  // writes its wait log (the system-process GPU VA); called again when Dxgkrnl recreates a log.
+  void DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& a);
+  // F17: a memory barrier per queue (BAR0 kQLogFlush, a read-to-flush), so every log entry written
+  // before the queue's FirstFreeEntryIndex moved is visible before Dxgkrnl reads the entries.
+  void DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues);
   // Seed 002. A1: the DXGK_ALLOCATIONINFOFLAGS2 the driver sets (kmd.notify_*). A4:
   // DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: false = the call failed; *size_mb 0 = the OS decides.
   DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
@@ -223,6 +245,8 @@ class Kmd {
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
+  KmdHwQueue* queue(int id) const { return id >= 0 && size_t(id) < queues_.size() ? queues_[size_t(id)].get() : nullptr; }
+  size_t queue_count() const { return queues_.size(); }
   uint64_t dma_faults() const { return dma_faults_; }  // page faults the ISR reported (DMA_FAULTED)
   // The MMIO path of a TLB invalidation (BAR0 kMmuInvalidate, then a read that orders it): root 0 = all.
   void invalidate_tlbs(uint64_t root);
@@ -243,6 +267,9 @@ class Kmd {
   static MvUpdateWait mv_update_wait(const std::string& v);
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
+  DxgkVidSchCaps vidsch_caps_;
+  bool log_barrier_ = true;  // kmd.native_fence_log_barrier
+  bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
   uint64_t scratch_ = 0;
   // Native fence bookkeeping.

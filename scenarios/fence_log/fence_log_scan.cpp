@@ -1,0 +1,188 @@
+// fence_log_scan: what the OS's native fence interrupt costs as the fences and HW queues of a device grow
+// (F12, F16-F19). workload.fences fences, each with an asynchronous CPU waiter far ahead (so each has a
+// waiter the OS must consider, and none of them interrupts), spread over workload.hw_queues HW queues.
+// Each round one queue (round robin) signals workload.signals_per_interrupt fences: the first ones
+// without crossing their MonitoredValue, the last one the queue's trigger fence, which a CPU thread waits
+// on, so each round raises exactly one interrupt. What the OS does in that interrupt's ISR and DPC
+// depends on the stack:
+//  * vidsch.native_fence_logs = false: no logs. With the fence set (cmp.report_fence_set) it reads the
+//    named fence; with NULL it reads every fence that has a waiter: proportional to the fences (F12).
+//  * logs: it reads the header of both logs of every HW queue, the KMD barriers the queues whose index
+//    moved, and it reads the new entries (F17): proportional to the queues, flat in the fences.
+//  * logs + kmd.optimized_native_fence_signaled_interrupt: the interrupt names the queue; the OS reads
+//    that queue's logs only (F19): flat in both.
+//  * more signals per interrupt than a log holds (84): the log overruns, the OS detects it and reads
+//    every fence of the device (F18).
+// Metrics: os_interrupt_ns (ISR + DPC time per interrupt), pcie_reads_per_interrupt (the ISR's and
+// DPC's loads that cross to the device), log_overruns, fallback_scans, gpu_ns_per_signal (the engine's
+// time per signal, logged or not), and the OS's counts.
+#include "scenarios/fence_common.h"
+
+namespace gpumodel {
+namespace {
+
+class FenceLogScan : public ScenarioDriver {
+ public:
+  explicit FenceLogScan(const ParamSet& ps)
+      : fences_(uint64_t(ps.get_int("workload.fences"))),
+        queues_(int(ps.get_int("workload.hw_queues"))),
+        per_irq_(uint64_t(ps.get_int("workload.signals_per_interrupt"))),
+        rounds_(uint64_t(ps.get_int("workload.rounds"))),
+        gap_(sc_core::sc_time(ps.get_real("workload.round_gap_us"), sc_core::SC_US)),
+        lead_us_(ps.get_real("workload.lead_us")) {}
+
+  void build(Platform& p, Results& r) override {
+    p.cpu.spawn_thread("app", [this, &p, &r] { run(p, r); });
+  }
+
+  void finish(Platform& p, Results& r) override {
+    (void)p;
+    r.check(done_, "the rounds did not complete");
+    if (!done_) return;
+    const double irqs = double(irqs_);
+    r.metric("rounds", rounds_);
+    r.metric("interrupts", irqs_);
+    r.metric("os_interrupt_ns", irqs ? isr_dpc_ns_ / irqs : 0.0);
+    r.metric("pcie_reads_per_interrupt", irqs ? double(reads_) / irqs : 0.0);
+    r.metric("log_overruns", overruns_);
+    r.metric("fallback_scans", fallbacks_);
+    r.metric("log_headers_read", headers_);
+    r.metric("log_entries_read", entries_);
+    r.metric("log_barriers", barriers_);
+    r.metric("gpu_ns_per_signal", gpu_ns_ / double(rounds_ * per_irq_));
+    // Each round raises exactly one interrupt: the trigger fence's signal crosses its MV, no other does.
+    r.check(irqs_ == rounds_, "not one interrupt per round");
+    r.check(timeouts_ == 0, "a round's waiter was not woken within 10 ms");
+    const bool logs = p.vidsch.native_fence_logs();
+    if (!logs) {
+      r.check(headers_ == 0 && entries_ == 0, "no logs, yet the OS read log entries");
+      return;
+    }
+    const bool overrun = per_irq_ > fence_log::kEntries;
+    // F18: a round's k signals move its queue's signal log by k; past 84 the GPU overwrote unread entries.
+    r.check(overruns_ == (overrun ? rounds_ : 0), overrun ? "an overrun went undetected" : "an overrun reported without one");
+    r.check(fallbacks_ == overruns_, "a fallback scan without an overrun, or an overrun without one");
+    if (!overrun) r.check(entries_ == rounds_ * per_irq_, "the OS did not read every signal entry exactly once");
+    const uint64_t per_irq_headers = optimized_ ? 2 : 2 * uint64_t(queues_);
+    r.check(headers_ == rounds_ * per_irq_headers,
+            optimized_ ? "F19: the OS read other logs than the named queue's"
+                       : "F17: the OS did not read both logs of every HW queue once per interrupt");
+    r.check(barriers_ == rounds_, "F17: not one KMD barrier (for the one queue that moved) per interrupt");
+  }
+
+ private:
+  void run(Platform& p, Results& r) {
+    DxgkAdapterInfo info;
+    if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start failed")) return;
+    optimized_ = p.kmd.DxgkDdiQueryAdapterInfoVidSchCaps().optimized_native_fence_signaled_interrupt;
+    const bool logs = p.vidsch.native_fence_logs();
+    struct Q {
+      KmdHwQueue* q;
+      NativeFence* trigger;
+      std::vector<NativeFence*> mine;
+      uint32_t seq = 0;  // the UMD's log progression for the queue's signal log
+      uint64_t next = 0;
+    };
+    std::vector<Q> qs;
+    for (int i = 0; i < queues_; ++i) {
+      KmdHwQueue* q = p.vidsch.CreateHwQueue(i % int(info.nodes), 0, 0, 1);
+      if (!r.check(q != nullptr, "no free HW queue")) return;
+      qs.push_back({q, p.vidsch.CreateNativeFence(1, Segment::Local, false), {}});
+    }
+    std::vector<std::pair<NativeFence*, uint64_t>> far;
+    constexpr uint64_t kFar = uint64_t(1) << 62;  // a value no round reaches: a waiter, never woken
+    for (uint64_t i = 0; i < fences_; ++i) {
+      NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
+      qs[i % uint64_t(queues_)].mine.push_back(f);
+      far.push_back({f, kFar});
+    }
+    p.vidsch.WaitFromCpuAsync(far);
+    std::map<NativeFence*, uint64_t> value;
+    const uint64_t ts = p.kmd.scratch();
+    auto sig = [&](Q& q, PacketWriter& w, NativeFence* f) {
+      const uint32_t slot = p.vidsch.slot(*f);
+      if (logs) w.signal_logged(slot, ++value[f], q.seq++, f->local_handles.at(1));
+      else w.signal(slot, ++value[f]);
+    };
+    // The measured window: counters now, and again after the last round.
+    const auto res0 = p.cpu.residency();
+    const uint64_t irq0 = p.cpu.interrupts(), reads0 = p.cpu.interrupt_device_reads();
+    const uint64_t ov0 = p.vidsch.log_overruns(), fb0 = p.vidsch.fallback_scans(), h0 = p.vidsch.log_headers_read(),
+                   e0 = p.vidsch.log_entries_read(), b0 = p.vidsch.log_barriers();
+    for (uint64_t round = 0; round < rounds_; ++round) {
+      Q& q = qs[round % uint64_t(queues_)];
+      PacketWriter w;
+      // The lead: the trigger's waiter and its MV are in place before the first signal.
+      w.compute(engine_cycles(p.params, lead_us_ * 1000)).timestamp(ts);
+      for (uint64_t k = 0; k + 1 < per_irq_; ++k) sig(q, w, q.mine[q.next++ % q.mine.size()]);
+      sig(q, w, q.trigger);
+      w.timestamp(ts + 8);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q.q, w);
+      if (!p.vidsch.WaitFromCpu(q.trigger, value[q.trigger], sc_core::sc_time(10, sc_core::SC_MS))) ++timeouts_;
+      // The engine's time for the round's signals: between the two TIMESTAMPs (a probe of memory).
+      const double tick_ns = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+      gpu_ns_ += double(p.sysmem.peek64(ts + 8) - p.sysmem.peek64(ts)) * tick_ns -
+                 to_ns(p.gpu.nodes[0]->engine_period()) * double(p.params.get_int("node.decode_cycles"));
+      p.cpu.sleep(gap_);
+    }
+    auto in = [&](const char* c) {
+      const auto& now = p.cpu.residency();
+      const auto a = now.find(c), b = res0.find(c);
+      return (a == now.end() ? 0.0 : to_ns(a->second)) - (b == res0.end() ? 0.0 : to_ns(b->second));
+    };
+    isr_dpc_ns_ = in("ISR") + in("DPC");
+    irqs_ = p.cpu.interrupts() - irq0;
+    reads_ = p.cpu.interrupt_device_reads() - reads0;
+    overruns_ = p.vidsch.log_overruns() - ov0;
+    fallbacks_ = p.vidsch.fallback_scans() - fb0;
+    headers_ = p.vidsch.log_headers_read() - h0;
+    entries_ = p.vidsch.log_entries_read() - e0;
+    barriers_ = p.vidsch.log_barriers() - b0;
+    done_ = true;
+  }
+
+  uint64_t fences_;
+  int queues_;
+  uint64_t per_irq_, rounds_;
+  sc_core::sc_time gap_;
+  double lead_us_;
+  bool optimized_ = false, done_ = false;
+  uint64_t irqs_ = 0, reads_ = 0, overruns_ = 0, fallbacks_ = 0, headers_ = 0, entries_ = 0, barriers_ = 0,
+           timeouts_ = 0;
+  double isr_dpc_ns_ = 0, gpu_ns_ = 0;
+};
+
+}  // namespace
+
+ScenarioInfo fence_log_scan_scenario() {
+  return {"fence_log_scan",
+          "the OS's native fence interrupt cost against fences and HW queues: no logs, logs, the optimized "
+          "interrupt, an overrun",
+          [](ParamSet& ps, const std::string& o) {
+            ps.declare_int("workload.fences", 1024, "fences", 1, 60000,
+                           "A: the issue's range is 64 to 16,384 (60,000 the most a device is asked to hold)", o);
+            ps.declare_int("workload.hw_queues", 4, "queues", 1, 1024,
+                           "A: four HW queues of one process; at most gpu.hw_queues", o);
+            ps.declare_int("workload.signals_per_interrupt", 4, "signals", 1, 1000,
+                           "A: 'a few fences signaled per interrupt' (issue 11); above 84 (a log's entries) "
+                           "each round overruns its queue's log (F18)", o);
+            ps.declare_int("workload.rounds", 32, "rounds", 1, 100000,
+                           "A: 32 interrupts, enough that one round's cost is the mean", o);
+            ps.declare_real("workload.round_gap_us", 20, "us", 0, 1e6,
+                            "A: idle time between rounds, so each interrupt finds the CPU idle", o);
+            ps.declare_real("workload.lead_us", 20, "us", 0, 1e6,
+                            "A: the engine computes this long before a round's signals, so the trigger's "
+                            "CPU waiter and its MonitoredValue are in place first", o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<FenceLogScan>(ps); },
+          [](const ParamSet& ps) {
+            const int64_t q = ps.get_int("workload.hw_queues");
+            require_platform(ps, "fence_log_scan", 1, q, "workload.hw_queues = " + std::to_string(q) + " queues");
+            if (ps.get_int("workload.fences") < q)
+              throw ConfigError("workload.fences = " + std::to_string(ps.get_int("workload.fences")) +
+                                " is too few for workload.hw_queues = " + std::to_string(q) +
+                                ": every queue signals fences of its own; allowed: workload.fences >= workload.hw_queues");
+          }};
+}
+
+}  // namespace gpumodel

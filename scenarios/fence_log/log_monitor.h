@@ -1,0 +1,42 @@
+// Monitor of the native fence log promises (F16-F18), independent of Dxgkrnl's own reading: it observes
+// the entries the GPU writes (the engines' signal entries, the CMP's wait entries) and the entries
+// Dxgkrnl reads; it never drives the model. Reported when vidsch.native_fence_logs is on.
+//  * log_timestamps: in the order Dxgkrnl reads a log, an entry's FenceEndGpuTimestamp is below the last
+//    non-zero one before it (seed: "timestamps can never go backwards"; zero is allowed, a skipped write).
+//  * log_entry_stale: Dxgkrnl read an entry at a position the log's index had passed whose content is
+//    not what the GPU wrote there: it read before the entry's write was visible (F17: the KMD's barrier
+//    in DxgkDdiUpdateNativeFenceLogs is what prevents it). An overwritten (overrun) position is not
+//    read, since Dxgkrnl detects the overrun first (F18).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw_model/gpu/fence_log.h"
+#include "scenarios/platform.h"
+#include "scenarios/results.h"
+
+namespace gpumodel {
+
+class FenceLogMonitor {
+ public:
+  explicit FenceLogMonitor(Platform& p);
+  void finish(Results& r);
+  uint64_t backwards() const { return backwards_; }
+  uint64_t stale() const { return stale_; }
+
+ private:
+  struct Log {
+    std::map<uint64_t, fence_log::Entry> written;  // by sequence number (the last 2 * N kept)
+    uint64_t last_end = 0;                          // the last non-zero end timestamp read
+  };
+  void written(int queue, uint32_t type, uint64_t seq, const void* entry);
+  void read(int queue, uint32_t type, uint64_t pos, const fence_log::Entry& e);
+  Platform& p_;
+  std::map<std::pair<int, uint32_t>, Log> logs_;
+  uint64_t backwards_ = 0, stale_ = 0;
+  std::vector<std::string> messages_;
+};
+
+}  // namespace gpumodel
