@@ -40,6 +40,10 @@ void Cmp::declare_params(ParamSet& ps) {
   ps.declare_bool("cmp.report_fence_set", true,
                   "Q: F12: the interrupt names the signaled fences (pSignaledNativeFenceArray); false "
                   "reports NULL, so the OS scans every waiter");
+  ps.declare_enum("cmp.fence_irq_queue", "running", {"running", "null"},
+                  "Q: F19, seed 003 'Optimized native fence signaled interrupt': with the optimized interrupt "
+                  "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
+                  "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
   ps.declare_real("cmp.adapter_reset_ms", 3100, "ms", 1000, 4000,
@@ -66,6 +70,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       step3_(ps.get_bool("cmp.mv_update_check")),
       mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
       report_set_(ps.get_bool("cmp.report_fence_set")),
+      null_queue_(ps.get_enum("cmp.fence_irq_queue") == "null"),
       adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
   tick_ps_ = uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"));
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
@@ -331,7 +336,7 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* lo
         uint64_t value;
       } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? f.handle : 0, value};
       if (cfg.names_queue && logged_by && !f.legacy())  // F19: the queue whose log holds the signal
-        e = {regs::kEventNativeFenceQueue, uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
+        e = {regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
       post_va(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
       ++ring_wptr_;
     }

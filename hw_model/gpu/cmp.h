@@ -161,7 +161,7 @@ class Cmp : public sc_core::sc_module {
   sc_core::sc_time period_, timeslice_, barrier_cost_;
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
-  bool use_barrier_, step3_, mv_from_memory_, report_set_;
+  bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_;
   std::vector<Node::WriteFlush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;

@@ -741,9 +741,9 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   bool ok = false;
   const uint64_t cv = read64_va(cmp_.system_root(), f->cv_addr, ok);
   if (!ok) return;  // a page fault, which stops the queue
-  if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself, observed = end
+  if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself; it never stalled: observed = end
     if (logged && q_->wait_log && q_->log_entries)
-      write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, observed, SC_ZERO_TIME);
+      write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, sc_time_stamp().value() / tick_ps_, SC_ZERO_TIME);
     return;
   }
   q_->blocked = true;

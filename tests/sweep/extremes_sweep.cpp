@@ -82,6 +82,8 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"eviction_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"kmd.paging_va_mb", "1"}, {"sim.limit_ms", "5000"}}},
     {"iommu_unmap_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"sim.limit_ms", "5000"}}},
     {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
+    // Issue 11: 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
+    {"fence_log_scan", {{"workload.rounds", "4"}, {"sim.limit_ms", "2000"}}},
 };
 
 // Files that run the same scenario driver as another file (the TDR scenarios share one; tdr_engine_reset
@@ -98,6 +100,10 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
                          "vidsch.quantum_ms", "vidsch.hw_queue_depth", "workload.", "sim."}},
     {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
     {"paging_va_size", {"vidmm.", "kmd.paging_va_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
+    // Issue 11: the log machinery's keys; the fence path's others are swept by the fence scenarios.
+    {"fence_log_scan", {"vidsch.native_fence_logs", "vidsch.log_segment", "kmd.optimized_native_fence",
+                        "kmd.native_fence_log_barrier", "node.log_", "cmp.fence_irq_queue", "cmp.report_fence_set",
+                        "gpu.hw_queues", "workload.", "sim."}},
 };
 // Keys only the packet-scheduling path reads (the TDR machinery): a scenario that never submits a DMA
 // packet cannot be moved by them, so only the TDR files sweep them.
