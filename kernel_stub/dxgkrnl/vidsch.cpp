@@ -346,12 +346,10 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
   const uint32_t n = fence_log::kEntries;
   const uint64_t from = st.cached, count = pos - from;
   entry_buf_.resize(count);
-  for (uint64_t i = 0; i < count;) {  // at most two reads: the log wraps
-    const uint32_t idx = uint32_t((from + i) % n);
-    const uint64_t k = std::min<uint64_t>(count - i, n - idx);
-    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(idx), &entry_buf_[i], unsigned(k * sizeof(fence_log::Entry)));
-    i += k;
-  }
+  // One load per entry (48 B, under a cache line; log memory is not cached): in local memory each is a
+  // read across the link.
+  for (uint64_t i = 0; i < count; ++i)
+    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(uint32_t((from + i) % n)), &entry_buf_[i], sizeof(fence_log::Entry));
   log_entries_read_ += count;
   st.cached = pos;
   const KmdHwQueue* q = kmd_->queue(queue);
