@@ -42,6 +42,10 @@ run "tdr_paging_hit TdrDelay 2 s (3.1 s adapter reset)" scenarios/tdr_paging_hit
 run "eviction_notify 32 MiB, 4 chunks" scenarios/eviction_notify.ini
 run "paging_va_size 256 MiB, 4 chunks" scenarios/paging_va_size.ini
 run "copy_bandwidth 16 MiB Gen4 under gpuva_iommu" scenarios/copy_bandwidth.ini --iommu.model=gpuva_iommu
+# Issue 11: the OS's interrupt with logs at 16,384 fences, and without logs with NULL (16,384 reads each time).
+run "fence_log_scan 16,384 fences, logs" scenarios/fence_log_scan.ini --workload.fences=16384
+run "fence_log_scan 16,384 fences, no logs, NULL" scenarios/fence_log_scan.ini --workload.fences=16384 \
+  --vidsch.native_fence_logs=false --cmp.report_fence_set=false
 # The fence hot path: 1,000,000 signals; its own speed figures come from the results' host section.
 "$build/gpumodel" scenarios/fence_stress.ini --results "$tmp/s.json" >/dev/null
 python3 - "$tmp/s.json" <<'PY'
