@@ -22,7 +22,8 @@ const std::vector<ScenarioInfo>& scenario_registry() {
       hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario(),
       tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
       tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario(),
-      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario()};
+      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario(),
+      cross_adapter_fence_scenario()};
   return all;
 }
 

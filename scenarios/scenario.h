@@ -75,5 +75,6 @@ ScenarioInfo tdr_limit_scenario();
 ScenarioInfo eviction_notify_scenario();
 ScenarioInfo iommu_unmap_notify_scenario();
 ScenarioInfo paging_va_size_scenario();
+ScenarioInfo cross_adapter_fence_scenario();
 
 }  // namespace gpumodel

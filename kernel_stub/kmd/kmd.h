@@ -59,6 +59,7 @@ struct DxgkCreateNativeFenceArgs {
   uint64_t monitored_value_system_process_gpu_va = 0;
   uint64_t current_value_cpu_va = 0, monitored_value_cpu_va = 0;  // the kernel's CPU addresses of the values
   bool legacy_monitored_fence = false;  // model switch: a WDDM 2.x monitored fence in the same table
+  uint32_t cross_adapter_id = 0;  // F20: the cross-adapter fence this instance belongs to (0: none)
 };
 
 struct DxgkMonitoredValueUpdate {  // one element of DXGKARG_UPDATEMONITOREDVALUES
@@ -88,9 +89,23 @@ struct DxgkDriverCaps {
   bool hybrid_discrete = false, hybrid_integrated = false;
 };
 
+// DXGK_VIDSCHCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS SchedulingCaps), the fields used.
+struct DxgkVidSchCaps {
+  bool native_gpu_fence = false;  // F9: NativeGpuFence: the driver supports native GPU fences
+  // (room for F19's OptimizedNativeFenceSignaledInterrupt, added with the fence log buffers)
+};
+
+// How a driver build decides DXGK_VIDSCHCAPS::NativeGpuFence (F9), <key>.kmd_native_gpu_fence.
+enum class NativeGpuFenceAnswer {
+  IfEnabled,  // it queries DXGK_FEATURE_NATIVE_FENCE and advertises the cap only if the OS enabled it
+  Always,     // it advertises the cap without asking (adapter start fails when the OS did not enable it)
+  Never       // no native fence support: the OS uses monitored fences on this adapter
+};
+
 // What a driver build reports and answers (seed 004), from <key>.kmd_* parameters.
 struct DriverAnswers {
   DxgkDriverCaps caps;
+  NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
   enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
   bool mpo_static_fails = false;      // the StaticCheck answers "not supported"
   bool mpo_mutates = false;           // defect: the StaticCheck changes the cached state
@@ -178,6 +193,17 @@ class Kmd {
 
   // Seed 004 (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
   DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
+  // F9: DXGK_VIDSCHCAPS. NativeGpuFence as this build decides it: IfEnabled asks the OS
+  // (DxgkCbIsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE)) first.
+  DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const;
+  // F20 (the seed's future design; no DDI is named): the OS tells the driver where the peer adapter's
+  // cross-adapter doorbell is (a physical address); the KMD programs it into the CMP through BAR0.
+  void DxgkDdiSetCrossAdapterDoorbell(uint64_t peer_doorbell);
+  // A cross-adapter fence opened as a monitored fence here (no NativeGpuFence): a GPU signal is an
+  // INTERRUPT packet with this vector after the work; its DPC writes CV from the CPU (seed 003, 2b).
+  static constexpr uint32_t kSoftwareSignalVector = 0x33;
+  VidSch& os() { return sch_; }  // the Dxgkrnl instance this driver reports to
+
   // Another driver build on the same hardware (caso_caps walks every combination in one run): its
   // answers from the next DxgkDdiStartDevice / check on.
   void install_driver(const DriverAnswers& a) { answers_ = a, present_checks_ = 0, mpo_state_ = 0; }
