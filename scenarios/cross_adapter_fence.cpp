@@ -27,12 +27,6 @@ using namespace sc_core;
 
 enum { kDgpu = 0, kIgpu = 1 };
 
-// Whether a driver answer gives the adapter native fences (F9), before anything runs.
-bool native_by_params(const ParamSet& ps, const std::string& key) {
-  const std::string& a = ps.get_enum(key + ".kmd_native_gpu_fence");
-  return a == "always" || (a == "if_enabled" && ps.get_enum("os.native_fence_feature") == "enabled");
-}
-
 class CrossAdapterFenceScenario : public ScenarioDriver {
  public:
   explicit CrossAdapterFenceScenario(const ParamSet& ps)
@@ -339,21 +333,27 @@ ScenarioInfo cross_adapter_fence_scenario() {
               throw ConfigError("platform.topology = dgpu: scenario 'cross_adapter_fence' needs two adapters (the iGPU "
                                 "and the dGPU); allowed: platform.topology = hybrid");
             const std::string& sc = ps.get_enum("xfence.scenario");
-            // A driver that advertises the cap while the OS disabled it is allowed: adapter start fails (F9).
-            const bool g = native_by_params(ps, "gpu"), i = native_by_params(ps, "igpu");
+            const std::string& ga = ps.get_enum("gpu.kmd_native_gpu_fence");
+            const std::string& ia = ps.get_enum("igpu.kmd_native_gpu_fence");
             const bool os_on = ps.get_enum("os.native_fence_feature") == "enabled";
-            if (!g && os_on)
-              throw ConfigError("gpu.kmd_native_gpu_fence = " + ps.get_enum("gpu.kmd_native_gpu_fence") +
-                                ": every xfence.scenario has the dGPU support native fences (seed 003); allowed: "
-                                "gpu.kmd_native_gpu_fence = if_enabled or always");
-            if (sc == "1" && !i && os_on)
+            // A driver that advertises the cap while the OS disabled it is allowed: adapter start fails (F9),
+            // reported in the results.
+            if (ga == "never")
+              throw ConfigError("gpu.kmd_native_gpu_fence = never: every xfence.scenario has the dGPU support native "
+                                "fences (seed 003); allowed: gpu.kmd_native_gpu_fence = if_enabled or always");
+            if (ga == "if_enabled" && !os_on)
+              throw ConfigError("os.native_fence_feature = disabled: the dGPU's driver (gpu.kmd_native_gpu_fence = "
+                                "if_enabled) then has no native fences, and every xfence.scenario has a native dGPU; "
+                                "allowed: os.native_fence_feature = enabled, or gpu.kmd_native_gpu_fence = always (its "
+                                "adapter start then fails, F9)");
+            if (sc == "1" && ia == "never")
               throw ConfigError("igpu.kmd_native_gpu_fence = never: xfence.scenario = 1 has both GPUs support native "
                                 "fences; allowed: igpu.kmd_native_gpu_fence = if_enabled or always, or xfence.scenario = "
                                 "2a or 2b");
-            if (sc != "1" && i)
-              throw ConfigError("igpu.kmd_native_gpu_fence = " + ps.get_enum("igpu.kmd_native_gpu_fence") +
-                                ": xfence.scenario = " + sc + " has an iGPU without native fences; allowed: "
-                                "igpu.kmd_native_gpu_fence = never, or xfence.scenario = 1");
+            if (sc != "1" && ia != "never")
+              throw ConfigError("igpu.kmd_native_gpu_fence = " + ia + ": xfence.scenario = " + sc +
+                                " has an iGPU without native fences; allowed: igpu.kmd_native_gpu_fence = never, or "
+                                "xfence.scenario = 1");
             if (ps.get_bool("xfence.gpu_doorbell") && sc != "1")
               throw ConfigError("xfence.gpu_doorbell = true: the doorbell links two native GPUs, and xfence.scenario = " +
                                 sc + " has an iGPU without native fences; allowed: xfence.gpu_doorbell = false, or "
