@@ -230,6 +230,15 @@ TEST_CASE("F15: scenario 1 (both native, the iGPU waits, the dGPU signals): ever
   CHECK(cc["signal_to_unblock_ns"].get<double>() <= kThreadWake + 1500);  // the KMD's store and MMIO, two CV reads
 }
 
+TEST_CASE("F15: with the NULL signaled array (F12) the OS still scans and forwards the cross-adapter fence", "[F15][F12]") {
+  // cmp.report_fence_set = false: the dGPU's interrupt names no fence; the OS scans every native fence
+  // with a waiter — and every cross-adapter fence, which has its waiters on the other adapter.
+  const auto m = run_json(xfence("1", "gpu_gpu") + " --cmp.report_fence_set=false", "nullarr")["metrics"];
+  CHECK(m["unblocked"] == 20);
+  CHECK(m["forwards"] == 20);
+  CHECK(m["cpu_interrupts"] == 20);
+}
+
 TEST_CASE("F15: scenario 2a (the iGPU opens the fence as a monitored fence and waits, the dGPU signals): VidSch holds "
           "and releases the iGPU's work",
           "[F15]") {

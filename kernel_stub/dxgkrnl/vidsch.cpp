@@ -95,7 +95,7 @@ void VidSch::dpc() {
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;
           for (auto& f : fences_)
-            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get())) &&
+            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
                 (!f->legacy || d.evaluate_legacy_monitored_fences))
               list.push_back(f.get());
         } else {
