@@ -371,7 +371,8 @@ ScenarioInfo cross_adapter_fence_scenario() {
             if (ps.get_int("gpu.hw_queues") < 1 || ps.get_int("igpu.hw_queues") < 1)
               throw ConfigError("gpu.hw_queues / igpu.hw_queues: scenario 'cross_adapter_fence' uses one HW queue on "
                                 "each adapter; allowed: >= 1");
-          }};
+          },
+          /*runs_without_native_fences=*/true};
 }
 
 }  // namespace gpumodel

@@ -325,7 +325,7 @@ TEST_CASE("F20: with the doorbell a CPU waiter on the other adapter still gets i
   CHECK(on["signal_to_unblock_ns"].get<double>() >= kInterruptPath + kThreadWake);
 }
 
-TEST_CASE("cross_adapter_fence refuses impossible combinations before elaboration", "[F15][F20]") {
+TEST_CASE("cross_adapter_fence refuses impossible combinations before elaboration, other scenarios F9 settings without native fences", "[F9][F15][F20]") {
   const auto dgpu = run_cli(tb::scenario("cross_adapter_fence") + " --platform.topology=dgpu");
   CHECK(dgpu.code == 2);
   CHECK(dgpu.err.find("platform.topology") != std::string::npos);
@@ -338,4 +338,12 @@ TEST_CASE("cross_adapter_fence refuses impossible combinations before elaboratio
   CHECK(s2.err.find("igpu.kmd_native_gpu_fence") != std::string::npos);
   CHECK(dgpu.out.empty());
   CHECK(db.out.empty());
+  // F9's settings mean something only where the scenario reports what follows from them: a scenario that
+  // uses native fences refuses an OS or a driver without them.
+  const auto fs = run_cli(tb::scenario("fence_signal") + " --os.native_fence_feature=disabled");
+  CHECK(fs.code == 2);
+  CHECK(fs.err.find("os.native_fence_feature") != std::string::npos);
+  const auto gw = run_cli(tb::scenario("gpu_wait") + " --gpu.kmd_native_gpu_fence=never");
+  CHECK(gw.code == 2);
+  CHECK(gw.err.find("gpu.kmd_native_gpu_fence") != std::string::npos);
 }
