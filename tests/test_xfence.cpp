@@ -162,6 +162,38 @@ TEST_CASE("F15: one CurrentValue page in system memory for both GPUs: each GPU's
   CHECK(p.igpu->nodes[0]->faults() == 0);
 }
 
+TEST_CASE("F15: a fence created on a GPU without native fences is a monitored fence there and native where it is opened "
+          "on a GPU that has them",
+          "[F15]") {
+  FenceBench b(Overrides{{"platform.topology", "hybrid"}, {"igpu.kmd_native_gpu_fence", "never"}});
+  auto& p = b.p;
+  CrossAdapterFence* x = nullptr;
+  bool woke = false;
+  sc_time signalled, woken;
+  p.cpu.spawn_thread("app", [&] {
+    DxgkrnlStartAdapter(p.kmd, "dGPU");
+    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
+    x = p.xfences.Create(1, 1, NativeFenceType::Default, nullptr);  // on the iGPU
+    p.xfences.Open(*x, 0, 1);                                       // opened on the dGPU
+    woke = p.vidsch.WaitFromCpu(x->instances[0], 3, us(200));
+    woken = sc_time_stamp();
+  });
+  p.cpu.spawn_thread("signaller", [&] {
+    while (!x || !x->instances[0] || p.vidsch.waiter_count() == 0) p.cpu.sleep(us(1));
+    signalled = sc_time_stamp();
+    p.igpu_driver->vidsch.SignalFromCpu(x->instances[1], 3);  // the OS writes CV, then forwards it
+  });
+  sc_start();
+  REQUIRE(x);
+  CHECK(x->instances[1]->legacy);        // the creator without native fences: a monitored fence
+  CHECK(x->instances[1]->handle == 0);   // the OS tracks it; no CMP slot
+  CHECK_FALSE(x->instances[0]->legacy);  // native on the dGPU, its MV held at 0
+  CHECK(p.sysmem.peek64(x->instances[0]->mv_addr) == 0);
+  CHECK(woke);
+  CHECK(x->forwards == 1);
+  CHECK(woken > signalled);
+}
+
 TEST_CASE("F15: each native instance's MonitoredValue is 0 for the fence's lifetime, whatever CPU waiters come and go",
           "[F15]") {
   FenceBench b(Overrides{{"platform.topology", "hybrid"}});
