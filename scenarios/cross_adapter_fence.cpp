@@ -85,8 +85,11 @@ class CrossAdapterFenceScenario : public ScenarioDriver {
   bool window_done_ = false;
   struct MvWatch {
     std::string what;
-    bool zero_seen = false;
-    uint64_t left_zero = 0;  // writes of a nonzero MV after it was 0
+    Memory* mem = nullptr;
+    uint64_t addr = 0;
+    bool armed = false;       // the window began: creation's updates are long applied
+    uint64_t at_begin = UINT64_MAX;  // the value when the window began
+    uint64_t left_zero = 0;   // writes of a nonzero MV during the window
     uint64_t last = UINT64_MAX;
   };
   std::vector<std::unique_ptr<MvWatch>> mv_watches_;
@@ -99,12 +102,12 @@ void CrossAdapterFenceScenario::watch_mv(Platform& p, int a, NativeFence* f) {
     mv_watches_.push_back(std::make_unique<MvWatch>());
     MvWatch* w = mv_watches_.back().get();
     w->what = name + " " + what;
+    w->mem = &m;
+    w->addr = addr;
     w->last = m.peek64(addr);
-    w->zero_seen = w->last == 0;  // held at 0 since the instance opened (F15)
-    m.watch(addr, 8, [w, &m, addr](uint64_t, unsigned) {
-      w->last = m.peek64(addr);
-      if (w->last == 0) w->zero_seen = true;
-      else if (w->zero_seen) ++w->left_zero;
+    m.watch(addr, 8, [w](uint64_t, unsigned) {
+      w->last = w->mem->peek64(w->addr);
+      if (w->armed && w->last != 0) ++w->left_zero;
     });
   };
   add(p.sysmem, f->mv_addr, "OS MonitoredValue");
@@ -180,6 +183,10 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
   }
   p.cpu.sleep(t0 - sc_time_stamp());
   begin_ = snapshot(p.cpu);
+  for (auto& w : mv_watches_) {  // F15: from here on the MV must read 0 and never be written otherwise
+    w->armed = true;
+    w->at_begin = w->mem->peek64(w->addr);
+  }
   const uint64_t cycles = uint64_t(to_ns(delay_) * p.params.get_real(engine_clock_key(signaller_)) / 1000.0);
   for (uint64_t i = 1; i <= signals_; ++i) {
     const sc_time t = t0 + period_ * double(i - 1);
@@ -278,9 +285,10 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   r.metric("mv_held_at_zero", held);
   for (auto& w : mv_watches_) {
     if (held) {
-      r.check(w->zero_seen && w->left_zero == 0 && w->last == 0,
-              "F15: the " + w->what + " of the cross-adapter fence did not stay 0 (" + std::to_string(w->left_zero) +
-                  " nonzero writes after 0, last " + std::to_string(w->last) + ")");
+      r.check(w->at_begin == 0 && w->left_zero == 0 && w->last == 0,
+              "F15: the " + w->what + " of the cross-adapter fence did not stay 0 (" + std::to_string(w->at_begin) +
+                  " when the window began, " + std::to_string(w->left_zero) + " nonzero writes in it, last " +
+                  std::to_string(w->last) + ")");
     }
   }
   // The design's interrupt count: a GPU signal interrupts the CPU once (F15: MV = 0 on the signalling
