@@ -197,7 +197,14 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
     rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 4, "iGPU BAR0");
     igpu->fabric.isock.bind(iommu.tsock);
     iommu.add_bypass(igpu->local_base(), igpu->local_size());  // stolen memory: an RMRR  // the SoC fabric: through the IOMMU (port 1) to system memory and MSI
+    // F20: the cross-adapter doorbells are peer-to-peer register writes, not remapped (as MSI is not).
+    iommu.add_bypass(regs::kBar0Base + regs::kXDoorbell, 8);
+    iommu.add_bypass(regs::kIgpuBar0Base + regs::kXDoorbell, 8);
   }
+  xfences.add_adapter("dGPU", vidsch, vidmm, kmd, regs::kBar0Base + regs::kXDoorbell);
+  if (igpu_driver)
+    xfences.add_adapter("iGPU", igpu_driver->vidsch, igpu_driver->vidmm, igpu_driver->kmd,
+                        regs::kIgpuBar0Base + regs::kXDoorbell);
 }
 
 }  // namespace gpumodel

@@ -32,6 +32,7 @@
 #include "hw_model/interconnect/router.h"
 #include "hw_model/memory/memory.h"
 #include "kernel_stub/cpu/cpu.h"
+#include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
 #include "kernel_stub/dxgkrnl/vidsch.h"
 #include "kernel_stub/kmd/kmd.h"
@@ -92,6 +93,8 @@ class Platform {
   VidSch& vidsch;
   Kmd& kmd;
   AdapterDriver* const igpu_driver;  // hybrid, else null
+  // Dxgkrnl's cross-adapter fences (F15): [0] the dGPU, [1] the iGPU (hybrid).
+  CrossAdapterFences xfences;
   PhysHeap& system_heap() { return system_heap_; }
 };
 

@@ -24,7 +24,7 @@ const std::vector<ScenarioInfo>& scenario_registry() {
       tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
       tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario(),
       eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario(),
-      fence_log_scan_scenario()};
+      fence_log_scan_scenario(), cross_adapter_fence_scenario()};
   return all;
 }
 
@@ -69,6 +69,19 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   // The scenario's own needs first: its message says what it runs on (hybrid_present on topology = dgpu
   // names the topology, not a display key the dGPU platform cannot take).
   if (info->validate) info->validate(ps);
+  if (!info->runs_without_native_fences) {
+    // F9: these scenarios use native fences; without them the OS would give monitored fences instead and
+    // the run would measure something else. The settings are cross_adapter_fence's.
+    auto refuse = [&](const std::string& key, const std::string& allowed) {
+      throw ConfigError(key + " = " + ps.get_enum(key) + ": scenario '" + opt.scenario +
+                        "' uses native fences (F9); allowed: " + key + " = " + allowed +
+                        " (cross_adapter_fence runs without them)");
+    };
+    if (ps.get_enum("os.native_fence_feature") != "enabled") refuse("os.native_fence_feature", "enabled");
+    if (ps.get_enum("gpu.kmd_native_gpu_fence") == "never") refuse("gpu.kmd_native_gpu_fence", "if_enabled or always");
+    if (Platform::topology_of(ps) == Topology::Hybrid && ps.get_enum("igpu.kmd_native_gpu_fence") == "never")
+      refuse("igpu.kmd_native_gpu_fence", "if_enabled or always");
+  }
   Platform::validate(ps);
   Vcd vcd;
   if (!opt.vcd_path.empty()) vcd.enable();

@@ -29,6 +29,10 @@ struct ScenarioInfo {
   // Refuses a combination of parameters the scenario cannot run (throws ConfigError: exit 2), before
   // anything is elaborated. Optional.
   std::function<void(const ParamSet&)> validate = nullptr;
+  // F9: the scenario runs with adapters that have no native fences (os.native_fence_feature = disabled,
+  // <key>.kmd_native_gpu_fence = never or always) and reports what follows. Every other scenario uses
+  // native fences and refuses those settings before elaboration.
+  bool runs_without_native_fences = false;
 };
 
 const std::vector<ScenarioInfo>& scenario_registry();
@@ -76,5 +80,6 @@ ScenarioInfo eviction_notify_scenario();
 ScenarioInfo iommu_unmap_notify_scenario();
 ScenarioInfo paging_va_size_scenario();
 ScenarioInfo fence_log_scan_scenario();
+ScenarioInfo cross_adapter_fence_scenario();
 
 }  // namespace gpumodel

@@ -88,6 +88,7 @@ uint64_t Bar0::read_reg(uint64_t off) const {
   if (off == kFenceIrqMode) return cmp_.cfg.names_queue ? kFenceIrqNamesQueue : 0;
   if (off == kAdapterStatus) return cmp_.adapter_resetting() ? 1 : 0;
   if (off == kMmuSystemRoot) return cmp_.cfg.system_root;
+  if (off == kXDoorbellTarget) return cmp_.cfg.xdoorbell_target;
   if (off >= kQueueBase && off < kQueueBase + kQueueStride * uint64_t(cmp_.queue_count())) {
     const HwQueue& q = const_cast<Cmp&>(cmp_).queue(int((off - kQueueBase) / kQueueStride));
     switch ((off - kQueueBase) % kQueueStride) {
@@ -154,9 +155,15 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
       if (auto* f = cmp_.fence(cmp_.selected_fence())) {
         f->flags = uint32_t(v);
         f->last_signaled = 0;  // a (re)created or destroyed fence starts with no signal history
-        if (!f->valid()) f->gpu_waiters.clear();
+        if (!f->valid()) {
+          f->gpu_waiters.clear();
+          cmp_.set_fence_xid(cmp_.selected_fence(), 0);  // F20: a destroyed slot answers no doorbell
+        }
       }
       return;
+    case kFenceXid: cmp_.set_fence_xid(cmp_.selected_fence(), uint32_t(v)); return;
+    case kXDoorbellTarget: cfg.xdoorbell_target = v; return;
+    case kXDoorbell: cmp_.xdoorbell(uint32_t(v)); return;
     case kFenceMvUpdate: cmp_.mv_update(cmp_.selected_fence(), v); return;
     case kFenceNotify: cmp_.cpu_notify(uint32_t(v)); return;
     case kFenceAckAddr: cfg.ack_addr = v; return;

@@ -165,6 +165,20 @@ void Cmp::push(const Work& w) {
 void Cmp::raise_interrupt(uint32_t vector) { push({Work::Vector, 0, vector, nullptr, true}); }
 void Cmp::mv_update(uint32_t slot, uint64_t mv) { push({Work::MvUpdate, slot, mv, nullptr, false}); }
 void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, false}); }
+void Cmp::xdoorbell(uint32_t xid) { push({Work::XDoorbell, xid, 0, nullptr, false}); }
+
+void Cmp::set_fence_xid(uint32_t slot, uint32_t xid) {
+  FenceEntry* f = fence(slot);
+  if (!f || f->xid == xid) return;
+  if (f->xid) {
+    auto& v = xid_slots_[f->xid];
+    v.erase(std::remove(v.begin(), v.end(), slot), v.end());
+    if (v.empty()) xid_slots_.erase(f->xid);
+  }
+  f->xid = xid;
+  if (xid) xid_slots_[xid].push_back(slot);
+}
+
 void Cmp::queue_wait(HwQueue& q) { push({Work::QueueWait, q.wait_slot, q.wait_value, &q, false}); }
 
 void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* logged_by) {
@@ -174,8 +188,9 @@ void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* 
   decision(interrupt);
   if (!interrupt) {
     ++suppressed_;
-    // Nothing for the firmware to do unless a queue waits on this fence on the GPU.
-    if (fences_[slot].gpu_waiters.empty()) return;
+    // Nothing for the firmware to do unless a queue waits on this fence on the GPU, or (F20) a peer
+    // adapter's CMP is to hear of the signal.
+    if (fences_[slot].gpu_waiters.empty() && !(fences_[slot].xid && cfg.xdoorbell_target)) return;
   }
   push({Work::FenceWritten, slot, value, logged_by, interrupt});
 }
@@ -281,7 +296,32 @@ void Cmp::run(const Work& w) {
       barrier();
       unblock_satisfied(*f, w.slot, w.value);
       if (w.irq) raise_fence_interrupt(w.slot, w.value, w.q);
+      if (f->xid && cfg.xdoorbell_target) {
+        // F20: ring the peer's doorbell with the fence's cross-adapter id, a posted write behind the CV
+        // (visible since the barrier above): the peer CMP rescans its queues waiting on that fence.
+        ++xdoorbells_sent_;
+        bus_.post32(cfg.xdoorbell_target, f->xid);
+      }
       break;
+    case Work::XDoorbell: {
+      wait(period_ * double(decision_cycles_));
+      ++xdoorbells_received_;
+      auto it = xid_slots_.find(w.slot);
+      if (it == xid_slots_.end()) break;  // no fence of this adapter has that id: nothing waits here
+      for (uint32_t slot : std::vector<uint32_t>(it->second)) {
+        FenceEntry& x = fences_[slot];
+        if (!x.valid()) continue;
+        const uint64_t cv = read64_va(x.cv_addr);
+        unblock_satisfied(x, slot, cv);
+        // This adapter's own CPU waiters: the conditional interrupt against its MV, as an engine's
+        // signal here would check it (F3); the peer's signal was never checked against this MV.
+        const uint64_t mv = read64_va(mv_from_memory_ ? x.mv_addr : shadow_mv_addr(slot));
+        const bool raise = cv > mv;
+        decision(raise);
+        if (raise) raise_fence_interrupt(slot, cv);
+      }
+      break;
+    }
     case Work::CpuNotify:
       wait(period_ * double(decision_cycles_));
       if (f && f->valid() && !f->gpu_waiters.empty()) unblock_satisfied(*f, w.slot, read64_va(f->cv_addr));

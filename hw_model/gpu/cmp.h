@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include <systemc>
@@ -36,6 +37,7 @@ struct FenceEntry {
   uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
   std::vector<HwQueue*> gpu_waiters;
   uint64_t last_signaled = 0;  // the highest value an engine reported signalling (its CV may be in flight)
+  uint32_t xid = 0;            // F20: cross-adapter fence id (kFenceXid; 0: none)
   bool valid() const { return flags & 1; }
   bool legacy() const { return flags & 2; }
 };
@@ -67,6 +69,9 @@ class Cmp : public sc_core::sc_module {
   void select_fence(uint32_t slot) { select_ = slot; }
   void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
   void cpu_notify(uint32_t slot);              // KMD: CV changed by the CPU (F13 NotificationOnly)
+  // F20: the KMD names a slot's cross-adapter fence id (0: none); a peer CMP rings the doorbell with one.
+  void set_fence_xid(uint32_t slot, uint32_t xid);
+  void xdoorbell(uint32_t xid);
   // KMD: a node's control register (regs::kNCtl*). A preemption request goes through the firmware, in
   // order with the doorbells before it (a ring's last doorbell is taken before its preemption); a reset
   // goes straight to the node's reset line.
@@ -91,6 +96,7 @@ class Cmp : public sc_core::sc_module {
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
     bool names_queue = false;  // kFenceIrqMode: fence events of logged signals name the HW queue (F19)
+    uint64_t xdoorbell_target = 0;  // F20: the peer's doorbell register (kXDoorbellTarget)
   } cfg;
 
   // Sideband from the nodes.
@@ -119,11 +125,13 @@ class Cmp : public sc_core::sc_module {
   uint64_t suppressed() const { return suppressed_; }
   uint64_t mv_updates() const { return mv_updates_; }
   uint64_t gpu_unblocks() const { return unblocks_; }
+  uint64_t xdoorbells_sent() const { return xdoorbells_sent_; }          // F20
+  uint64_t xdoorbells_received() const { return xdoorbells_received_; }
   sc_core::sc_time last_msi_issued() const { return last_msi_; }
 
  private:
   struct Work {
-    enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector, Preempt } kind;
+    enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector, Preempt, XDoorbell } kind;
     uint32_t slot;
     uint64_t value;
     HwQueue* q;
@@ -165,6 +173,8 @@ class Cmp : public sc_core::sc_module {
   std::vector<Node::WriteFlush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
+  std::map<uint32_t, std::vector<uint32_t>> xid_slots_;  // F20: cross-adapter fence id -> slots
+  uint64_t xdoorbells_sent_ = 0, xdoorbells_received_ = 0;
   uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;
   uint32_t ring_wptr_ = 0, ring_dropped_ = 0;
   sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME;

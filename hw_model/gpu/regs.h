@@ -43,7 +43,14 @@ constexpr uint64_t kEventRingSize = 0x0148;  // RW 32: entries, power of two
 constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes its write index
 constexpr uint64_t kEventRingRptr = 0x0158;  // RW 32: the KMD's read index
 constexpr uint64_t kFenceHandle = 0x0160;    // W 32: hGlobalNativeFence of the selected slot (event entries)
-constexpr uint64_t kFenceIrqMode = 0x0168;   // RW 32: kFenceIrqNamesQueue: fence events name the HW queue (F19)
+// F20 (exploration, the seed's future GPU-to-GPU signal): a cross-adapter doorbell. A slot with a
+// cross-adapter id makes the CMP post that id, after an engine signal of the slot, to the physical address
+// in kXDoorbellTarget (a peer adapter's kXDoorbell register, written peer to peer through the root complex);
+// a write to kXDoorbell makes this CMP rescan the HW queues waiting on the slots with that id.
+constexpr uint64_t kFenceXid = 0x0168;       // W 32: cross-adapter fence id of the selected slot (0: none)
+constexpr uint64_t kXDoorbellTarget = 0x0170;  // RW 64: the peer's doorbell (physical address; 0: off)
+constexpr uint64_t kXDoorbell = 0x0178;      // W 32: the doorbell: a peer CMP writes a cross-adapter fence id
+constexpr uint64_t kFenceIrqMode = 0x0180;   // RW 32: kFenceIrqNamesQueue: fence events name the HW queue (F19)
 constexpr uint32_t kFenceValid = 1, kFenceLegacy = 2;
 // Event ring entry: u32 type, u32 handle (the slot's kFenceHandle; 0 = NULL: "scan every waiter"), u64 value.
 constexpr uint32_t kEventNativeFence = 1, kEventMonitoredFence = 2, kEventOverflow = 3;

@@ -4,6 +4,8 @@
 //    (tier 1), Scanout (tier 3) needs Texture.
 //  * A HybridIntegrated driver (WDDM 3.0+) must declare tier 3.
 //  * A driver cannot be both HybridDiscrete and HybridIntegrated (one adapter has one role).
+//  * F9: a driver that advertises DXGK_VIDSCHCAPS::NativeGpuFence while the OS did not enable
+//    DXGK_FEATURE_NATIVE_FENCE fails adapter start. One that does not advertise it gets monitored fences.
 #pragma once
 #include <string>
 
@@ -16,6 +18,7 @@ struct AdapterStart {
   std::string reason;  // why not
   DxgkAdapterInfo info;
   DxgkDriverCaps caps;
+  DxgkVidSchCaps vidsch_caps;
   unsigned tier = 0;  // the cross-adapter tier (0: none)
 };
 

@@ -1,5 +1,6 @@
 #include "kernel_stub/dxgkrnl/vidsch.h"
 
+#include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
 #include "kernel_stub/kmd/kmd.h"
 
 #include <algorithm>
@@ -26,6 +27,10 @@ void VidSch::declare_params(ParamSet& ps) {
                   "Q: seed 003 'Future hardware requirements': \"reading only the log buffer ensures a single "
                   "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
                   "system: in the OS's pool");
+  ps.declare_enum("os.native_fence_feature", "enabled", {"enabled", "disabled"},
+                  "Q: F9, seed 003 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
+                  "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
+                  "driver that advertises NativeGpuFence anyway fails adapter start");
   PacketScheduler::declare_params(ps);
 }
 
@@ -34,7 +39,8 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
       mm_(mm),
       resample_cv_(ps.get_bool("vidsch.resample_cv")),
       logs_(ps.get_bool("vidsch.native_fence_logs")),
-      log_segment_(ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local) {
+      log_segment_(ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local),
+      native_fence_feature_(ps.get_enum("os.native_fence_feature") == "enabled") {
   packets_ = std::make_unique<PacketScheduler>(ps, cpu, vcd, adapter,
                                                [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }
@@ -87,6 +93,10 @@ void VidSch::dpc() {
           packets_->on_completed(d.node, d.fence_id);
           continue;
         }
+        if (d.vector == Kmd::kSoftwareSignalVector) {  // seed 003 2b: a signal reached the head
+          software_signal();
+          continue;
+        }
         [[fallthrough]];
       case DxgkInterruptData::CrtcVsync:  // a vblank or a flip completed: wake who waits for it
         cpu_.signal(interrupt_event(d.vector));
@@ -123,7 +133,7 @@ void VidSch::dpc() {
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;
           for (auto& f : fences_)
-            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get())) &&
+            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
                 (!f->legacy || d.evaluate_legacy_monitored_fences))
               list.push_back(f.get());
         } else {
@@ -155,6 +165,7 @@ void VidSch::scan(std::vector<NativeFence*> list) {
     wake_satisfied(*f, cv);
     if (f->legacy) release_held(*f, cv);
     else native.push_back(f);
+    if (f->cross) f->cross->observed(*this, cv);  // F15: Dxgkrnl forwards a new value to the other adapters
   }
   update_monitored_values(native);  // F4: MV moves to the least outstanding value - 1
 }
@@ -180,8 +191,7 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
     std::vector<NativeFence*> updated;
     for (NativeFence* f : todo) {
       if (f->legacy || f->destroyed) continue;
-      // F2: least waited value - 1, or UINT64_MAX with no CPU waiter.
-      const uint64_t mv = f->waiters.empty() ? UINT64_MAX : f->waiters.begin()->first - 1;
+      const uint64_t mv = mv_rule(*f);
       if (mv == f->mv) continue;
       updated.push_back(f);
       f->mv = mv;
@@ -203,6 +213,18 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
   }
 }
 
+uint64_t VidSch::mv_rule(const NativeFence& f) const {
+  // F15: a cross-adapter fence's MV is 0 for its lifetime, so every GPU signal interrupts and the OS can
+  // forward it (unless F20's doorbell carries GPU signals between the adapters).
+  if (f.cross && f.cross->mv_held_at_zero()) return 0;
+  // F2: least waited value - 1, or UINT64_MAX with no CPU waiter.
+  return f.waiters.empty() ? UINT64_MAX : f.waiters.begin()->first - 1;
+}
+
+bool VidSch::native_fences() const {
+  return kmd_->DxgkDdiQueryAdapterInfoVidSchCaps().native_gpu_fence && native_fence_feature_;
+}
+
 uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool cv) {
   const uint64_t stride = kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().stride_bytes;
   if (shareable) return mm_.allocate(storage, 4096, 4096);  // F6: a page of its own
@@ -218,7 +240,7 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool 
 
 NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
   auto f = std::make_unique<NativeFence>();
-  f->legacy = legacy;
+  f->legacy = legacy || !native_fences();  // F9: no native fences here: a monitored fence
   f->shareable = shareable;
   f->storage = storage;
   f->cv_addr = alloc_value(process, storage, shareable, true);
@@ -246,6 +268,69 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
   OpenNativeFence(process, raw);
   if (observer.fence_created) observer.fence_created(*raw);
   return raw;
+}
+
+NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x, uint64_t cv_addr) {
+  auto f = std::make_unique<NativeFence>();
+  f->cross = &x;
+  f->shareable = true;
+  f->storage = Segment::System;  // F15: the one CV, in system memory
+  f->cv_addr = cv_addr;
+  NativeFence* raw = f.get();
+  if (!native_fences()) {
+    // Seed 003: opened as a regular monitored fence: the OS tracks its waiters and writes its signals.
+    f->legacy = true;
+    f->local_handles[process] = 0;
+    fences_.push_back(std::move(f));
+    return raw;
+  }
+  f->mv_addr = alloc_value(process, Segment::System, true, false);  // one MV per GPU, its own page
+  const uint64_t max = UINT64_MAX;
+  cpu_.mem_write(f->mv_addr, &max, 8);
+  DxgkCreateNativeFenceArgs a;
+  a.current_value_cpu_va = f->cv_addr;
+  a.monitored_value_cpu_va = f->mv_addr;
+  if (kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().map_to_gpu_system_process) {
+    // F15: this adapter's GPU VA of the shared CV page (F10's alias in its system process).
+    a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
+    a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
+  }
+  a.cross_adapter_id = x.xid;
+  f->handle = kmd_->DxgkDdiCreateNativeFence(a);
+  if (!f->handle) {
+    SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
+    return nullptr;
+  }
+  f->slot = kmd_->slot_of(f->handle);
+  by_handle_[raw->handle] = raw;
+  fences_.push_back(std::move(f));
+  OpenNativeFence(process, raw);
+  if (observer.fence_created) observer.fence_created(*raw);
+  update_monitored_values({raw});  // F15: MV to 0 for the fence's lifetime (mv_rule)
+  return raw;
+}
+
+void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
+  PacketWriter w;
+  w.append(work);
+  if (f->handle) {
+    w.signal(slot(*f), value);
+  } else {
+    w.interrupt(Kmd::kSoftwareSignalVector);
+    software_signals_pending_.push_back({f, value});
+  }
+  kmd_->DxgkDdiSubmitCommandToHwQueue(q, w);
+}
+
+void VidSch::software_signal() {
+  if (software_signals_pending_.empty()) return;
+  const SoftwareSignal s = software_signals_pending_.front();
+  software_signals_pending_.pop_front();
+  ++software_signals_;
+  // Seed 003 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store, F1), then
+  // wakes this adapter's waiters and propagates the value (scan).
+  cpu_.mem_write(s.f->cv_addr, &s.value, 8);
+  scan({s.f});
 }
 
 uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
@@ -369,6 +454,11 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
 void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
   auto it = f->local_handles.find(process);
   if (it == f->local_handles.end()) return;
+  if (!f->handle) {  // a monitored fence the OS alone tracks (F15 on an adapter without native fences)
+    f->local_handles.erase(it);
+    if (f->local_handles.empty()) f->destroyed = true, held_.erase(f);
+    return;
+  }
   kmd_->DxgkDdiCloseNativeFence(it->second);
   f->local_handles.erase(it);
   if (!f->local_handles.empty()) return;  // another process still holds it: the global handle stays
@@ -400,9 +490,10 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   ++waiter_count_;
   if (observer.waiter_added) observer.waiter_added(w);
   if (!f->legacy) update_monitored_values({f});  // F2, then F8's re-read
-  // A legacy fence has no MV: a signal interrupt whose DPC scanned between the CV read above and the
-  // registration found no waiter, so read CV again now that the waiter is registered.
-  else wake_satisfied(*f, cpu_.mem_read64(f->cv_addr));
+  // A legacy fence has no MV (and a cross-adapter fence's stays 0: no update, no F8 re-read): a signal
+  // whose DPC scanned between the CV read above and the registration found no waiter, so read CV again
+  // now that the waiter is registered.
+  if (f->legacy || (f->cross && f->cross->mv_held_at_zero())) wake_satisfied(*f, cpu_.mem_read64(f->cv_addr));
   last_wait_armed_ = sc_time_stamp();
   const bool ok = timeout == sc_max_time() ? (cpu_.wait_for(w.ev), true) : cpu_.wait_for(w.ev, timeout);
   if (!ok) {  // timed out: still registered, since a wake would have signalled the event
@@ -435,11 +526,16 @@ void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t
 }
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
-  kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
+  if (f->handle) kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
+  else cpu_.mem_write(f->cv_addr, &value, 8);  // a monitored fence the OS alone tracks: it writes CV
   scan({f});
 }
 
 void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
+  if (!f->handle) {  // seed 003 2a: a monitored fence: VidSch observes the new value and scans its lists
+    scan({f});
+    return;
+  }
   // F13: NotificationOnly = TRUE: the KMD leaves CV alone (its writer may have moved it on since) and
   // only makes the CMP rescan the queues waiting on f.
   kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, true);

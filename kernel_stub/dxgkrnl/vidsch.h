@@ -44,6 +44,10 @@ struct DxgkInterruptData {
 };
 
 struct NativeFence;
+struct CrossAdapterFence;
+
+// DXGK_FEATURE_ID, the features the model asks about (DxgkCbIsFeatureEnabled).
+enum class DxgkFeature { NativeFence };  // DXGK_FEATURE_NATIVE_FENCE (F9)
 
 struct CpuWaiter {
   uint64_t id = 0;
@@ -61,6 +65,10 @@ struct NativeFence {
   uint64_t mv = UINT64_MAX;  // the MonitoredValue the OS set last
   std::map<int, uint32_t> local_handles;  // process -> hLocalNativeFence
   std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
+  // F15: this adapter's instance of a cross-adapter fence (CV shared, MV its own), else null. On an
+  // adapter without native fences the instance is a monitored fence (legacy) the OS alone tracks:
+  // handle 0, no CMP slot; its GPU waits are held by VidSch and its GPU signals written by VidSch.
+  CrossAdapterFence* cross = nullptr;
 };
 
 // What independent monitors see of the OS (read-only notifications).
@@ -106,6 +114,11 @@ class VidSch {
   };
   const LogState* log_state(int queue, uint32_t type) const;
   bool native_fence_logs() const { return logs_; }
+  // F9: the OS's feature switches (os.native_fence_feature), as DxgkCbIsFeatureEnabled answers the KMD.
+  bool DxgkCbIsFeatureEnabled(DxgkFeature f) const { return f == DxgkFeature::NativeFence && native_fence_feature_; }
+  // Native fences on this adapter: the driver advertises DXGK_VIDSCHCAPS::NativeGpuFence (and the OS
+  // enabled the feature, or adapter start failed). Without them every fence is a monitored fence.
+  bool native_fences() const;
 
   // Fence objects (D3DKMTCreateNativeFence and friends), from an app thread of `process`.
   NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
@@ -125,12 +138,22 @@ class VidSch {
   // F13: f's CV was changed to `value` by another agent (seed: a cross-adapter fence's shared CV that
   // another GPU signalled). Forwarded with NotificationOnly, then CPU waiters are woken as for a signal.
   void NotifyCurrentValueChanged(NativeFence* f, uint64_t value);
+  // F15: this adapter's instance of the cross-adapter fence `x`, its CV at the shared `cv_addr` (system
+  // memory, mapped into this adapter's GPU VA spaces). Native here if the adapter has native fences
+  // (its MV of its own, held at 0 while x says so), else a monitored fence the OS tracks.
+  NativeFence* OpenCrossAdapterInstance(int process, CrossAdapterFence& x, uint64_t cv_addr);
+  // GPU work then a signal of (f, value): a SIGNAL packet where f is native; else (a cross-adapter fence
+  // opened as a monitored fence, seed 003 scenario 2b) an INTERRUPT after the work, whose DPC — the
+  // signal at the head of the software context — writes CV from the CPU and propagates it.
+  void RefreshMonitoredValue(NativeFence* f) { update_monitored_values({f}); }  // its MV rule changed
+  void SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
   // GPU work that waits on a fence: a native fence waits on the GPU (a WAIT packet); a legacy
   // monitored fence's work is held here until the signal interrupt shows CV >= value (F5).
   void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
 
   // Results.
   uint64_t fence_interrupts() const { return fence_interrupts_; }
+  uint64_t software_signals() const { return software_signals_; }  // seed 003 2b: CV written by VidSch
   struct DmaFault {  // DXGK_INTERRUPT_DMA_FAULTED as the DPC saw it
     int node;
     uint64_t va;
@@ -173,13 +196,21 @@ class VidSch {
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, hLocalNativeFence)
   std::vector<fence_log::Entry> entry_buf_;
   uint64_t log_headers_read_ = 0, log_entries_read_ = 0, log_overruns_ = 0, fallback_scans_ = 0, log_barriers_ = 0;
+  void software_signal();  // the DPC of a kSoftwareSignalVector interrupt
+  uint64_t mv_rule(const NativeFence& f) const;
+  struct SoftwareSignal {
+    NativeFence* f;
+    uint64_t value;
+  };
+  std::deque<SoftwareSignal> software_signals_pending_;  // in submission order (one INTERRUPT each)
+  uint64_t software_signals_ = 0;
   std::unique_ptr<PacketScheduler> packets_;
   uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
 
   Cpu& cpu_;
   VidMm& mm_;
   Kmd* kmd_ = nullptr;
-  bool resample_cv_;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
+  bool resample_cv_, native_fence_feature_;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
   std::map<uint32_t, std::unique_ptr<KEvent>> events_;
   std::deque<DxgkInterruptData> pending_;
   std::function<void()> kmd_dpc_;

@@ -95,6 +95,12 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
   ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
                   "Q: seed 004 C5, a StaticCheck must not change the driver's cached state; true models a "
                   "driver that does (the monitor mpo_static_check_state reports it)" + only);
+  ps.declare_enum(key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
+                  "Q: F9, seed 003 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
+                  "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
+                  "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
+                  "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
+                  "this adapter: seed 003 scenarios 2a/2b's iGPU)" + only);
   ps.declare_int(key + ".kmd_present_check_fails_at", 0, "frame", 0, 1000000000,
                  "A: 0 = never; N = the present-time overlay check fails from frame N on (seed 004 C5: "
                  "the present falls back to composition)" + only);
@@ -129,6 +135,10 @@ DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
   a.mpo_static_fails = ps.get_enum(key + ".kmd_mpo_static_check") == "fail";
   a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
   a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
+  const std::string& nf = ps.get_enum(key + ".kmd_native_gpu_fence");
+  a.native_gpu_fence = nf == "always"  ? NativeGpuFenceAnswer::Always
+                       : nf == "never" ? NativeGpuFenceAnswer::Never
+                                       : NativeGpuFenceAnswer::IfEnabled;
   return a;
 }
 
@@ -157,6 +167,22 @@ bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
   }
   if (on_mpo_check) on_mpo_check(c, before, mpo_state_);
   return ok;
+}
+
+DxgkVidSchCaps Kmd::DxgkDdiQueryAdapterInfoVidSchCaps() const {
+  DxgkVidSchCaps c;
+  switch (answers_.native_gpu_fence) {
+    case NativeGpuFenceAnswer::IfEnabled: c.native_gpu_fence = sch_.DxgkCbIsFeatureEnabled(DxgkFeature::NativeFence); break;
+    case NativeGpuFenceAnswer::Always: c.native_gpu_fence = true; break;
+    case NativeGpuFenceAnswer::Never: c.native_gpu_fence = false; break;
+  }
+  c.optimized_native_fence_signaled_interrupt = optimized_cap_;
+  return c;
+}
+
+void Kmd::DxgkDdiSetCrossAdapterDoorbell(uint64_t peer_doorbell) {
+  cpu_.mmio_write64(bar0_ + regs::kXDoorbellTarget, peer_doorbell);
+  (void)cpu_.mmio_read32(bar0_ + regs::kId);  // a read does not pass the posted write: programmed on return
 }
 
 Kmd::MvUpdateWait Kmd::mv_update_wait(const std::string& v) {
@@ -221,9 +247,8 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write32(bar0_ + kEventRingSize, event_entries_);
   cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
   // F19: the cap only where the hardware can name the queue.
-  vidsch_caps_.optimized_native_fence_signaled_interrupt =
-      want_optimized_interrupt_ && (caps & kCapsFenceIrqNamesQueue);
-  if (vidsch_caps_.optimized_native_fence_signaled_interrupt)
+  optimized_cap_ = want_optimized_interrupt_ && (caps & kCapsFenceIrqNamesQueue);
+  if (optimized_cap_)
     cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
   // Dxgkrnl's part of adapter start (it runs around this call): the DMA-remapping domain and the paging
   // process's GPU VA (seed 002, A3/A4). This driver schedules with HW queues (hardware scheduling).
@@ -630,6 +655,7 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   cpu_.mmio_write64(bar0_ + kFenceCvAddr, cv_va);
   cpu_.mmio_write64(bar0_ + kFenceMvAddr, mv_va);
   cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot
+  if (a.cross_adapter_id) cpu_.mmio_write32(bar0_ + kFenceXid, a.cross_adapter_id);  // F20
   cpu_.mmio_write32(bar0_ + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
   fence_regs_.release();
   Fence& f = fences_[h];

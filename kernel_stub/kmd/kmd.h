@@ -47,12 +47,6 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   int process = 0;                // the GPU VA space it runs in
 };
 
-// DXGK_VIDSCHCAPS, the native fence bits (seed 003). OptimizedNativeFenceSignaledInterrupt (F19): the
-// interrupt names the HW queue whose log holds the signal instead of the fences.
-struct DxgkVidSchCaps {
-  bool optimized_native_fence_signaled_interrupt = false;
-};
-
 // DXGKARG_SETNATIVEFENCELOGBUFFER (F16): one of the queue's two logs, with its three mappings.
 struct DxgkSetNativeFenceLogBufferArgs {
   KmdHwQueue* hw_queue = nullptr;  // hHwQueue
@@ -74,6 +68,7 @@ struct DxgkCreateNativeFenceArgs {
   uint64_t monitored_value_system_process_gpu_va = 0;
   uint64_t current_value_cpu_va = 0, monitored_value_cpu_va = 0;  // the kernel's CPU addresses of the values
   bool legacy_monitored_fence = false;  // model switch: a WDDM 2.x monitored fence in the same table
+  uint32_t cross_adapter_id = 0;  // F20: the cross-adapter fence this instance belongs to (0: none)
 };
 
 struct DxgkMonitoredValueUpdate {  // one element of DXGKARG_UPDATEMONITOREDVALUES
@@ -103,9 +98,25 @@ struct DxgkDriverCaps {
   bool hybrid_discrete = false, hybrid_integrated = false;
 };
 
+// DXGK_VIDSCHCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS SchedulingCaps), the fields used.
+struct DxgkVidSchCaps {
+  bool native_gpu_fence = false;  // F9: NativeGpuFence: the driver supports native GPU fences
+  // F19: OptimizedNativeFenceSignaledInterrupt: the interrupt names the HW queue whose log holds the
+  // signal instead of the fences (set at adapter start where the hardware can, kmd.optimized_*).
+  bool optimized_native_fence_signaled_interrupt = false;
+};
+
+// How a driver build decides DXGK_VIDSCHCAPS::NativeGpuFence (F9), <key>.kmd_native_gpu_fence.
+enum class NativeGpuFenceAnswer {
+  IfEnabled,  // it queries DXGK_FEATURE_NATIVE_FENCE and advertises the cap only if the OS enabled it
+  Always,     // it advertises the cap without asking (adapter start fails when the OS did not enable it)
+  Never       // no native fence support: the OS uses monitored fences on this adapter
+};
+
 // What a driver build reports and answers (seed 004), from <key>.kmd_* parameters.
 struct DriverAnswers {
   DxgkDriverCaps caps;
+  NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
   enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
   bool mpo_static_fails = false;      // the StaticCheck answers "not supported"
   bool mpo_mutates = false;           // defect: the StaticCheck changes the cached state
@@ -168,7 +179,6 @@ class Kmd {
   // Returns false (adapter start fails) when BAR0 does not identify the adapter.
   bool DxgkDdiStartDevice(DxgkAdapterInfo* info);
   DxgkNativeFenceCaps DxgkDdiQueryAdapterInfoNativeFenceCaps() const { return caps_; }
-  DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const { return vidsch_caps_; }
   // F16: programs where the queue's engine writes its signal log (the process GPU VA) and where the CMP
   // writes its wait log (the system-process GPU VA); called again when Dxgkrnl recreates a log.
   void DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& a);
@@ -200,6 +210,17 @@ class Kmd {
 
   // Seed 004 (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
   DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
+  // F9: DXGK_VIDSCHCAPS. NativeGpuFence as this build decides it: IfEnabled asks the OS
+  // (DxgkCbIsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE)) first.
+  DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const;
+  // F20 (the seed's future design; no DDI is named): the OS tells the driver where the peer adapter's
+  // cross-adapter doorbell is (a physical address); the KMD programs it into the CMP through BAR0.
+  void DxgkDdiSetCrossAdapterDoorbell(uint64_t peer_doorbell);
+  // A cross-adapter fence opened as a monitored fence here (no NativeGpuFence): a GPU signal is an
+  // INTERRUPT packet with this vector after the work; its DPC writes CV from the CPU (seed 003, 2b).
+  static constexpr uint32_t kSoftwareSignalVector = 0x33;
+  VidSch& os() { return sch_; }  // the Dxgkrnl instance this driver reports to
+
   // Another driver build on the same hardware (caso_caps walks every combination in one run): its
   // answers from the next DxgkDdiStartDevice / check on.
   void install_driver(const DriverAnswers& a) { answers_ = a, present_checks_ = 0, mpo_state_ = 0; }
@@ -267,7 +288,7 @@ class Kmd {
   static MvUpdateWait mv_update_wait(const std::string& v);
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
-  DxgkVidSchCaps vidsch_caps_;
+  bool optimized_cap_ = false;  // F19, decided at adapter start
   bool log_barrier_ = true;  // kmd.native_fence_log_barrier
   bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;

@@ -67,6 +67,8 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"hybrid_present", {{"workload.frames", "4"}, {"sim.limit_ms", "400"}}},
     // 3 -> 2 refreshes measured, after the first frame's start: 34.0 ms simulated at 60 Hz.
     {"scanout_underflow", {{"workload.frames", "2"}, {"sim.limit_ms", "100"}}},
+    // 20 -> 3 wait/signal pairs, 1 ms apart: 4 ms simulated.
+    {"cross_adapter_fence", {{"workload.signals", "3"}}},
     // TdrDelay 20 ms -> 2 ms and 1 ms of load after the sequence: about 5 ms of sequence per hang; the
     // limit leaves room for an adapter reset at its longest (cmp.adapter_reset_ms = 4 s), which the
     // adapter-reset files shorten to its shortest, 1 s.
