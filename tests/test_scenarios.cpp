@@ -82,7 +82,8 @@ TEST_CASE("mmio_roundtrip: a parameter moves the latency by exactly its change",
 TEST_CASE("Same scenario and seed give identical results (but host) and VCD (but $date)", "[H4]") {
   const std::pair<const char*, const char*> runs[] = {
       {"copy_bandwidth", ""}, {"mmio_roundtrip", ""}, {"fence_signal", ""},
-      {"fence_race_no_barrier", "--workload.signals=5000"}};  // random workload, hashed monitor state
+      {"fence_race_no_barrier", "--workload.signals=5000"},  // random workload, hashed monitor state
+      {"fence_log_scan", "--workload.rounds=8"}};               // the logs, the OS's reads of them
   for (auto [sc, extra] : runs) {
     std::string vcd[2], json[2];
     for (int i = 0; i < 2; ++i) {
