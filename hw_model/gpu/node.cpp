@@ -256,6 +256,7 @@ void Node::executor() {
         continue;
       }
       q_->rptr += uint64_t(len) * 4;
+      cmp_.runnable_changed(*q_);
       ++packets_;
       if (q_->blocked) {
         hold_blocked_queue();
@@ -341,6 +342,7 @@ void Node::resetter() {
         q->blocked = false;
         cmp_.forget_waiter(*q);
       }
+      cmp_.runnable_changed(*q);
       if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8, SC_ZERO_TIME, q->pt_root, false);
     }
     preempt_req_ = false;
@@ -373,6 +375,7 @@ void Node::take_preemption() {
       q_->blocked = false;
       cmp_.forget_waiter(*q_);
     }
+    cmp_.runnable_changed(*q_);
     finish_queue();
   }
   ++preemptions_;
@@ -392,6 +395,7 @@ void Node::fault(const std::string& reason) {
     fault_messages_.push_back(name() + std::string(where) + reason);
   }
   q_->faulted = true;
+  cmp_.runnable_changed(*q_);
   set_state("fault");
 }
 
@@ -646,6 +650,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value) {
   q_->blocked = true;
   q_->wait_slot = slot;
   q_->wait_value = value;
+  cmp_.runnable_changed(*q_);
   cmp_.queue_wait(*q_);  // the CMP re-checks and unblocks it on the GPU (F5)
 }
 
