@@ -5,7 +5,7 @@ namespace gpumodel {
 using namespace sc_core;
 
 void GpuAdapter::declare_params(ParamSet& ps) {
-  ps.declare_int("gpu.nodes", 2, "nodes", 1, 16, "A: two engines (3D/compute and copy) by default");
+  ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes, "A: two engines (3D/compute and copy) by default");
   ps.declare_int("gpu.linked_engines", 1, "adapters", 1, 2,
                  "Q: seed 001 T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
                  "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
@@ -24,7 +24,7 @@ void GpuAdapter::declare_params(ParamSet& ps) {
 }
 
 void GpuAdapter::declare_integrated_params(ParamSet& ps) {
-  ps.declare_int("igpu.nodes", 2, "nodes", 1, 16,
+  ps.declare_int("igpu.nodes", 2, "nodes", 1, regs::kMaxNodes,
                  "A: two engines (3D/compute and copy), as the dGPU; topology = hybrid only");
   ps.declare_int("igpu.hw_queues", 8, "queues", 1, regs::kMaxHwQueues,
                  "A: eight HW queues; at most 1,024, as gpu.hw_queues; topology = hybrid only");

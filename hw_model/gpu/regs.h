@@ -89,7 +89,7 @@ constexpr uint64_t kDoorbellBase = 0x10000; // per HW queue q: + q * 8; write th
 
 constexpr uint64_t kDisplayOffset = 0x80000; // the display engine's registers (display/display_regs.h), 4 KiB
 
-constexpr uint64_t kMaxNodes = 16;
+constexpr uint64_t kMaxNodes = 16;  // gpu.nodes, igpu.nodes at most
 static_assert(kNodeBase + kMaxNodes * kNodeStride <= kDoorbellBase, "node registers run into the doorbells");
 static_assert(kDoorbellBase + kMaxHwQueues * 8 <= kQueueBase, "doorbells run into the queue registers");
 static_assert(kQueueBase + kMaxHwQueues * kQueueStride <= kDisplayOffset, "queue registers run into the display");
