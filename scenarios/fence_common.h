@@ -70,16 +70,20 @@ inline StreamQueue make_stream_queue(Platform& p, int node, int process) {
   return s;
 }
 
+// One submission of a stream: units `i` on, as many as half the ring holds. Returns the next unit.
+inline uint64_t submit_batch(Platform& p, StreamQueue& s, uint64_t i, uint64_t count,
+                             const std::function<void(uint64_t, PacketWriter&)>& unit) {
+  const uint64_t budget = s.q->ring_size / 2 - 64;
+  PacketWriter w;
+  while (i < count && w.bytes() + 64 <= budget) unit(i++, w);
+  if (s.q->submissions >= 2) p.vidsch.WaitFromCpu(s.progress, s.q->submissions - 1);
+  p.kmd.DxgkDdiSubmitCommandToHwQueue(s.q, w);
+  return i;
+}
+
 inline void submit_stream(Platform& p, StreamQueue& s, uint64_t count,
                           const std::function<void(uint64_t, PacketWriter&)>& unit) {
-  const uint64_t budget = s.q->ring_size / 2 - 64;
-  uint64_t i = 0;
-  while (i < count) {
-    PacketWriter w;
-    while (i < count && w.bytes() + 64 <= budget) unit(i++, w);
-    if (s.q->submissions >= 2) p.vidsch.WaitFromCpu(s.progress, s.q->submissions - 1);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(s.q, w);
-  }
+  for (uint64_t i = 0; i < count;) i = submit_batch(p, s, i, count, unit);
 }
 
 inline nlohmann::ordered_json idle_residency(const Cpu& cpu, const sc_core::sc_time& total) {

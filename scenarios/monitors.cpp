@@ -67,21 +67,21 @@ Monitors::Monitors(Platform& p)
 void Monitors::on_fence(const NativeFence& f) {
   Memory& m = f.storage == Segment::System ? p_.sysmem : p_.gpu.vram;
   const uint64_t cv = f.cv_addr;
-  record_value(cv, m.peek64(cv));  // what the values hold now counts as written whole
-  record_value(f.mv_addr, m.peek64(f.mv_addr));
-  // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
-  auto whole = [](uint64_t q, uint64_t a, unsigned len) { return a <= q && a + len >= q + 8; };
-  m.watch(cv, 8, [this, cv, &m, whole](uint64_t a, unsigned len) {
-    const uint64_t v = m.peek64(cv);
-    if (whole(cv, a, len)) record_value(cv, v);
-    on_cv_write(cv, v);
+  History* cv_h = &record_value(cv, m.peek64(cv), m);  // what the values hold now counts as written whole
+  History* mv_h = &record_value(f.mv_addr, m.peek64(f.mv_addr), m);
+  // Each watch holds only its History (which knows its word and memory): two pointers at most, which
+  // std::function keeps in place, so a signal's CV write reaches its callback without a heap hop.
+  m.watch(cv, 8, [this, cv_h](uint64_t a, unsigned len) {
+    const uint64_t v = cv_h->mem->peek64(cv_h->addr);
+    if (cv_h->whole(a, len)) cv_h->add(v);
+    on_cv_write(cv_h->addr, v);
   });
-  m.watch_reads(cv, [this, cv](uint64_t v) { check_read(cv, v); });
+  m.watch_reads(cv, [this, cv_h](uint64_t v) { check_read(*cv_h, v); });
   const uint64_t mv = f.mv_addr;
-  m.watch(mv, 8, [this, mv, &m, whole](uint64_t a, unsigned len) {
-    if (whole(mv, a, len)) record_value(mv, m.peek64(mv));
+  m.watch(mv, 8, [mv_h](uint64_t a, unsigned len) {
+    if (mv_h->whole(a, len)) mv_h->add(mv_h->mem->peek64(mv_h->addr));
   });
-  m.watch_reads(mv, [this, mv](uint64_t v) { check_read(mv, v); });
+  m.watch_reads(mv, [this, mv_h](uint64_t v) { check_read(*mv_h, v); });
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);
   const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
@@ -128,19 +128,20 @@ void Monitors::violation(Pending& w, const sc_time& overdue_at) {
   p_.vcd.set(lost_id_, 0, overdue_at);
 }
 
-void Monitors::record_value(uint64_t addr, uint64_t v) {
+Monitors::History& Monitors::record_value(uint64_t addr, uint64_t v, const Memory& m) {
   auto [it, fresh] = history_.try_emplace(addr);
   History& h = it->second;
   if (fresh) {
     h.values[0] = v;
-    return;
+    h.addr = addr;
+    h.mem = &m;
+  } else {
+    h.add(v);
   }
-  h.values[h.n++ % 8] = v;
+  return h;
 }
 
-void Monitors::check_read(uint64_t addr, uint64_t v) {
-  auto it = history_.find(addr);
-  const History h = it == history_.end() ? History{} : it->second;
+void Monitors::check_read(const History& h, uint64_t v) {
   for (unsigned i = 0; i < std::min(h.n, 8u); ++i)
     if (h.values[i] == v) return;
   ++torn_;

@@ -47,17 +47,25 @@ class Monitors {
   void reach(Pending& w);
   void judge(Pending& w, const sc_core::sc_time& end);
   void violation(Pending& w, const sc_core::sc_time& overdue_at);
-  void record_value(uint64_t addr, uint64_t v);
-  void check_read(uint64_t addr, uint64_t v);
+  struct History;
+  History& record_value(uint64_t addr, uint64_t v, const Memory& m);
+  void check_read(const History& h, uint64_t v);
 
   Platform& p_;
   sc_core::sc_time bound_;
   std::unordered_map<uint64_t, Pending> waiting_;                    // by waiter id
   std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
   struct History {
-    uint64_t values[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the last eight values stored whole (0 initially)
     unsigned n = 1;
+    uint64_t addr = 0;            // the watched word
+    const Memory* mem = nullptr;  // and the memory holding it
+    uint64_t values[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the last eight values stored whole (0 initially)
+    void add(uint64_t v) { values[n++ % 8] = v; }
+    // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
+    bool whole(uint64_t a, unsigned len) const { return a <= addr && a + len >= addr + 8; }
   };
+  // By address. A fence's watches hold their History (an unordered_map's elements stay put), so a
+  // signal's CV write costs no look-up here.
   std::unordered_map<uint64_t, History> history_;
   uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0, late_busy_ = 0;
   bool quiet_ = true;  // every interrupt received so far handled, since quiet_since_

@@ -268,9 +268,21 @@ TEST_CASE("fence_stress runs its signals and reports its speed under host only",
   auto j = run("fence_stress", "--workload.signals=20000 --bench.switches=20000", "stress");
   CHECK(m(j, "signals_executed") >= 20000);
   CHECK(m(j, "interrupts_raised") <= 4);  // no CPU waiter but the four submitters' final progress waits
-  for (const char* k : {"signals_per_wall_s", "ns_per_signal", "bare_switch_ns", "cost_ratio"})
+  for (const char* k : {"signals_per_wall_s", "ns_per_signal", "bare_switch_ns", "cost_ratio", "setup_wall_s",
+                        "setup_us_per_fence", "signalling_wall_s"})
     CHECK(j["host"].contains(k));
   CHECK_FALSE(j["metrics"].contains("ns_per_signal"));
+  CHECK_FALSE(j["metrics"].contains("setup_wall_s"));
+}
+
+TEST_CASE("fence_stress spreads its signals over workload.hw_queues queues across the nodes", "[H4]") {
+  // 20,000 signals over 8 queues (two on each of the file's 4 nodes): 2,500 a queue, one submission
+  // each (its 16-byte SIGNALs fit half the 1 MiB ring), so each queue's progress fence signals once.
+  auto j = run("fence_stress", "--workload.signals=20000 --bench.switches=20000 --workload.hw_queues=8", "stress8");
+  CHECK(m(j, "signals_executed") == 20000 + 8);
+  // The default: one queue per node, four progress signals (tests/golden/dgpu_results.json: 20,004).
+  auto d = run("fence_stress", "--workload.signals=20000 --bench.switches=20000", "stress4");
+  CHECK(m(d, "signals_executed") == 20000 + 4);
 }
 
 TEST_CASE("fence_race: an interrupt storm makes waiters late, not lost", "[F7][F8][H4]") {

@@ -110,6 +110,56 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
   CHECK(p.gpu.cmp.gpu_unblocks() == 1);
 }
 
+TEST_CASE("1,024 HW queues: each has registers of its own, and a GPU wait on the last runs at the derived time",
+          "[F5][H2]") {
+  // Hardware schedulers manage 1,024 queues (issue 11). The KMD reads the count from BAR0 caps [31:22],
+  // creates all of them (alternating nodes 0 and 1), and runs the F5 case above on the last two: queue
+  // 1022 (node 0) signals after 20 us of COMPUTE, queue 1023 (node 1) waits for it on the GPU.
+  FenceBench b(std::map<std::string, std::string>{{"gpu.hw_queues", "1024"}});
+  auto& p = b.p;
+  uint64_t ts = 0;
+  DxgkAdapterInfo info;
+  std::vector<KmdHwQueue*> q;
+  bool refused_1025th = false;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(&info);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    for (int i = 0; i < 1024; ++i) q.push_back(p.kmd.DxgkDdiCreateHwQueue(i % 2));
+    refused_1025th = p.kmd.DxgkDdiCreateHwQueue(0) == nullptr;
+    ts = p.kmd.scratch();
+    PacketWriter a, w;
+    w.timestamp(ts);
+    a.compute(40000).signal(p.vidsch.slot(*f), 1);
+    p.vidsch.SubmitAfterWait(q[1023], f, 1, w);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q[1022], a);
+  });
+  sc_start();
+  CHECK(info.hw_queues == 1024);
+  CHECK(refused_1025th);
+  REQUIRE(q.size() == 1024);
+  // Every queue's registers landed in its own 64-byte slot (the block used to start at 0x1000 and would
+  // have run over the node registers at 0x2000 and the doorbells at 0x10000).
+  for (int i = 0; i < 1024; ++i) {
+    REQUIRE(q[size_t(i)]);
+    const HwQueue& hq = p.gpu.cmp.queue(i);
+    CHECK(hq.enabled);
+    CHECK(hq.node == i % 2);
+    CHECK(hq.ring_base == q[size_t(i)]->ring_base);
+    CHECK(hq.rptr_addr == q[size_t(i)]->rptr_addr);
+  }
+  CHECK(p.gpu.nodes[0]->fault_vector() == Kmd::kDmaFaultedVector);  // the node registers are intact
+  CHECK(p.gpu.nodes[1]->fault_vector() == Kmd::kDmaFaultedVector);
+  // The same derivation as the F5 case with two queues: the queues' rings lie further up system memory,
+  // each in a 2 MiB region its node walks once for the ring's fetch, so the same translations lie on
+  // the path (tb::dflt::gpu_wait_unblock), then B's decode.
+  using namespace tb::dflt;
+  const sc_time t_s = p.gpu.nodes[0]->last_signal_start();
+  CHECK(sc_time(double(p.sysmem.peek64(ts)), SC_PS) == t_s + gpu_wait_unblock() + kDecode);
+  CHECK(p.gpu.cmp.queue(1023).rptr == p.gpu.cmp.queue(1023).wptr);  // the last queue ran to its end
+  CHECK(p.gpu.cmp.gpu_unblocks() == 1);
+  CHECK(p.cpu.interrupts() == 0);
+}
+
 TEST_CASE("Fence lifetime: global and local handles, close then destroy on the last close", "[F11]") {
   FenceBench b;
   auto& p = b.p;

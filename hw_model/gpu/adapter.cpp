@@ -5,12 +5,14 @@ namespace gpumodel {
 using namespace sc_core;
 
 void GpuAdapter::declare_params(ParamSet& ps) {
-  ps.declare_int("gpu.nodes", 2, "nodes", 1, 16, "A: two engines (3D/compute and copy) by default");
+  ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes, "A: two engines (3D/compute and copy) by default");
   ps.declare_int("gpu.linked_engines", 1, "adapters", 1, 2,
                  "Q: seed 001 T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
                  "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
                  "A: 1 (a single GPU)");
-  ps.declare_int("gpu.hw_queues", 8, "queues", 1, 64, "A: eight HW queues (run-list slots)");
+  ps.declare_int("gpu.hw_queues", 8, "queues", 1, regs::kMaxHwQueues,
+                 "A: eight HW queues (run-list slots); at most 1,024, as many as hardware schedulers "
+                 "manage (BAR0 caps [31:22])");
   ps.declare_real("gpu.fabric_latency_ns", 0, "ns", 0, 1e6,
                   "D: 0, already inside the 500-cycle local access and the device-measured 550 ns "
                   "DMA round trip (PARAMETERS.md); raise it to model a deeper on-chip network");
@@ -22,9 +24,10 @@ void GpuAdapter::declare_params(ParamSet& ps) {
 }
 
 void GpuAdapter::declare_integrated_params(ParamSet& ps) {
-  ps.declare_int("igpu.nodes", 2, "nodes", 1, 16,
+  ps.declare_int("igpu.nodes", 2, "nodes", 1, regs::kMaxNodes,
                  "A: two engines (3D/compute and copy), as the dGPU; topology = hybrid only");
-  ps.declare_int("igpu.hw_queues", 8, "queues", 1, 64, "A: eight HW queues; topology = hybrid only");
+  ps.declare_int("igpu.hw_queues", 8, "queues", 1, regs::kMaxHwQueues,
+                 "A: eight HW queues; at most 1,024, as gpu.hw_queues; topology = hybrid only");
   ps.declare_real("igpu.fabric_latency_ns", 100, "ns", 0, 1e6,
                   "A: the SoC fabric between the iGPU and the host's memory decoder, each way (ring and "
                   "system agent); with the 30 ns decoder and 90 ns DRAM a 250 ns read; topology = hybrid only");

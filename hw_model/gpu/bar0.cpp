@@ -80,8 +80,8 @@ uint64_t Bar0::read_reg(uint64_t off) const {
   using namespace regs;
   if (off == kId) return kIdValue;
   if (off == kCaps)
-    return uint64_t(nodes_.size()) | (uint64_t(cmp_.queue_count()) << 8) |
-           (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) | kCapsFenceIrqNamesQueue | (uint64_t(engines_ - 1) << kCapsEnginesShift);
+    return uint64_t(nodes_.size()) | (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) | kCapsFenceIrqNamesQueue |
+           (uint64_t(engines_ - 1) << kCapsEnginesShift) | (uint64_t(cmp_.queue_count() - 1) << kCapsQueuesShift);
   if (off == kTimestamp) return sc_time_stamp().value() / tick_ps_;
   if (off == kMsiAddr) return msi_addr_;
   if (off == kMsiData) return msi_data_;
@@ -182,9 +182,9 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     switch ((off - kQueueBase) % kQueueStride) {
       case kQRingBase: q.ring_base = v; break;
       case kQRingSize: q.ring_size = uint32_t(v); break;
-      case kQNode: q.node = int(v); break;
+      case kQNode: q.node = int(v); cmp_.runnable_changed(q); break;
       case kQRptrAddr: q.rptr_addr = v; break;
-      case kQPriority: q.priority = uint32_t(v); break;
+      case kQPriority: q.priority = uint32_t(v); cmp_.runnable_changed(q); break;
       case kQPageTable: q.pt_root = q.ctx_root = v; break;
       case kQSignalLog: q.signal_log = v; break;
       case kQWaitLog: q.wait_log = v; break;
@@ -193,6 +193,7 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
         q.enabled = v & 1;
         q.rptr = q.wptr = 0;
         q.faulted = false;
+        cmp_.runnable_changed(q);
         if (q.enabled) cmp_.queue_enabled(qi);
         break;
     }

@@ -58,6 +58,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       vcd_(vcd),
       queues_(size_t(queues)),
+      listed_(size_t(queues)),
       fences_(kFenceSlots),
       period_(cycles(1, ps.get_real("cmp.clock_mhz"))),
       timeslice_(sc_time(ps.get_real("cmp.timeslice_us"), SC_US)),
@@ -128,33 +129,49 @@ void Cmp::queue_enabled(int q) {
   }
 }
 
+void Cmp::runnable_changed(HwQueue& q) {
+  Listed& l = listed_[size_t(q.id)];
+  const int node = q.runnable() && q.node >= 0 && size_t(q.node) < run_lists_.size() ? q.node : -1;
+  if (node == l.node && (node < 0 || q.priority == l.priority)) return;  // the hot path: nothing moved
+  if (l.node >= 0) {
+    RunList& rl = run_lists_[size_t(l.node)];
+    auto it = rl.by_priority.find(l.priority);
+    it->second.erase(q.id);
+    if (it->second.empty()) rl.by_priority.erase(it);
+    --rl.count;
+  }
+  l = {node, q.priority};
+  if (node >= 0) {
+    RunList& rl = run_lists_[size_t(node)];
+    rl.by_priority[q.priority].insert(q.id);
+    ++rl.count;
+  }
+}
+
 HwQueue* Cmp::pick(int node) {
   // Highest priority first; among equals, round robin after the last queue picked on this node.
-  HwQueue* best = nullptr;
-  const int n = int(queues_.size());
-  const int start = last_pick_[size_t(node)] + 1;
-  for (int k = 0; k < n; ++k) {
-    HwQueue& q = queues_[size_t((start + k) % n)];
-    if (q.node != node || !q.runnable()) continue;
-    if (!best || q.priority > best->priority) best = &q;
-  }
-  if (best) last_pick_[size_t(node)] = best->id;
-  return best;
+  const RunList& rl = run_lists_[size_t(node)];
+  if (rl.by_priority.empty()) return nullptr;
+  const std::set<int>& ids = rl.by_priority.begin()->second;
+  auto it = ids.upper_bound(last_pick_[size_t(node)]);
+  if (it == ids.end()) it = ids.begin();
+  last_pick_[size_t(node)] = *it;
+  return &queues_[size_t(*it)];
 }
 
 bool Cmp::should_switch(int node, const HwQueue& current, const sc_time& since) const {
-  for (const HwQueue& q : queues_) {
-    if (&q == &current || q.node != node || !q.runnable()) continue;
-    if (q.priority > current.priority) return true;
-    if (q.priority == current.priority && sc_time_stamp() - since >= timeslice_) return true;
-  }
-  return false;
+  const RunList& rl = run_lists_[size_t(node)];
+  if (rl.by_priority.empty()) return false;
+  if (rl.by_priority.begin()->first > current.priority) return true;  // a higher priority is runnable
+  auto it = rl.by_priority.find(current.priority);
+  if (it == rl.by_priority.end() || it->second.size() == it->second.count(current.id)) return false;
+  return sc_time_stamp() - since >= timeslice_;  // another of equal priority waits for the slice's end
 }
 
 bool Cmp::other_runnable(int node, const HwQueue& current) const {
-  for (const HwQueue& q : queues_)
-    if (&q != &current && q.node == node && q.runnable()) return true;
-  return false;
+  const RunList& rl = run_lists_[size_t(node)];
+  const Listed& l = listed_[size_t(current.id)];
+  return rl.count > (l.node == node ? 1u : 0u);
 }
 
 void Cmp::push(const Work& w) {
@@ -246,6 +263,7 @@ void Cmp::run(const Work& w) {
       wait(period_ * double(doorbell_cycles_));
       HwQueue& hq = queues_.at(w.slot);
       if (w.value > hq.wptr) hq.wptr = w.value;
+      runnable_changed(hq);
       if (hq.enabled && size_t(hq.node) < nodes_.size()) nodes_[size_t(hq.node)]->kick(hq);
       break;
     }
@@ -335,6 +353,7 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
     if (q->blocked && q->wait_slot == slot && q->wait_value <= cv) {
       if (q->wait_logged) write_wait_log(*q);
       q->blocked = false;
+      runnable_changed(*q);
       ++unblocks_;
       nodes_[size_t(q->node)]->kick(*q);
       f.gpu_waiters[i] = f.gpu_waiters.back();

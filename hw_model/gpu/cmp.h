@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include <systemc>
@@ -53,6 +54,7 @@ class Cmp : public sc_core::sc_module {
   void attach(Node* n) {
     nodes_.push_back(n);
     last_pick_.push_back(-1);
+    run_lists_.emplace_back();
   }
   HwQueue& queue(int q) { return queues_.at(size_t(q)); }
   int queue_count() const { return int(queues_.size()); }
@@ -99,7 +101,12 @@ class Cmp : public sc_core::sc_module {
     uint64_t xdoorbell_target = 0;  // F20: the peer's doorbell register (kXDoorbellTarget)
   } cfg;
 
-  // Sideband from the nodes.
+  // Whoever changes what HwQueue::runnable() reads, or a queue's node or priority (BAR0, the nodes, the
+  // firmware), calls this after the change: it keeps the node's run list (below) in step.
+  void runnable_changed(HwQueue& q);
+
+  // Sideband from the nodes. Each costs the same host time with 1 or 1,024 queues: the CMP keeps, per
+  // node, its runnable queues by priority (a set of ids each), instead of scanning every queue.
   HwQueue* pick(int node);                            // next queue for an idle node, or null
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
   bool other_runnable(int node, const HwQueue& current) const;
@@ -162,6 +169,19 @@ class Cmp : public sc_core::sc_module {
   std::vector<HwQueue> queues_;
   std::vector<Node*> nodes_;
   std::vector<int> last_pick_;  // per node, for round robin
+  // Per node, the runnable queues: by priority (highest first), the ids of each priority in id order
+  // (round robin takes the first id after the last pick, wrapping). A priority with none is erased.
+  struct RunList {
+    std::map<uint32_t, std::set<int>, std::greater<uint32_t>> by_priority;
+    size_t count = 0;
+  };
+  std::vector<RunList> run_lists_;
+  // Where each queue is listed: node (-1: not listed) and the priority it is listed under.
+  struct Listed {
+    int node = -1;
+    uint32_t priority = 0;
+  };
+  std::vector<Listed> listed_;
   std::vector<FenceEntry> fences_;
   uint32_t select_ = 0;
   std::deque<Work> fifo_;

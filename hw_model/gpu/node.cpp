@@ -269,6 +269,7 @@ void Node::executor() {
         continue;
       }
       q_->rptr += uint64_t(len) * 4;
+      cmp_.runnable_changed(*q_);
       ++packets_;
       if (q_->blocked) {
         hold_blocked_queue();
@@ -354,6 +355,7 @@ void Node::resetter() {
         q->blocked = false;
         cmp_.forget_waiter(*q);
       }
+      cmp_.runnable_changed(*q);
       if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8, SC_ZERO_TIME, q->pt_root, false);
     }
     preempt_req_ = false;
@@ -386,6 +388,7 @@ void Node::take_preemption() {
       q_->blocked = false;
       cmp_.forget_waiter(*q_);
     }
+    cmp_.runnable_changed(*q_);
     finish_queue();
   }
   ++preemptions_;
@@ -405,6 +408,7 @@ void Node::fault(const std::string& reason) {
     fault_messages_.push_back(name() + std::string(where) + reason);
   }
   q_->faulted = true;
+  cmp_.runnable_changed(*q_);
   set_state("fault");
 }
 
@@ -755,6 +759,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   q_->wait_seq = uint32_t(payload);
   q_->wait_handle = uint32_t(payload >> 32);
   q_->wait_observed = observed;
+  cmp_.runnable_changed(*q_);
   cmp_.queue_wait(*q_);  // the CMP re-checks and unblocks it on the GPU (F5)
 }
 

@@ -15,11 +15,18 @@ constexpr uint64_t kIgpuBar0Base = 0xE000'0000ull;    // the integrated adapter'
 // BAR0 offsets.
 constexpr uint64_t kId = 0x0000;            // RO 32: 'GPM1'
 constexpr uint32_t kIdValue = 0x47504D31;
-constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] HW queues, [16] MV from memory,
-                                            // [17] names the HW queue in fence events, [21:20] linked physical adapters (engines) - 1
+constexpr uint64_t kCaps = 0x0004;          // RO 32: [7:0] nodes, [15:8] reserved (0), [16] MV from memory,
+                                            // [17] names the HW queue in fence events,
+                                            // [21:20] linked physical adapters (engines) - 1,
+                                            // [31:22] HW queues - 1 (1..1,024)
 constexpr uint32_t kCapsMvFromMemory = 1u << 16;  // engines read the OS's MonitoredValue: no shadow MV
 constexpr uint32_t kCapsFenceIrqNamesQueue = 1u << 17;  // the CMP can name the running HW queue (F19)
 constexpr uint32_t kCapsEnginesShift = 20;
+// The HW queue count has a field of its own, 10 bits wide: hardware schedulers manage up to 1,024
+// queues (the old 8-bit field at [15:8] could not say more than 255). It sits in the caps word the KMD
+// reads anyway, so adapter start still costs one caps read.
+constexpr uint32_t kCapsQueuesShift = 22;
+constexpr uint32_t kMaxHwQueues = 1024;
 constexpr uint64_t kTimestamp = 0x0008;     // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;       // RW 64: MSI target address (from the MSI capability)
 constexpr uint64_t kMsiData = 0x0018;       // RW 32: MSI data base; vector v sends data base + v
@@ -61,7 +68,15 @@ constexpr uint32_t kFenceIrqNamesQueue = 1;
 constexpr uint64_t kEventAllNodes = ~0ull;
 constexpr uint32_t kFenceEventVector = 0;    // MSI vector of event-ring interrupts; INTERRUPT packets use >= 1
 
-constexpr uint64_t kQueueBase = 0x1000;     // per HW queue q: kQueueBase + q * kQueueStride
+// BAR0 map (offsets; each block's end is exclusive):
+//   0x00000-0x00FFF  adapter registers and the fence table's window (above)
+//   0x02000-0x023FF  per node n: kNodeBase + n * 0x40 (16 nodes at most)
+//   0x10000-0x11FFF  doorbells, per HW queue q: kDoorbellBase + q * 8 (1,024 queues)
+//   0x20000-0x2FFFF  per HW queue q: kQueueBase + q * 0x40 (1,024 queues)
+//   0x80000-0x80FFF  the display engine's registers
+// The queue block was at 0x1000 while the count was at most 64 (0x1000-0x1FFF); 1,024 queues need
+// 64 KiB, which would have run over the node registers and the doorbells.
+constexpr uint64_t kQueueBase = 0x20000;    // per HW queue q: kQueueBase + q * kQueueStride
 constexpr uint64_t kQueueStride = 0x40;
 constexpr uint64_t kQRingBase = 0x00;       // RW 64
 constexpr uint64_t kQRingSize = 0x08;       // RW 32: bytes, power of two
@@ -93,5 +108,11 @@ constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 
 constexpr uint64_t kDoorbellBase = 0x10000; // per HW queue q: + q * 8; write the new write pointer (bytes)
 
 constexpr uint64_t kDisplayOffset = 0x80000; // the display engine's registers (display/display_regs.h), 4 KiB
+
+constexpr uint64_t kMaxNodes = 16;  // gpu.nodes, igpu.nodes at most
+static_assert(kNodeBase + kMaxNodes * kNodeStride <= kDoorbellBase, "node registers run into the doorbells");
+static_assert(kDoorbellBase + kMaxHwQueues * 8 <= kQueueBase, "doorbells run into the queue registers");
+static_assert(kQueueBase + kMaxHwQueues * kQueueStride <= kDisplayOffset, "queue registers run into the display");
+static_assert(kMaxHwQueues - 1 < (1u << (32 - kCapsQueuesShift)), "the caps field cannot hold the queue count");
 
 }  // namespace gpumodel::regs

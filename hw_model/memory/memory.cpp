@@ -157,7 +157,7 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
       for (unsigned i = 0; i < len; ++i)
         if (tlm_check::byte_enabled(t, i)) t.get_data_ptr()[i] = all[i];
     }
-    if (!read_watches_.empty() && len >= 8) {
+    if (!read_watches_.empty() && len >= 8 && any_page(read_watched_pages_, addr, len)) {
       auto check = [&](uint64_t q) {
         auto it = read_watches_.find(q);
         if (it == read_watches_.end() || !whole_qword(t, unsigned(q - addr))) return;
@@ -202,11 +202,21 @@ void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const st
     for (unsigned i = 0; i < len; ++i)
       if (enables[i]) poke(addr + i, p + i, 1);
   }
-  if (watches_.empty()) return;
+  if (watch_pages_.empty()) return;
+  const WatchedPage* wp = nullptr;
+  uint64_t wp_page = ~0ull;
   auto notify = [&](uint64_t q) {
-    auto it = watches_.find(q);
-    if (it != watches_.end())
-      for (auto& cb : it->second) cb(addr, len);
+    if (q / kPage != wp_page) {
+      wp_page = q / kPage;
+      auto it = watch_pages_.find(wp_page);
+      wp = it == watch_pages_.end() ? nullptr : it->second.get();
+    }
+    if (!wp) return;
+    const unsigned i = wp->slot[(q % kPage) / 8];
+    if (!i) return;
+    const WatchSlot& s = wp->slots[i - 1];
+    s.first(addr, len);
+    for (auto& cb : s.more) cb(addr, len);
   };
   if (len <= kScanBytes) {
     for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) notify(q);
@@ -253,7 +263,15 @@ void Memory::zero(uint64_t addr, unsigned len) {
 
 void Memory::watch(uint64_t addr, unsigned len, Watch cb) {
   for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
-    watches_[q].push_back(cb);
+    auto& wp = watch_pages_[q / kPage];
+    if (!wp) wp = std::make_unique<WatchedPage>();
+    uint16_t& i = wp->slot[(q % kPage) / 8];
+    if (!i) {
+      wp->slots.push_back({cb, {}});
+      i = uint16_t(wp->slots.size());
+    } else {
+      wp->slots[i - 1].more.push_back(cb);
+    }
     watched_.insert(q);
   }
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <systemc>
@@ -56,6 +57,7 @@ class Memory : public sc_core::sc_module {
   void watch_reads(uint64_t addr, ReadWatch cb) {
     read_watches_[addr & ~7ull].push_back(std::move(cb));
     read_watched_.insert(addr & ~7ull);
+    read_watched_pages_.insert(addr / kPage);
   }
 
   sc_core::sc_time read_latency() const { return read_latency_; }
@@ -65,6 +67,7 @@ class Memory : public sc_core::sc_module {
   sc_core::sc_time write_latency() const { return write_latency_; }
 
  private:
+  static constexpr unsigned kPage = 4096;
   void b_transport(int port, tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void apply_due();  // SC_METHOD: makes due pending writes visible
@@ -91,7 +94,6 @@ class Memory : public sc_core::sc_module {
     }
   };
 
-  static constexpr unsigned kPage = 4096;
   // Calls f(page, offset in it, bytes in it, bytes before it) for each page [addr, addr + len) touches.
   template <typename F>
   static void for_pages(uint64_t addr, unsigned len, F f) {
@@ -110,11 +112,33 @@ class Memory : public sc_core::sc_module {
   uint64_t bytes_read_ = 0, bytes_written_ = 0;
   Timeline port_;  // bandwidth reservations
 
-  std::unordered_map<uint64_t, std::vector<Watch>> watches_;         // by qword address
+  // Write watches by page: a page's qwords index its slots (a fence page holds 64 fences' values at
+  // the default stride), so a watched write costs a look-up in a map of pages and one index, and the
+  // first watch of a qword sits in its slot; the entries do not grow with the watched words' count.
+  struct WatchSlot {
+    Watch first;
+    std::vector<Watch> more;
+  };
+  struct WatchedPage {
+    uint16_t slot[kPage / 8] = {};  // per qword: 1 + its index in `slots`, 0 = not watched
+    std::vector<WatchSlot> slots;
+  };
+  std::unordered_map<uint64_t, std::unique_ptr<WatchedPage>> watch_pages_;  // by page number
   std::unordered_map<uint64_t, std::vector<ReadWatch>> read_watches_;
   // The watched qwords in address order: a large access (a copy chunk, a scan-out request) visits only
   // the watched qwords inside it instead of looking up each of its qwords.
   std::set<uint64_t> watched_, read_watched_;
+  // The pages holding a read-watched qword: a read looks here first, in a set a fence's page adds one
+  // entry to, so reads that touch no watched qword (ring fetches, shadow MVs) cost no look-up in the
+  // per-qword map, whose entries grow with the fence count and fall out of the host's caches.
+  std::unordered_set<uint64_t> read_watched_pages_;
+  static bool any_page(const std::unordered_set<uint64_t>& pages, uint64_t addr, uint64_t len) {
+    const uint64_t first = addr / kPage, last = (addr + len - 1) / kPage;
+    if (last - first >= 16) return true;  // a large access: each_watched visits only what it holds
+    for (uint64_t p = first; p <= last; ++p)
+      if (pages.count(p)) return true;
+    return false;
+  }
   static constexpr unsigned kScanBytes = 64;  // up to this length, look up each qword
   template <typename F>
   static void each_watched(const std::set<uint64_t>& keys, uint64_t first, uint64_t end, F f) {

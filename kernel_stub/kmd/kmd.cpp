@@ -225,7 +225,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   if (info_.id != kIdValue) return false;
   const uint32_t caps = cpu_.mmio_read32(bar0_ + kCaps);
   info_.nodes = caps & 0xff;
-  info_.hw_queues = (caps >> 8) & 0xff;
+  info_.hw_queues = (caps >> kCapsQueuesShift) + 1;
   info_.mv_from_memory = caps & kCapsMvFromMemory;
   engines_ = ((caps >> kCapsEnginesShift) & 3) + 1;
   // MSI capability: target address in the APIC window, data carries the vector.
