@@ -154,7 +154,7 @@ TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time 
   CHECK(p.gpu.vram.peek64(log) == 2);  // FirstFreeEntryIndex 2, no wrap
 }
 
-TEST_CASE("The engine's order: CV, entry, index, barrier, check, and the entry can become visible after the index", "[F17]") {
+TEST_CASE("The engine's log order: CV, entry, index, barrier, check, and the log entry can become visible after the index", "[F17]") {
   // node.log_entry_wc_ns = 2 us: the 48-B entry waits in the write-combining buffer 2 us while the
   // 8-B index leaves the write buffer after node.write_buffer_ns (100 ns). Both then take a VRAM write
   // (250 ns plus their transfer at 1008 GB/s), so the entry is visible
@@ -187,7 +187,7 @@ TEST_CASE("The engine's order: CV, entry, index, barrier, check, and the entry c
   CHECK(p.cpu.last_interrupt().msi_arrival > index_at);
 }
 
-TEST_CASE("The KMD's per-queue barrier alone keeps the OS from reading an entry before it is visible", "[F17]") {
+TEST_CASE("The KMD's per-queue log barrier alone keeps the OS from reading an entry before it is visible", "[F17]") {
   // The optimized interrupt names only the queue, so the log entry is the OS's only news of the signal.
   // A 50 us write-combining delay puts every entry's visibility after the OS's read of it.
   const std::string base = scenario("fence_log_scan") +
@@ -202,7 +202,7 @@ TEST_CASE("The KMD's per-queue barrier alone keeps the OS from reading an entry 
   CHECK(without["monitors"]["log_entry_stale"]["violations"].get<uint64_t>() >= 1);
 }
 
-TEST_CASE("The GPU's second barrier alone (between entry and index) also keeps the entries intact", "[F17]") {
+TEST_CASE("The GPU's second log barrier alone (between entry and index) also keeps the entries intact", "[F17]") {
   // The order the seed's design replaces: the GPU makes the entry visible before the index, so the OS
   // needs no barrier of the KMD's; the engine pays for it in every signal.
   const std::string base = scenario("fence_log_scan") +
@@ -254,10 +254,16 @@ TEST_CASE("log_timestamps: a timestamp below the previous one is a violation, a 
   CHECK(m.backwards() == 0);
   write(4, 120);  // backwards
   CHECK(m.backwards() == 1);
+  write(5, 0);
+  write(6, 130);  // not below 120, the last non-zero one read
+  CHECK(m.backwards() == 1);
+  write(7, 0);    // a skipped write: it does not reset what came before it
+  write(8, 100);  // below 130, with a zero between them: backwards
+  CHECK(m.backwards() == 2);
   CHECK(m.stale() == 0);
   fl::Entry other{};
   other.fence_value = 99;
-  b.p.vidsch.observer.log_entry_read(3, fl::kSignals, 5, other);  // never written at position 5
+  b.p.vidsch.observer.log_entry_read(3, fl::kSignals, 9, other);  // never written at position 9
   CHECK(m.stale() == 1);
 }
 
@@ -368,4 +374,86 @@ TEST_CASE("fence_log_scan refuses the optimized interrupt without logs, and more
   CHECK(r.code == 2);
   CHECK(r.err.find("gpu.hw_queues") != std::string::npos);
   CHECK(run_cli(scenario("fence_log_scan") + " --workload.hw_queues=4 --workload.fences=3").code == 2);
+}
+
+TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands at entry 1, WraparoundCount 1", "[F16][F18]") {
+  FenceBench b(with_logs());
+  auto& p = b.p;
+  KmdHwQueue *qa = nullptr, *qb = nullptr;
+  NativeFence* f = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
+    PacketWriter wb, wa;
+    wb.wait_logged(slot, 1, 85, h);
+    wa.compute(20000).signal(slot, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
+    p.cpu.sleep(us(60));
+  });
+  sc_start();
+  REQUIRE(f);
+  const uint64_t log = p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va;
+  CHECK(entry_at(p, log, 1).fence_value == 1);
+  CHECK(entry_at(p, log, 1).fence_observed_gpu_timestamp < entry_at(p, log, 1).fence_end_gpu_timestamp);  // the CMP's entry (it stalled)
+  CHECK(entry_at(p, log, 1).operation_type == fl::kWaitUnblocked);
+  CHECK(p.gpu.vram.peek64(log) == (2ull | (1ull << 32)));
+}
+
+TEST_CASE("A logged signal writes the log header once, as one 8-byte AtomicWraparoundAndEntryIndex", "[F16][F17]") {
+  FenceBench b(with_logs());
+  auto& p = b.p;
+  KmdHwQueue* q = nullptr;
+  NativeFence* f = nullptr;
+  std::vector<std::pair<uint64_t, unsigned>> writes;
+  uint64_t log = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
+    log = p.vidsch.log_state(q->id, fl::kSignals)->cpu_va;
+    p.gpu.vram.watch(log, 8, [&](uint64_t a, unsigned n) { writes.push_back({a, n}); });
+    PacketWriter w;
+    w.signal_logged(p.vidsch.slot(*f), 1, 0, f->local_handles.at(1));
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.vidsch.WaitFromCpu(f, 1, us(100));
+  });
+  sc_start();
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0].first == log);
+  CHECK(writes[0].second == 8);
+}
+
+TEST_CASE("The KMD's log flush read returns only once the CMP's wait entry is visible", "[F17]") {
+  // VRAM writes take 20 us here, so the CMP's entry is in flight when the KMD's read-to-flush arrives.
+  FenceBench b(with_logs({{"vram.write_latency_ns", "20000"}}));
+  auto& p = b.p;
+  KmdHwQueue *qa = nullptr, *qb = nullptr;
+  NativeFence* f = nullptr;
+  bool logged = false, seen = false;
+  uint64_t value_after_flush = 0;
+  p.gpu.cmp.on_log_entry = [&](int, uint32_t, uint64_t, const void*) { logged = true; };
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
+    PacketWriter wb, wa;
+    wb.wait_logged(slot, 1, 0, h);
+    wa.compute(20000).signal(slot, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
+    for (int i = 0; i < 100000 && !logged; ++i) p.cpu.sleep(sc_time(100, SC_NS));
+    seen = logged;
+    p.cpu.mmio_read32(gpumodel::regs::kBar0Base + gpumodel::regs::kQueueBase + uint64_t(qb->id) * gpumodel::regs::kQueueStride +
+                      gpumodel::regs::kQLogFlush);
+    value_after_flush = entry_at(p, p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va, 0).fence_value;
+  });
+  sc_start();
+  REQUIRE(seen);
+  CHECK(value_after_flush == 1);
 }
