@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
       {"interrupt", PacketWriter().interrupt(5)},
       {"signal", PacketWriter().signal(0, 1)},
       {"wait", PacketWriter().wait(0, 1)},
+      {"signal_logged", PacketWriter().signal_logged(0, 1, 85, 0x1000)},  // F16: entry 1 after a wrap
+      {"wait_logged", PacketWriter().wait_logged(0, 1, 85, 0x1000)},
       {"fence", PacketWriter().fence(sys + 0x300, 7, 0x10)},
   };
   PacketWriter all;
