@@ -89,8 +89,8 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       reset_time_(ps.get_ns("node.reset_ns")),
       reset_fails_(ps.get_int("node.reset_fails_on") == ordinal),
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
-      invalidate_(ps.get_ns("mmu.invalidate_ns")),
-      translate_ahead_(uint64_t(ps.get_int("node.translate_ahead_bytes"))) {
+      invalidate_(ps.get_ns("mmu.invalidate_ns")) {
+  translate_ahead_ = uint64_t(ps.get_int("node.translate_ahead_bytes"));
   log_wc_ = ps.get_ns("node.log_entry_wc_ns");
   log_barriers_ = int(ps.get_int("node.log_barriers"));
   fault_vector_ = kNoVector;

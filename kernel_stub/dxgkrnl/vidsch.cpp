@@ -38,9 +38,9 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
     : cpu_(cpu),
       mm_(mm),
       resample_cv_(ps.get_bool("vidsch.resample_cv")),
-      logs_(ps.get_bool("vidsch.native_fence_logs")),
-      log_segment_(ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local),
       native_fence_feature_(ps.get_enum("os.native_fence_feature") == "enabled") {
+  logs_ = ps.get_bool("vidsch.native_fence_logs");
+  log_segment_ = ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local;
   packets_ = std::make_unique<PacketScheduler>(ps, cpu, vcd, adapter,
                                                [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }

@@ -199,8 +199,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       ring_bytes_(uint32_t(ps.get_int("kmd.ring_bytes"))),
       event_entries_(uint32_t(ps.get_int("kmd.event_ring_entries"))),
       validate_handles_(ps.get_bool("kmd.validate_signaled_handles")),
-      log_barrier_(ps.get_bool("kmd.native_fence_log_barrier")),
-      want_optimized_interrupt_(ps.get_bool("kmd.optimized_native_fence_signaled_interrupt")),
+
       mv_update_wait_(mv_update_wait(ps.get_enum("kmd.mv_update_wait"))),
       per_engine_tdr_(ps.get_bool("kmd.support_per_engine_tdr")),
       report_aborted_(ps.get_enum("kmd.tdr_report_aborted") == "below_completed"   ? ReportAborted::BelowCompleted
@@ -208,6 +207,8 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
                                                                                    : ReportAborted::Correct),
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
       adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
+  log_barrier_ = ps.get_bool("kmd.native_fence_log_barrier");
+  want_optimized_interrupt_ = ps.get_bool("kmd.optimized_native_fence_signaled_interrupt");
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   caps_.map_to_gpu_system_process = ps.get_bool("kmd.native_fence_map_to_system_process");
   notify_eviction_ = ps.get_bool("kmd.notify_eviction");
