@@ -415,8 +415,7 @@ void Node::fault(const std::string& reason) {
 void Node::execute(const DecodedPacket& d) {
   if (d.op == Op::Signal) {
     // The hot path: the decode rides on the MV read's offset.
-    if (d.logged) signal_logged(uint32_t(d.arg[0]), d.arg[1], d.arg[2], decode_);
-    else signal(uint32_t(d.arg[0]), d.arg[1], decode_);
+    signal(uint32_t(d.arg[0]), d.arg[1], decode_, d.logged ? &d.arg[2] : nullptr);
     return;
   }
   wait(decode_);
@@ -611,7 +610,7 @@ void Node::request_flush(WriteFlush& f) {
   if (!f.done) flushes_.push_back(&f);
 }
 
-void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
+void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const uint64_t* log) {
   FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("SIGNAL names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
@@ -632,6 +631,19 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
     cmp_.fence_written(slot, value, true);
     return;
   }
+  if (log && q_->signal_log && q_->log_entries) {
+    // F17, the GPU's order: CV, the log entry (FenceEndGpuTimestamp: now, the CV write issued),
+    // FirstFreeEntryIndex, a barrier (the index is visible), then the conditional interrupt check. A
+    // queue without a signal log runs the logged form as a plain SIGNAL.
+    wait(decode);
+    write_log(true, uint32_t(*log), uint32_t(*log >> 32), value, 0, SC_ZERO_TIME);
+    check_abort();
+    drain_write_buffer(false);
+    bool ok = false;
+    const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? f->mv_addr : cmp_.shadow_mv_addr(slot), ok);
+    if (ok) cmp_.fence_written(slot, value, value > mv, q_);
+    return;
+  }
   if (cmp_.mv_from_memory()) {
     // cmp.mv_source = memory: no CMP stands between the OS and the engine, so the engine orders its own
     // CV write before its read of the OS's MV (the write leaves the buffer first; the path keeps the
@@ -650,31 +662,6 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode) {
   bool ok = false;
   const uint64_t mv = read64_va(sys, cmp_.shadow_mv_addr(slot), ok, decode);
   if (ok) cmp_.fence_written(slot, value, value > mv);
-}
-
-void Node::signal_logged(uint32_t slot, uint64_t value, uint64_t payload, const sc_time& decode) {
-  // F17, the GPU's order: CV, the log entry with its GPU timestamp, FirstFreeEntryIndex, a barrier (the
-  // index is visible), then the conditional interrupt check.
-  FenceEntry* f = cmp_.fence(slot);
-  if (!f || !f->valid() || f->legacy() || !q_->signal_log || !q_->log_entries) {
-    signal(slot, value, decode);  // no log programmed for this queue (or a fault): a plain SIGNAL
-    return;
-  }
-  ++signals_;
-  last_signal_ = sc_time_stamp() + decode;
-  const uint64_t sys = cmp_.system_root();
-  if (!post(f->cv_addr, &value, 8, decode, sys)) {
-    wait(decode);
-    return;
-  }
-  wait(decode);
-  // FenceEndGpuTimestamp: now, the CV write issued.
-  write_log(true, uint32_t(payload), uint32_t(payload >> 32), value, 0, SC_ZERO_TIME);
-  check_abort();
-  drain_write_buffer(false);
-  bool ok = false;
-  const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? f->mv_addr : cmp_.shadow_mv_addr(slot), ok);
-  if (ok) cmp_.fence_written(slot, value, value > mv, q_);
 }
 
 void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,

@@ -192,9 +192,9 @@ class Node : public sc_core::sc_module {
   void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
-  void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode);
+  // `log`: the logged form's payload (seq | hNativeFence << 32), or null.
+  void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode, const uint64_t* log = nullptr);
   void wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload);
-  void signal_logged(uint32_t slot, uint64_t value, uint64_t payload, const sc_core::sc_time& decode);
   void hold_blocked_queue();
 
   HwQueue* q_ = nullptr;      // the queue this node runs
