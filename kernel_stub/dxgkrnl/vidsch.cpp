@@ -111,12 +111,13 @@ void VidSch::dpc() {
           std::vector<int> qs;
           const bool f19 = !d.hw_queues.empty() || !d.null_queue_nodes.empty();
           if (f19) qs = d.hw_queues;
-          for (const auto& [id, st] : logs_of_) {
-            if (!f19) qs.push_back(id);
-            else
-              for (int n : d.null_queue_nodes)
-                if (n < 0 || kmd_->queue(id)->node == n) qs.push_back(id);
-          }
+          if (!f19 || !d.null_queue_nodes.empty())  // a named queue alone walks no list
+            for (const auto& [id, st] : logs_of_) {
+              if (!f19) qs.push_back(id);
+              else
+                for (int n : d.null_queue_nodes)
+                  if (n < 0 || kmd_->queue(id)->node == n) qs.push_back(id);
+            }
           std::sort(qs.begin(), qs.end());
           qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
           std::vector<NativeFence*> touched;
@@ -245,17 +246,23 @@ NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool sharea
   f->storage = storage;
   f->cv_addr = alloc_value(process, storage, shareable, true);
   f->mv_addr = alloc_value(process, storage, shareable, false);
+  return register_fence(std::move(f), process, legacy, 0);
+}
+
+NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process, bool legacy, uint32_t cross_adapter_id) {
   const uint64_t max = UINT64_MAX;
   cpu_.mem_write(f->mv_addr, &max, 8);
   DxgkCreateNativeFenceArgs a;
   a.current_value_cpu_va = f->cv_addr;
   a.monitored_value_cpu_va = f->mv_addr;
   if (kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().map_to_gpu_system_process) {
-    // F10: the OS maps CV and MV into the system process's GPU VA for the CMP and passes those VAs.
+    // F10: the OS maps CV and MV into the system process's GPU VA for the CMP and passes those VAs (F15:
+    // this adapter's own alias of a cross-adapter fence's shared CV page).
     a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
     a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
   }
   a.legacy_monitored_fence = legacy;
+  a.cross_adapter_id = cross_adapter_id;
   f->handle = kmd_->DxgkDdiCreateNativeFence(a);
   if (!f->handle) {
     SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
@@ -285,27 +292,7 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
     return raw;
   }
   f->mv_addr = alloc_value(process, Segment::System, true, false);  // one MV per GPU, its own page
-  const uint64_t max = UINT64_MAX;
-  cpu_.mem_write(f->mv_addr, &max, 8);
-  DxgkCreateNativeFenceArgs a;
-  a.current_value_cpu_va = f->cv_addr;
-  a.monitored_value_cpu_va = f->mv_addr;
-  if (kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().map_to_gpu_system_process) {
-    // F15: this adapter's GPU VA of the shared CV page (F10's alias in its system process).
-    a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
-    a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
-  }
-  a.cross_adapter_id = x.xid;
-  f->handle = kmd_->DxgkDdiCreateNativeFence(a);
-  if (!f->handle) {
-    SC_REPORT_ERROR("gpumodel/vidsch", "native fence table full");
-    return nullptr;
-  }
-  f->slot = kmd_->slot_of(f->handle);
-  by_handle_[raw->handle] = raw;
-  fences_.push_back(std::move(f));
-  OpenNativeFence(process, raw);
-  if (observer.fence_created) observer.fence_created(*raw);
+  if (!register_fence(std::move(f), process, false, x.xid)) return nullptr;
   update_monitored_values({raw});  // F15: MV to 0 for the fence's lifetime (mv_rule)
   return raw;
 }
@@ -476,6 +463,16 @@ void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
   held_.erase(f);
 }
 
+std::multimap<uint64_t, CpuWaiter*>::iterator VidSch::add_waiter(CpuWaiter& w, NativeFence* f, uint64_t value) {
+  w.id = next_waiter_++;
+  w.fence = f;
+  w.value = value;
+  const auto pos = f->waiters.emplace(value, &w);
+  ++waiter_count_;
+  if (observer.waiter_added) observer.waiter_added(w);
+  return pos;
+}
+
 bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout) {
   if (f->destroyed) return false;
   if (cpu_.mem_read64(f->cv_addr) >= value) return true;
@@ -483,12 +480,7 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
   // simulation stops (a bug check) never returns to destroy its locals.
   const auto mine = cpu_waiters_.emplace(cpu_waiters_.end());
   CpuWaiter& w = *mine;
-  w.id = next_waiter_++;
-  w.fence = f;
-  w.value = value;
-  auto pos = f->waiters.emplace(value, &w);
-  ++waiter_count_;
-  if (observer.waiter_added) observer.waiter_added(w);
+  const auto pos = add_waiter(w, f, value);
   if (!f->legacy) update_monitored_values({f});  // F2, then F8's re-read
   // A legacy fence has no MV (and a cross-adapter fence's stays 0: no update, no F8 re-read): a signal
   // whose DPC scanned between the CV read above and the registration found no waiter, so read CV again
@@ -510,13 +502,7 @@ void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t
   std::vector<NativeFence*> native;
   for (const auto& [f, value] : waits) {
     if (f->destroyed) continue;
-    CpuWaiter& w = *cpu_waiters_.emplace(cpu_waiters_.end());
-    w.id = next_waiter_++;
-    w.fence = f;
-    w.value = value;
-    f->waiters.emplace(value, &w);
-    ++waiter_count_;
-    if (observer.waiter_added) observer.waiter_added(w);
+    add_waiter(*cpu_waiters_.emplace(cpu_waiters_.end()), f, value);
     if (!f->legacy) native.push_back(f);
   }
   update_monitored_values(native);  // F2, then F8's re-read

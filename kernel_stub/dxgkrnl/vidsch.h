@@ -206,6 +206,11 @@ class VidSch {
   uint64_t software_signals_ = 0;
   std::unique_ptr<PacketScheduler> packets_;
   uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
+  // Both ways a fence comes to this adapter: its MV at UINT64_MAX, DxgkDdiCreateNativeFence with the
+  // values' mappings, then Dxgkrnl's book and the process's open. Null (reported) when the table is full.
+  // A CPU waiter registered on f at value (its id, the fence's book, the observers); the caller moves MV.
+  std::multimap<uint64_t, CpuWaiter*>::iterator add_waiter(CpuWaiter& w, NativeFence* f, uint64_t value);
+  NativeFence* register_fence(std::unique_ptr<NativeFence> f, int process, bool legacy, uint32_t cross_adapter_id);
 
   Cpu& cpu_;
   VidMm& mm_;
