@@ -125,8 +125,12 @@ class FenceLogScan : public ScenarioDriver {
       if (!p.vidsch.WaitFromCpu(q.trigger, value[q.trigger], sc_core::sc_time(10, sc_core::SC_MS))) ++timeouts_;
       // The engine's time for the round's signals: between the two TIMESTAMPs (a probe of memory).
       const double tick_ns = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
-      gpu_ns_ += double(p.sysmem.peek64(ts + 8) - p.sysmem.peek64(ts)) * tick_ns -
-                 to_ns(p.gpu.nodes[0]->engine_period()) * double(p.params.get_int("node.decode_cycles"));
+      // A round whose waiter timed out may not have reached its second TIMESTAMP: it adds nothing here
+      // (the verdict fails it), rather than a wrapped-around difference.
+      const uint64_t t0 = p.sysmem.peek64(ts), t1 = p.sysmem.peek64(ts + 8);
+      if (t1 > t0)
+        gpu_ns_ += double(t1 - t0) * tick_ns -
+                   to_ns(p.gpu.nodes[0]->engine_period()) * double(p.params.get_int("node.decode_cycles"));
       p.cpu.sleep(gap_);
     }
     auto in = [&](const char* c) {
