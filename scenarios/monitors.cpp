@@ -1,5 +1,7 @@
 #include "scenarios/monitors.h"
 
+#include <algorithm>
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -66,22 +68,9 @@ Monitors::Monitors(Platform& p)
 
 void Monitors::on_fence(const NativeFence& f) {
   Memory& m = f.storage == Segment::System ? p_.sysmem : p_.gpu.vram;
-  const uint64_t cv = f.cv_addr;
-  History* cv_h = &record_value(cv, m.peek64(cv), m);  // what the values hold now counts as written whole
-  History* mv_h = &record_value(f.mv_addr, m.peek64(f.mv_addr), m);
-  // Each watch holds only its History (which knows its word and memory): two pointers at most, which
-  // std::function keeps in place, so a signal's CV write reaches its callback without a heap hop.
-  m.watch(cv, 8, [this, cv_h](uint64_t a, unsigned len) {
-    const uint64_t v = cv_h->mem->peek64(cv_h->addr);
-    if (cv_h->whole(a, len)) cv_h->add(v);
-    on_cv_write(cv_h->addr, v);
-  });
-  m.watch_reads(cv, [this, cv_h](uint64_t v) { check_read(*cv_h, v); });
-  const uint64_t mv = f.mv_addr;
-  m.watch(mv, 8, [mv_h](uint64_t a, unsigned len) {
-    if (mv_h->whole(a, len)) mv_h->add(mv_h->mem->peek64(mv_h->addr));
-  });
-  m.watch_reads(mv, [this, mv_h](uint64_t v) { check_read(*mv_h, v); });
+  const uint64_t cv = f.cv_addr, mv = f.mv_addr;
+  watch_value(cv, m, true);
+  watch_value(mv, m, false);
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);
   const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
@@ -96,9 +85,11 @@ void Monitors::on_fence(const NativeFence& f) {
   p_.gpu.vram.watch(sh, 8, [this, sh_id, sh](uint64_t, unsigned) { p_.vcd.set(sh_id, p_.gpu.vram.peek64(sh)); });
 }
 
-void Monitors::on_cv_write(uint64_t cv_addr, uint64_t cv) {
+void Monitors::on_cv_write(uint64_t cv_addr, const Memory& m) {
+  if (by_cv_addr_.empty()) return;
   auto it = by_cv_addr_.find(cv_addr);
   if (it == by_cv_addr_.end()) return;
+  const uint64_t cv = m.peek64(cv_addr);
   for (uint64_t id : it->second) {
     Pending& w = waiting_.at(id);
     if (!w.reached && cv >= w.value) reach(w);
@@ -128,23 +119,37 @@ void Monitors::violation(Pending& w, const sc_time& overdue_at) {
   p_.vcd.set(lost_id_, 0, overdue_at);
 }
 
-Monitors::History& Monitors::record_value(uint64_t addr, uint64_t v, const Memory& m) {
-  auto [it, fresh] = history_.try_emplace(addr);
-  History& h = it->second;
+void Monitors::watch_value(uint64_t addr, Memory& m, bool cv) {
+  const uint64_t page = addr / 4096;
+  auto [it, fresh] = fence_pages_.try_emplace(page);
+  ValuePage* vp = &it->second;
   if (fresh) {
-    h.values[0] = v;
-    h.addr = addr;
-    h.mem = &m;
-  } else {
-    h.add(v);
+    vp->base = page * 4096;
+    vp->mem = &m;
+    // One watch per page: the state a signal's CV write touches is this page's, not a word's, so
+    // 16,384 fences stay in the host's caches (issue 11 item 6).
+    m.watch_page(vp->base, [this, vp](uint64_t a, unsigned len) { value_page_written(*vp, a, len); });
   }
-  return h;
+  const unsigned i = unsigned(addr % 4096) / 8;
+  vp->partial.reset(i);  // what the word holds now counts as written whole
+  if (vp->cv[i] || vp->mv[i]) return;  // seen before (a reused fence slot): already watched
+  (cv ? vp->cv : vp->mv).set(i);
+  m.watch_reads(addr, [this, vp, i](uint64_t) {
+    // A read returns what memory holds at that moment (Memory samples and calls back at once): torn if
+    // the word's last write covered only part of it.
+    if (vp->partial[i]) ++torn_;
+  });
 }
 
-void Monitors::check_read(const History& h, uint64_t v) {
-  for (unsigned i = 0; i < std::min(h.n, 8u); ++i)
-    if (h.values[i] == v) return;
-  ++torn_;
+void Monitors::value_page_written(ValuePage& vp, uint64_t a, unsigned len) {
+  const uint64_t lo = std::max(a, vp.base) & ~7ull, hi = std::min(a + len, vp.base + 4096);
+  for (uint64_t q = lo; q < hi; q += 8) {
+    const unsigned i = unsigned(q - vp.base) / 8;
+    if (!vp.cv[i] && !vp.mv[i]) continue;
+    // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
+    vp.partial.set(i, !(a <= q && a + len >= q + 8));
+    if (vp.cv[i]) on_cv_write(q, *vp.mem);
+  }
 }
 
 void Monitors::finish(Results& r) {

@@ -10,10 +10,12 @@
 //    nothing, so it cannot change the run. Limit: under a storm that never lets the CPU catch up, a
 //    loss rescued by a later interrupt of the same fence before the CPU catches up is not told from
 //    lateness.
-//  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue that returned a value no
-//    write ever stored whole (F1).
+//  * torn_value: a read of a fence's 64-bit CurrentValue or MonitoredValue whose last write covered only
+//    part of it (F1): the read returns bytes of two writes. A read returns what memory holds when it
+//    samples, and the monitor judges it then.
 // They also trace the first trace.fences fences (CV, OS MV, shadow MV) and the waiter count.
 #pragma once
+#include <bitset>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -43,30 +45,26 @@ class Monitors {
     sc_core::sc_time reached_at;
   };
   void on_fence(const NativeFence& f);
-  void on_cv_write(uint64_t cv_addr, uint64_t cv);
+  void on_cv_write(uint64_t cv_addr, const Memory& m);
   void reach(Pending& w);
   void judge(Pending& w, const sc_core::sc_time& end);
   void violation(Pending& w, const sc_core::sc_time& overdue_at);
-  struct History;
-  History& record_value(uint64_t addr, uint64_t v, const Memory& m);
-  void check_read(const History& h, uint64_t v);
+  struct ValuePage;
+  void watch_value(uint64_t addr, Memory& m, bool cv);
+  void value_page_written(ValuePage& vp, uint64_t a, unsigned len);
 
   Platform& p_;
   sc_core::sc_time bound_;
   std::unordered_map<uint64_t, Pending> waiting_;                    // by waiter id
   std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
-  struct History {
-    unsigned n = 1;
-    uint64_t addr = 0;            // the watched word
-    const Memory* mem = nullptr;  // and the memory holding it
-    uint64_t values[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // the last eight values stored whole (0 initially)
-    void add(uint64_t v) { values[n++ % 8] = v; }
-    // Only a write covering the whole word stores a value whole; a partial one is what F1 forbids.
-    bool whole(uint64_t a, unsigned len) const { return a <= addr && a + len >= addr + 8; }
+  // A page holding fence values (CVs or MVs, packed at the caps' stride) and what the monitors know of
+  // its words: which are fences' values, and which were last written only in part (torn_value).
+  struct ValuePage {
+    uint64_t base = 0;
+    const Memory* mem = nullptr;
+    std::bitset<512> cv, mv, partial;
   };
-  // By address. A fence's watches hold their History (an unordered_map's elements stay put), so a
-  // signal's CV write costs no look-up here.
-  std::unordered_map<uint64_t, History> history_;
+  std::unordered_map<uint64_t, ValuePage> fence_pages_;  // by page number (elements stay put)
   uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0, late_busy_ = 0;
   bool quiet_ = true;  // every interrupt received so far handled, since quiet_since_
   sc_core::sc_time quiet_since_ = sc_core::SC_ZERO_TIME;

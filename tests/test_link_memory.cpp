@@ -244,3 +244,35 @@ TEST_CASE("ZeroHint: an unbacked range reads as zeros into the buffer, a backed 
   CHECK(t.p.sysmem.peek64(kA) == 0);
   CHECK(t.p.sysmem.peek64(kA + 4088) == 0);
 }
+
+TEST_CASE("A page watch runs once per visible write that touches its page and for no other", "[H2]") {
+  // The fence-value monitors watch pages (one look-up per write, issue 11 item 6). A small write inside
+  // the page, a 8-KB write that covers it and its neighbour, and a write to the neighbour alone: the
+  // watch runs for the first two, at their visibility, with their address and length.
+  TwoAgents t;
+  const uint64_t page = kA + 0x10000;  // page-aligned (kA is 1 MiB above the base)
+  struct Seen {
+    uint64_t addr;
+    unsigned len;
+    sc_time at;
+  };
+  std::vector<Seen> seen;
+  t.p.sysmem.watch_page(page, [&](uint64_t a, unsigned len) { seen.push_back({a, len, sc_time_stamp()}); });
+  std::vector<unsigned char> big(8192, 0x11);
+  const uint64_t v8 = 0x0102030405060708ull;
+  sc_time v_small, v_big, v_other;
+  t.host_agent.body = [&] {
+    v_small = t.host_agent.bus.post(page + 0x40, &v8, 8);
+    v_big = t.host_agent.bus.post(page - 4096, big.data(), 8192);  // the page before and this one
+    v_other = t.host_agent.bus.post(page + 4096, &v8, 8);         // the next page only
+  };
+  sc_start();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].addr == page + 0x40);
+  CHECK(seen[0].len == 8);
+  CHECK(seen[0].at == v_small);
+  CHECK(seen[1].addr == page - 4096);
+  CHECK(seen[1].len == 8192);
+  CHECK(seen[1].at == v_big);
+  CHECK(v_other > v_big);  // it did become visible, unwatched
+}

@@ -32,7 +32,8 @@
 
 namespace gpumodel {
 
-struct FenceEntry {
+// One line of the host's cache (alignas): a signal reads and writes only this entry's line.
+struct alignas(64) FenceEntry {
   uint64_t cv_addr = 0, mv_addr = 0;
   uint32_t flags = 0;
   uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
@@ -42,6 +43,7 @@ struct FenceEntry {
   bool valid() const { return flags & 1; }
   bool legacy() const { return flags & 2; }
 };
+static_assert(sizeof(FenceEntry) == 64, "a fence entry is one host cache line");
 
 class Cmp : public sc_core::sc_module {
  public:

@@ -69,9 +69,17 @@ Memory::~Memory() {
   for (Pending* p : free_) delete p;
 }
 
-sc_time Memory::occupy(const sc_time& arrival, unsigned len) {
-  return port_.reserve(arrival, sc_time(double(len) / bytes_per_ps_, SC_PS));
+const sc_time& Memory::xfer(unsigned len) {
+  // sc_time's double constructor is costly and accesses repeat one length (a CV, a packet fetch): the
+  // last length's time is kept, computed exactly as before.
+  if (len != xfer_len_) {
+    xfer_len_ = len;
+    xfer_ = sc_time(double(len) / bytes_per_ps_, SC_PS);
+  }
+  return xfer_;
 }
+
+sc_time Memory::occupy(const sc_time& arrival, unsigned len) { return port_.reserve(arrival, xfer(len)); }
 
 void Memory::b_transport(int, tlm::tlm_generic_payload& t, sc_time& delay) {
   checked_target(t, delay, name(), kCaps, [this](tlm::tlm_generic_payload& tt, sc_time& d) { serve(tt, d); });
@@ -104,7 +112,7 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     return;
   }
   const sc_time now = sc_time_stamp();
-  const sc_time xfer(double(len) / bytes_per_ps_, SC_PS);
+  const sc_time xfer = Memory::xfer(len);
   if (t.is_write()) {
     const sc_time arrival = now + delay;
     sc_time start = occupy(arrival, len);
@@ -203,13 +211,28 @@ void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const st
       if (enables[i]) poke(addr + i, p + i, 1);
   }
   if (watch_pages_.empty()) return;
+  // Page watches first, once per watched page the write touches.
+  if (!page_watched_.empty()) {
+    const uint64_t first = addr / kPage, last = (addr + len - 1) / kPage;
+    auto call = [&](uint64_t page) {
+      auto it = watch_pages_.find(page);
+      if (it != watch_pages_.end())
+        for (auto& cb : it->second->page) cb(addr, len);
+    };
+    if (last - first < 16) {
+      for (uint64_t page = first; page <= last; ++page) call(page);
+    } else {
+      each_watched(page_watched_, first, last + 1, call);
+    }
+  }
+  if (watched_.empty()) return;
   const WatchedPage* wp = nullptr;
   uint64_t wp_page = ~0ull;
   auto notify = [&](uint64_t q) {
     if (q / kPage != wp_page) {
       wp_page = q / kPage;
       auto it = watch_pages_.find(wp_page);
-      wp = it == watch_pages_.end() ? nullptr : it->second.get();
+      wp = it == watch_pages_.end() || it->second->slot.empty() ? nullptr : it->second.get();
     }
     if (!wp) return;
     const unsigned i = wp->slot[(q % kPage) / 8];
@@ -265,6 +288,7 @@ void Memory::watch(uint64_t addr, unsigned len, Watch cb) {
   for (uint64_t q = addr & ~7ull; q < addr + len; q += 8) {
     auto& wp = watch_pages_[q / kPage];
     if (!wp) wp = std::make_unique<WatchedPage>();
+    if (wp->slot.empty()) wp->slot.assign(kPage / 8, 0);
     uint16_t& i = wp->slot[(q % kPage) / 8];
     if (!i) {
       wp->slots.push_back({cb, {}});
@@ -274,6 +298,13 @@ void Memory::watch(uint64_t addr, unsigned len, Watch cb) {
     }
     watched_.insert(q);
   }
+}
+
+void Memory::watch_page(uint64_t page_addr, Watch cb) {
+  auto& wp = watch_pages_[page_addr / kPage];
+  if (!wp) wp = std::make_unique<WatchedPage>();
+  wp->page.push_back(std::move(cb));
+  page_watched_.insert(page_addr / kPage);
 }
 
 }  // namespace gpumodel

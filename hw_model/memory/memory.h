@@ -52,6 +52,10 @@ class Memory : public sc_core::sc_module {
   // Watch an aligned 64-bit word: `cb` runs when a write to it becomes visible (monitors, traces).
   using Watch = std::function<void(uint64_t addr, unsigned len)>;
   void watch(uint64_t addr, unsigned len, Watch cb);
+  // Watch a page: `cb` runs once for each write that touches [page_addr, page_addr + 4096) when it
+  // becomes visible, with the write's address and length. For monitors of many words on few pages (the
+  // fence values): their state per page, not per word, so a write costs one look-up of its page.
+  void watch_page(uint64_t page_addr, Watch cb);
   // Watch reads of an aligned 64-bit word: `cb` gets the 8 bytes a read returned (torn-value monitor).
   using ReadWatch = std::function<void(uint64_t value)>;
   void watch_reads(uint64_t addr, ReadWatch cb) {
@@ -77,6 +81,7 @@ class Memory : public sc_core::sc_module {
   void zero(uint64_t addr, unsigned len);  // stores len zero bytes, allocating no page
   bool unbacked(uint64_t addr, unsigned len) const;  // no page holds any of these bytes: they read as zero
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
+  const sc_core::sc_time& xfer(unsigned len);  // len bytes through the port
 
   struct Pending {
     sc_core::sc_time arrival;  // when the write reached this memory
@@ -120,7 +125,8 @@ class Memory : public sc_core::sc_module {
     std::vector<Watch> more;
   };
   struct WatchedPage {
-    uint16_t slot[kPage / 8] = {};  // per qword: 1 + its index in `slots`, 0 = not watched
+    std::vector<Watch> page;      // watch_page: every write touching the page
+    std::vector<uint16_t> slot;   // per qword: 1 + its index in `slots`, 0 = not watched (empty: none)
     std::vector<WatchSlot> slots;
   };
   std::unordered_map<uint64_t, std::unique_ptr<WatchedPage>> watch_pages_;  // by page number
@@ -128,6 +134,7 @@ class Memory : public sc_core::sc_module {
   // The watched qwords in address order: a large access (a copy chunk, a scan-out request) visits only
   // the watched qwords inside it instead of looking up each of its qwords.
   std::set<uint64_t> watched_, read_watched_;
+  std::set<uint64_t> page_watched_;  // page numbers with a watch_page
   // The pages holding a read-watched qword: a read looks here first, in a set a fence's page adds one
   // entry to, so reads that touch no watched qword (ring fetches, shadow MVs) cost no look-up in the
   // per-qword map, whose entries grow with the fence count and fall out of the host's caches.
@@ -148,6 +155,8 @@ class Memory : public sc_core::sc_module {
   uint64_t base_, size_;
   sc_core::sc_time read_latency_, write_latency_;
   double bytes_per_ps_;
+  unsigned xfer_len_ = ~0u;  // xfer's last length and its time
+  sc_core::sc_time xfer_;
 };
 
 }  // namespace gpumodel
