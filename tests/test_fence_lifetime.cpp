@@ -93,7 +93,7 @@ TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake th
   REQUIRE(r.b_mv_at_cv_write == 0);
   REQUIRE(r.b_cv_written < b.first_native_notification());
   CHECK_FALSE(b.p.vidsch.bugchecked());
-  CHECK(b.p.gpu.cmp.fence(r.slot_b)->handle == r.handle_b);  // the slot's entries now name B
+  CHECK(b.p.gpu.cmp.fence_names(r.slot_b).handle == r.handle_b);  // the slot's entries now name B
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);                // A's only
   CHECK_FALSE(r.b_woken);  // A's entry did not name B: B's waiter timed out
   for (const auto& d : b.notified)

@@ -393,7 +393,7 @@ void check_f10(bool map) {
     CHECK(e->cv_addr >= VidMm::kAliasVaBase);  // a VA of the system process, away from the CPU's address
     CHECK(e->cv_addr != f->cv_addr);
     CHECK((e->cv_addr & 0xfff) == (f->cv_addr & 0xfff));
-    CHECK(e->mv_addr >= VidMm::kAliasVaBase);
+    CHECK(p.gpu.cmp.fence_names(p.vidsch.slot(*f)).mv_addr >= VidMm::kAliasVaBase);
   } else {
     CHECK(e->cv_addr == f->cv_addr);  // the driver's own mapping
   }

@@ -149,8 +149,8 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
   switch (off) {
     case kFenceSelect: cmp_.select_fence(uint32_t(v)); return;
     case kFenceCvAddr: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->cv_addr = v; return;
-    case kFenceMvAddr: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->mv_addr = v; return;
-    case kFenceHandle: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->handle = uint32_t(v); return;
+    case kFenceMvAddr: if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).mv_addr = v; return;
+    case kFenceHandle: if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).handle = uint32_t(v); return;
     case kFenceFlags:
       if (auto* f = cmp_.fence(cmp_.selected_fence())) {
         f->flags = uint32_t(v);

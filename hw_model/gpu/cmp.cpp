@@ -60,6 +60,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       queues_(size_t(queues)),
       listed_(size_t(queues)),
       fences_(kFenceSlots),
+      fence_names_(kFenceSlots),
       period_(cycles(1, ps.get_real("cmp.clock_mhz"))),
       timeslice_(sc_time(ps.get_real("cmp.timeslice_us"), SC_US)),
       barrier_cost_(ps.get_ns("cmp.barrier_ns")),
@@ -115,8 +116,7 @@ std::vector<HwQueue*> Cmp::queues_of(int node) {
 
 void Cmp::forget_waiter(HwQueue& q) {
   if (FenceEntry* f = fence(q.wait_slot)) {
-    auto& w = f->gpu_waiters;
-    w.erase(std::remove(w.begin(), w.end(), &q), w.end());
+    f->gpu_waiters.remove(&q);
   }
 }
 
@@ -333,7 +333,7 @@ void Cmp::run(const Work& w) {
         unblock_satisfied(x, slot, cv);
         // This adapter's own CPU waiters: the conditional interrupt against its MV, as an engine's
         // signal here would check it (F3); the peer's signal was never checked against this MV.
-        const uint64_t mv = read64_va(mv_from_memory_ ? x.mv_addr : shadow_mv_addr(slot));
+        const uint64_t mv = read64_va(mv_from_memory_ ? fence_names_[slot].mv_addr : shadow_mv_addr(slot));
         const bool raise = cv > mv;
         decision(raise);
         if (raise) raise_fence_interrupt(slot, cv);
@@ -356,8 +356,7 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
       runnable_changed(*q);
       ++unblocks_;
       nodes_[size_t(q->node)]->kick(*q);
-      f.gpu_waiters[i] = f.gpu_waiters.back();
-      f.gpu_waiters.pop_back();
+      f.gpu_waiters.swap_remove(i);
     } else {
       ++i;
     }
@@ -393,7 +392,7 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* lo
       struct {
         uint32_t type, handle;
         uint64_t value;
-      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? f.handle : 0, value};
+      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? fence_names_[slot].handle : 0, value};
       if (cfg.names_queue && logged_by && !f.legacy())  // F19: the queue whose log holds the signal
         e = {regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
       post_va(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);

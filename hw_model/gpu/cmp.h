@@ -13,10 +13,12 @@
 // Parameters: cmp.*. Ports: isock (through the GPU fabric: VRAM, and up the link).
 // Trace: gpu.cmp.state, gpu.cmp.decision (raise / suppress, from the engines' checks and MV updates).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -32,18 +34,47 @@
 
 namespace gpumodel {
 
-// One line of the host's cache (alignas): a signal reads and writes only this entry's line.
-struct alignas(64) FenceEntry {
-  uint64_t cv_addr = 0, mv_addr = 0;
-  uint32_t flags = 0;
-  uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
-  std::vector<HwQueue*> gpu_waiters;
+// The HW queues blocked on a fence's WAIT, usually none: a pointer in the entry, a list on the heap only
+// once one has waited.
+class WaitingQueues {
+ public:
+  bool empty() const { return !q_ || q_->empty(); }
+  size_t size() const { return q_ ? q_->size() : 0; }
+  HwQueue* operator[](size_t i) const { return (*q_)[i]; }
+  void push_back(HwQueue* q) {
+    if (!q_) q_ = std::make_unique<std::vector<HwQueue*>>();
+    q_->push_back(q);
+  }
+  void swap_remove(size_t i) {  // removes the i-th (the last takes its place)
+    (*q_)[i] = q_->back();
+    q_->pop_back();
+  }
+  void remove(const HwQueue* q) {
+    if (q_) q_->erase(std::remove(q_->begin(), q_->end(), q), q_->end());
+  }
+  void clear() { q_.reset(); }
+
+ private:
+  std::unique_ptr<std::vector<HwQueue*>> q_;
+};
+
+// What a signal reads and writes of a fence slot: 32 bytes, half a host cache line, so 16,384 fences'
+// entries (512 KB) stay in a core's cache beside their values (issue 11 item 6). The MV's address and
+// the handle, read only off that path, sit in FenceNames.
+struct alignas(32) FenceEntry {
+  uint64_t cv_addr = 0;
   uint64_t last_signaled = 0;  // the highest value an engine reported signalling (its CV may be in flight)
-  uint32_t xid = 0;            // F20: cross-adapter fence id (kFenceXid; 0: none)
+  WaitingQueues gpu_waiters;
+  uint32_t flags = 0;
+  uint32_t xid = 0;  // F20: cross-adapter fence id (kFenceXid; 0: none)
   bool valid() const { return flags & 1; }
   bool legacy() const { return flags & 2; }
 };
-static_assert(sizeof(FenceEntry) == 64, "a fence entry is one host cache line");
+static_assert(sizeof(FenceEntry) == 32, "a fence entry is half a host cache line");
+struct FenceNames {
+  uint64_t mv_addr = 0;
+  uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
+};
 
 class Cmp : public sc_core::sc_module {
  public:
@@ -69,6 +100,8 @@ class Cmp : public sc_core::sc_module {
     msi_data_ = data_base;
   }
   FenceEntry* fence(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
+  // The slot's MV address and handle (KMD: kFenceMvAddr, kFenceHandle); slot < kFenceSlots.
+  FenceNames& fence_names(uint32_t slot) { return fence_names_.at(slot); }
   uint32_t selected_fence() const { return select_; }
   void select_fence(uint32_t slot) { select_ = slot; }
   void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
@@ -185,6 +218,7 @@ class Cmp : public sc_core::sc_module {
   };
   std::vector<Listed> listed_;
   std::vector<FenceEntry> fences_;
+  std::vector<FenceNames> fence_names_;  // by slot, beside fences_
   uint32_t select_ = 0;
   std::deque<Work> fifo_;
   sc_core::sc_event fw_ev_;

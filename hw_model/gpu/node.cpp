@@ -640,7 +640,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     check_abort();
     drain_write_buffer(false);
     bool ok = false;
-    const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? f->mv_addr : cmp_.shadow_mv_addr(slot), ok);
+    const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? cmp_.fence_names(slot).mv_addr : cmp_.shadow_mv_addr(slot), ok);
     if (ok) cmp_.fence_written(slot, value, value > mv, q_);
     return;
   }
@@ -653,7 +653,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     request_flush(cv_out);
     while (!cv_out.done) wait(flush_ev_);
     bool ok = false;
-    const uint64_t mv = read64_va(sys, f->mv_addr, ok);
+    const uint64_t mv = read64_va(sys, cmp_.fence_names(slot).mv_addr, ok);
     if (ok) cmp_.fence_written(slot, value, value > mv);  // F3
     return;
   }
