@@ -24,8 +24,10 @@ namespace {
 
 const char* kUsage =
     "usage: gpumodel SCENARIO.ini [--section.key=value ...] [--seed N] [--vcd FILE] [--results FILE]\n"
-    "       gpumodel --list-params\n"
-    "       gpumodel --help\n";
+    "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
+    "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
+    "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
+    "       gpumodel compare A.json B.json     per-metric regression gate (compare --help)\n";
 
 std::string owners_of(const ParamSpec& s) {
   std::string o;
@@ -193,6 +195,39 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 
 namespace {
 
+nlohmann::ordered_json param_json(const ParamSpec& s) {
+  static const char* kKinds[] = {"int", "real", "bool", "enum"};
+  nlohmann::ordered_json j;
+  j["name"] = s.name;
+  j["kind"] = kKinds[int(s.kind)];
+  j["default"] = s.default_value;
+  j["unit"] = s.unit;
+  j["allowed"] = s.allowed();
+  j["source"] = s.source;
+  return j;
+}
+
+// The same as list_params, for tools (the docs/ generator): {"platform": [...], "scenarios": [{"name",
+// "summary", "params": [...]}]}; each parameter {name, kind, default, unit, allowed, source}.
+void list_params_json(const ParamSet& ps) {
+  nlohmann::ordered_json j;
+  j["platform"] = nlohmann::ordered_json::array();
+  for (auto& [name, s] : ps.specs())
+    if (s.owners.empty()) j["platform"].push_back(param_json(s));
+  j["scenarios"] = nlohmann::ordered_json::array();
+  for (auto& sc : scenario_registry()) {
+    nlohmann::ordered_json e{{"name", sc.name}, {"summary", sc.summary}, {"params", nlohmann::ordered_json::array()}};
+    for (auto& [name, s] : ps.specs())
+      if (!s.owners.empty() && ps.visible_to(s, sc.name)) e["params"].push_back(param_json(s.as_seen_by(sc.name)));
+    j["scenarios"].push_back(e);
+  }
+  std::cout << j.dump(1) << "\n";
+}
+
+void list_scenarios() {
+  for (auto& sc : scenario_registry()) std::cout << std::left << std::setw(26) << sc.name << " " << sc.summary << "\n";
+}
+
 void list_params(const ParamSet& ps) {
   auto print = [&](const std::string& owner) {
     for (auto& [name, shared] : ps.specs()) {
@@ -225,6 +260,7 @@ std::string fmt_value(const nlohmann::ordered_json& v) {
 CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   po::options_description opts("options");
   opts.add_options()("help,h", "this text")("list-params", "print every parameter with its default, range and source")(
+      "list-params-json", "")("list-scenarios", "")(
       "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")(
       "vcd", po::value<std::string>(), "write a VCD waveform to FILE")(
       "results", po::value<std::string>(), "write results as JSON to FILE")(
@@ -251,6 +287,14 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   }
   if (vm.count("list-params")) {
     req.action = CliRequest::Action::ListParams;
+    return req;
+  }
+  if (vm.count("list-params-json")) {
+    req.action = CliRequest::Action::ListParamsJson;
+    return req;
+  }
+  if (vm.count("list-scenarios")) {
+    req.action = CliRequest::Action::ListScenarios;
     return req;
   }
   const auto files = vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>()
@@ -313,7 +357,9 @@ int run(int argc, char** argv) {
     std::cout << kUsage << "\n"
               << "options:\n"
                  "  -h [ --help ]          this text\n"
+                 "  --list-scenarios       every scenario, one line each\n"
                  "  --list-params          print every parameter with its default, range and source\n"
+                 "  --list-params-json     the same as JSON, for tools\n"
                  "  --seed N               random seed (unsigned integer), default 1\n"
                  "  --vcd FILE             write a VCD waveform to FILE\n"
                  "  --results FILE         write results as JSON to FILE\n"
@@ -323,6 +369,14 @@ int run(int argc, char** argv) {
   }
   if (req.action == CliRequest::Action::ListParams) {
     list_params(ps);
+    return 0;
+  }
+  if (req.action == CliRequest::Action::ListParamsJson) {
+    list_params_json(ps);
+    return 0;
+  }
+  if (req.action == CliRequest::Action::ListScenarios) {
+    list_scenarios();
     return 0;
   }
   const RunOptions& opt = req.opt;
@@ -381,7 +435,32 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+namespace {
+// `gpumodel sweep|plot|compare ...`: the workbench's tools, Python scripts in the source tree's
+// workbench/ (Debian's python3, standard library only). They run this same binary: GPUMODEL_BIN.
+int run_tool(const std::string& tool, int argc, char** argv) {
+  const std::string script = std::string(GPUMODEL_WORKBENCH_DIR) + "/" + tool + ".py";
+  if (::access(script.c_str(), R_OK) != 0) {
+    std::cerr << "gpumodel: " << tool << ": cannot read '" << script << "': " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (!self.empty()) ::setenv("GPUMODEL_BIN", self.c_str(), 1);
+  std::vector<char*> args{const_cast<char*>("python3"), const_cast<char*>(script.c_str())};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::execvp("python3", args.data());
+  std::cerr << "gpumodel: " << tool << ": cannot run python3: " << std::strerror(errno) << "\n";
+  return 2;
+}
+}  // namespace
+
 int cli_main(int argc, char** argv) {
+  if (argc >= 2) {
+    const std::string a = argv[1];
+    if (a == "sweep" || a == "plot" || a == "compare") return run_tool(a, argc, argv);
+  }
   try {
     return run(argc, argv);
   } catch (const ConfigError& e) {

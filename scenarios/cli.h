@@ -10,7 +10,7 @@ namespace gpumodel {
 
 // What a command line asks for, parsed and checked; nothing written, nothing elaborated.
 struct CliRequest {
-  enum class Action { Help, ListParams, Run } action = Action::Run;
+  enum class Action { Help, ListParams, ListParamsJson, ListScenarios, Run } action = Action::Run;
   RunOptions opt;
   std::string scenario_file;
   std::string results_path;  // empty: no results file
