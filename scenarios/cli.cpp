@@ -23,7 +23,8 @@ namespace gpumodel {
 namespace {
 
 const char* kUsage =
-    "usage: gpumodel SCENARIO.ini [--section.key=value ...] [--seed N] [--vcd FILE] [--results FILE]\n"
+    "usage: gpumodel SCENARIO.ini [--section.key=value ...] [--seed N] [--vcd FILE] [--timeline FILE]\n"
+    "                [--results FILE] [--quiet]\n"
     "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
     "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
     "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
@@ -263,6 +264,7 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       "list-params-json", "")("list-scenarios", "")(
       "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")(
       "vcd", po::value<std::string>(), "write a VCD waveform to FILE")(
+      "timeline", po::value<std::string>(), "write a Trace Event JSON timeline to FILE")("quiet", "")("progress", "")(
       "results", po::value<std::string>(), "write results as JSON to FILE")(
       "scenario-file", po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;
@@ -331,6 +333,19 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
     if (same_file(req.opt.vcd_path, req.scenario_file))
       throw ConfigError("--vcd '" + req.opt.vcd_path + "' is the scenario file; name another file");
   }
+  if (vm.count("timeline")) {
+    req.opt.timeline_path = vm["timeline"].as<std::string>();
+    if (const std::string why = unwritable(req.opt.timeline_path); !why.empty())
+      throw ConfigError("--timeline: cannot write '" + req.opt.timeline_path + "': " + why);
+    if (same_file(req.opt.timeline_path, req.scenario_file))
+      throw ConfigError("--timeline '" + req.opt.timeline_path + "' is the scenario file; name another file");
+    if (!req.opt.vcd_path.empty() && same_file(req.opt.timeline_path, req.opt.vcd_path))
+      throw ConfigError("--timeline and --vcd name the same file '" + req.opt.timeline_path + "'; name two files");
+  }
+  if (vm.count("quiet") && vm.count("progress"))
+    throw ConfigError("--quiet and --progress contradict each other; give one");
+  // The progress line: on a terminal unless --quiet; --progress forces it (a log file, a test).
+  req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   if (vm.count("results")) {
     req.results_path = vm["results"].as<std::string>();
     if (const std::string why = unwritable(req.results_path); !why.empty())
@@ -339,6 +354,8 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       throw ConfigError("--results '" + req.results_path + "' is the scenario file; name another file");
     if (!req.opt.vcd_path.empty() && same_file(req.results_path, req.opt.vcd_path))
       throw ConfigError("--results and --vcd name the same file '" + req.results_path + "'; name two files");
+    if (!req.opt.timeline_path.empty() && same_file(req.results_path, req.opt.timeline_path))
+      throw ConfigError("--results and --timeline name the same file '" + req.results_path + "'; name two files");
   }
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
   // The scenario's own needs first (see run_scenario).
@@ -361,7 +378,9 @@ int run(int argc, char** argv) {
                  "  --list-params          print every parameter with its default, range and source\n"
                  "  --list-params-json     the same as JSON, for tools\n"
                  "  --seed N               random seed (unsigned integer), default 1\n"
-                 "  --vcd FILE             write a VCD waveform to FILE\n"
+                 "  --vcd FILE             write a VCD waveform to FILE (GTKWave)\n"
+                 "  --timeline FILE        write a timeline to FILE: Trace Event JSON (Perfetto, chrome://tracing)\n"
+                 "  --quiet                no progress line (it is shown on a terminal)\n"
                  "  --results FILE         write results as JSON to FILE\n"
                  "  --section.key=value    override a parameter of the scenario file\n"
                  "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";

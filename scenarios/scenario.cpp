@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -63,6 +64,42 @@ void report_engine_faults(const Platform& p, Results& r) {
   }
 }
 
+namespace {
+// The simulation in slices, each sized to take about a fifth of a wall second, with a progress line on
+// stderr after each. Slicing changes nothing simulated: every event still runs at its time, in order
+// (a test compares results and waveforms with and without it).
+void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc_time& limit) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  sc_time slice(1, SC_US);
+  auto line = [&](bool last) {
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double sim_ms = sc_time_stamp().to_seconds() * 1e3;
+    std::string what = driver.progress(p);
+    if (what.empty()) {
+      uint64_t packets = 0, signals = 0;
+      for (auto& n : p.gpu.nodes) packets += n->packets_executed(), signals += n->signals();
+      what = std::to_string(packets) + " packets, " + std::to_string(signals) + " signals";
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "\r  simulated %.3f ms  %.3g sim-ms per wall-s  %s", sim_ms,
+                  wall > 0 ? sim_ms / wall : 0.0, what.c_str());
+    std::fprintf(stderr, "%-100s%s", buf, last ? "\n" : "");
+    std::fflush(stderr);
+  };
+  do {  // the first slice starts the simulation (nothing is pending before it)
+    const auto s0 = Clock::now();
+    const sc_time left = limit - sc_time_stamp();
+    sc_start(slice < left ? slice : left, SC_EXIT_ON_STARVATION);
+    const double took = std::chrono::duration<double>(Clock::now() - s0).count();
+    if (took < 0.1 && slice < sc_time(1, SC_SEC)) slice = slice * 2.0;
+    else if (took > 0.4 && slice > sc_time(1, SC_NS)) slice = slice / 2.0;
+    line(false);
+  } while (sc_time_stamp() < limit && sc_pending_activity());
+  line(true);
+}
+}  // namespace
+
 sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const ScenarioInfo* info = find_scenario(opt.scenario);
   if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
@@ -85,6 +122,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   Platform::validate(ps);
   Vcd vcd;
   if (!opt.vcd_path.empty()) vcd.enable();
+  if (!opt.timeline_path.empty()) vcd.enable_timeline();
   const auto wall0 = std::chrono::steady_clock::now();
 
   Platform platform(ps, vcd, opt.seed);
@@ -100,7 +138,11 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const sc_time limit(ps.get_real("sim.limit_ms"), SC_MS);
   const auto run0 = std::chrono::steady_clock::now();
   try {
-    sc_start(limit, SC_EXIT_ON_STARVATION);
+    if (opt.progress) {
+      run_with_progress(platform, *driver, limit);
+    } else {
+      sc_start(limit, SC_EXIT_ON_STARVATION);
+    }
   } catch (const sc_report& e) {
     r.failures.push_back(std::string("model fault: ") + e.what());
   } catch (const std::exception& e) {
@@ -134,6 +176,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     if (!vcd.write(opt.vcd_path, date))
       r.output_error = "--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno);
   }
+  if (!opt.timeline_path.empty() && !vcd.write_timeline(opt.timeline_path, end))
+    r.output_error = "--timeline: cannot write '" + opt.timeline_path + "': " + std::strerror(errno);
   return end;
 }
 

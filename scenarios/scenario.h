@@ -19,6 +19,9 @@ class ScenarioDriver {
   virtual void build(Platform& p, Results& r) = 0;
   // After the run: compute what is left of the metrics.
   virtual void finish(Platform& p, Results& r) { (void)p, (void)r; }
+  // While it runs, for the progress line: what the workload has done so far ("frame 12 of 600").
+  // Empty: the line shows the engines' packets and signals.
+  virtual std::string progress(const Platform& p) const { (void)p; return ""; }
 };
 
 struct ScenarioInfo {
@@ -50,6 +53,8 @@ struct RunOptions {
   std::string scenario;
   uint64_t seed = 1;
   std::string vcd_path;  // empty: no waveform
+  std::string timeline_path;  // empty: no timeline (Trace Event JSON)
+  bool progress = false;      // a progress line on stderr while the simulation runs
 };
 
 // Adds every engine fault of the run (a malformed packet stopped a queue) to the failures.

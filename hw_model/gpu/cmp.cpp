@@ -76,6 +76,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
   tick_ps_ = uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"));
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
+  adapter_ = adapter;
   busy_id_ = vcd_.add_ascii(adapter + ".cmp.state", "idle");
   decision_id_ = vcd_.add_ascii(adapter + ".cmp.decision", "");
   SC_HAS_PROCESS(Cmp);
@@ -351,6 +352,7 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
   for (size_t i = 0; i < f.gpu_waiters.size();) {
     HwQueue* q = f.gpu_waiters[i];
     if (q->blocked && q->wait_slot == slot && q->wait_value <= cv) {
+      vcd_.flow_end(fence_flow_key(adapter_, slot), q->wait_value, adapter_ + ".cmp.state", sc_time_stamp());
       if (q->wait_logged) write_wait_log(*q);
       q->blocked = false;
       runnable_changed(*q);

@@ -201,6 +201,7 @@ class Cmp : public sc_core::sc_module {
   sc_core::sc_time post_va(uint64_t va, const void* src, unsigned len);  // the visibility time
   uint64_t read64_va(uint64_t va);
   Vcd& vcd_;
+  std::string adapter_;  // "gpu", "igpu": the traces' prefix
   std::vector<HwQueue> queues_;
   std::vector<Node*> nodes_;
   std::vector<int> last_pick_;  // per node, for round robin

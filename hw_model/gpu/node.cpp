@@ -203,6 +203,32 @@ std::string describe(const DecodedPacket& d, uint32_t header) {
   std::snprintf(buf, sizeof buf, "malformed packet (%s; header 0x%08x)", to_string(d.error), unsigned(header));
   return buf;
 }
+
+// A packet as the timeline labels it: its command and operands.
+std::string packet_label(const DecodedPacket& d) {
+  auto u = [](uint64_t v) { return std::to_string(v); };
+  auto hex = [](uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return std::string(b);
+  };
+  const std::string logged = d.logged ? " (logged)" : "";
+  switch (d.op) {
+    case Op::Nop: return "NOP";
+    case Op::Write64: return "WRITE64 " + hex(d.arg[0]) + " = " + u(d.arg[1]);
+    case Op::Timestamp: return "TIMESTAMP to " + hex(d.arg[0]);
+    case Op::Barrier: return "BARRIER";
+    case Op::Compute: return "COMPUTE " + u(d.arg[0] & ~kComputeNoPreempt) + " cycles";
+    case Op::Copy: return "COPY " + u(d.arg[2]) + " bytes";
+    case Op::Interrupt: return "INTERRUPT vector " + u(d.arg[0]);
+    case Op::Signal: return "SIGNAL fence " + u(d.arg[0]) + " value " + u(d.arg[1]) + logged;
+    case Op::Wait: return "WAIT fence " + u(d.arg[0]) + " >= " + u(d.arg[1]) + logged;
+    case Op::Fence: return "FENCE id " + u(d.arg[1]);
+    case Op::SetPageTable: return "SET_PAGE_TABLE " + hex(d.arg[0]);
+    case Op::FlushTlb: return "FLUSH_TLB " + hex(d.arg[0]);
+  }
+  return "packet";
+}
 }  // namespace
 
 void Node::executor() {
@@ -262,7 +288,15 @@ void Node::executor() {
       if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
       set_state("execute");
       in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
-      execute(decode_packet(pkt, len));
+      const DecodedPacket d = decode_packet(pkt, len);
+      const sc_time began = sc_time_stamp();
+      execute(d);
+      if (vcd_.timeline()) {  // the packet on the engine's packet track; a SIGNAL starts fence flows
+        vcd_.slice(trace_base_ + ".packets", packet_label(d), began, sc_time_stamp());
+        if (d.op == Op::Signal)
+          vcd_.flow_begin(fence_flow_key(trace_base_.substr(0, trace_base_.find('.')), uint32_t(d.arg[0])), d.arg[1],
+                          trace_base_ + ".packets", began);
+      }
       take_page_fault();
       if (q_->faulted) {  // a well-formed packet the engine cannot run (a fence slot it does not hold)
         finish_queue();

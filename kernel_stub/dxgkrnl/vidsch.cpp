@@ -37,6 +37,8 @@ void VidSch::declare_params(ParamSet& ps) {
 VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter)
     : cpu_(cpu),
       mm_(mm),
+      vcd_(vcd),
+      adapter_(adapter),
       resample_cv_(ps.get_bool("vidsch.resample_cv")),
       native_fence_feature_(ps.get_enum("os.native_fence_feature") == "enabled") {
   logs_ = ps.get_bool("vidsch.native_fence_logs");
@@ -180,6 +182,7 @@ size_t VidSch::wake_satisfied(NativeFence& f, uint64_t cv) {
     ++woken_;
     ++n;
     if (observer.waiter_woken) observer.waiter_woken(*w);
+    vcd_.flow_end(fence_flow_key(adapter_, f.slot), w->value, "cpu.context", sc_core::sc_time_stamp());
     cpu_.signal(w->ev);
   }
   return n;

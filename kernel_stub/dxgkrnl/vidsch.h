@@ -214,6 +214,8 @@ class VidSch {
 
   Cpu& cpu_;
   VidMm& mm_;
+  Vcd& vcd_;             // the timeline's fence flows (a CPU waiter woken)
+  std::string adapter_;  // "gpu", "igpu"
   Kmd* kmd_ = nullptr;
   bool resample_cv_, native_fence_feature_;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
   std::map<uint32_t, std::unique_ptr<KEvent>> events_;

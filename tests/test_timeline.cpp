@@ -1,0 +1,162 @@
+// The timeline (--timeline): Trace Event JSON that Perfetto and chrome://tracing open. Each scenario's
+// file passes the schema check (balanced slices, time order per track, paired flows), has the tracks
+// the issue names, and a flow from every fence signal to the wake or unblock it caused; the check
+// itself rejects broken files; the file is deterministic and the progress line changes nothing.
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "scenarios/trace_check.h"
+#include "tb.h"
+
+using namespace tb;
+using nlohmann::json;
+
+namespace {
+json load(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+// Track names by (pid, tid), from the thread_name metadata.
+std::map<std::pair<int64_t, int64_t>, std::string> tracks(const json& doc) {
+  std::map<std::pair<int64_t, int64_t>, std::string> t;
+  for (auto& e : doc["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") t[{e["pid"], e["tid"]}] = e["args"]["name"];
+  return t;
+}
+std::string track_of(const std::map<std::pair<int64_t, int64_t>, std::string>& t, const json& e) {
+  auto it = t.find({e["pid"].get<int64_t>(), e.value("tid", int64_t(0))});
+  return it == t.end() ? "" : it->second;
+}
+}  // namespace
+
+TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each signal to the wake it caused", "[H4][F3]") {
+  // 2,000 signals on 64 fences with CPU waiters, the bulk copy loading the link.
+  const std::string out = "timeline_fence_race.json";
+  const Run r = run_cli(scenario("fence_race") + " --workload.signals=2000 --workload.bulk_copy_bytes=1048576 --timeline " +
+                        out + " --quiet");
+  REQUIRE(r.code == 0);
+  const json doc = load(out);
+  const auto problems = check_trace_events(doc);
+  for (auto& p : problems) INFO(p);
+  CHECK(problems.empty());
+  const auto t = tracks(doc);
+  std::set<std::string> names;
+  for (auto& [k, v] : t) names.insert(v);
+  for (const char* want : {"gpu.node0.packets", "gpu.node0.state", "gpu.cmp.state", "link.up_busy", "link.down_busy",
+                           "cpu.context", "intc.msi"})
+    CHECK(names.count(want));
+  // Every flow starts on an engine's packet track, at a SIGNAL packet's start, and ends on the CPU (a
+  // waiter woken by the DPC) or the CMP (a queue unblocked): the signal came first.
+  std::map<int64_t, std::pair<json, json>> flows;
+  std::map<std::pair<std::string, double>, std::string> signal_at;  // (track, ts) -> packet label
+  for (auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "s") flows[e["id"]].first = e;
+    if (e["ph"] == "f") flows[e["id"]].second = e;
+    if (e["ph"] == "B" && e["name"].get<std::string>().rfind("SIGNAL fence", 0) == 0)
+      signal_at[{track_of(t, e), e["ts"].get<double>()}] = e["name"];
+  }
+  REQUIRE(flows.size() > 10);
+  for (auto& [id, sf] : flows) {
+    const std::string from = track_of(t, sf.first), to = track_of(t, sf.second);
+    CHECK(from.find(".packets") != std::string::npos);
+    CHECK(signal_at.count({from, sf.first["ts"].get<double>()}));  // bound to its SIGNAL packet
+    CHECK((to == "cpu.context" || to == "gpu.cmp.state"));
+    CHECK(sf.second["ts"].get<double>() >= sf.first["ts"].get<double>());
+  }
+}
+
+TEST_CASE("hybrid_present's timeline is valid and shows both adapters, the display's frames and flips, and the link", "[H4][C2]") {
+  const std::string out = "timeline_hybrid_present.json";
+  const Run r = run_cli(scenario("hybrid_present") + " --workload.frames=10 --timeline " + out + " --quiet");
+  REQUIRE(r.code == 0);
+  const json doc = load(out);
+  const auto problems = check_trace_events(doc);
+  for (auto& p : problems) INFO(p);
+  CHECK(problems.empty());
+  const auto t = tracks(doc);
+  std::map<std::string, int> slices;  // track -> B events
+  for (auto& e : doc["traceEvents"])
+    if (e["ph"] == "B") ++slices[track_of(t, e)];
+  CHECK(slices["gpu.node0.packets"] > 0);   // the dGPU renders
+  CHECK(slices["igpu.display.vblank"] >= 10);  // one vertical blank a refresh: the frames
+  CHECK(slices["igpu.display.flip"] >= 1);
+  CHECK(slices["link.up_busy"] > 0);        // the copies cross the link
+  CHECK(slices["cpu.context"] > 0);
+}
+
+TEST_CASE("The trace check rejects an unbalanced slice, out-of-order events and a broken flow", "[H4]") {
+  // A valid document, then one mutation at a time: each must be caught.
+  const json good = json::parse(R"({"traceEvents":[
+    {"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"gpu.node0.packets"}},
+    {"ph":"B","name":"SIGNAL fence 0 value 1","pid":1,"tid":0,"ts":1.0},
+    {"ph":"s","name":"f","cat":"fence","id":1,"pid":1,"tid":0,"ts":1.0},
+    {"ph":"E","name":"SIGNAL fence 0 value 1","pid":1,"tid":0,"ts":2.0},
+    {"ph":"C","name":"n","pid":1,"tid":1,"ts":2.5,"args":{"n":3}},
+    {"ph":"B","name":"DPC","pid":2,"tid":0,"ts":3.0},
+    {"ph":"f","name":"f","cat":"fence","id":1,"bp":"e","pid":2,"tid":0,"ts":3.5},
+    {"ph":"E","name":"DPC","pid":2,"tid":0,"ts":4.0}]})");
+  CHECK(check_trace_events(good).empty());
+  json no_end = good;
+  no_end["traceEvents"].erase(3);  // the SIGNAL slice never ends
+  CHECK_FALSE(check_trace_events(no_end).empty());
+  json extra_end = good;
+  extra_end["traceEvents"].push_back(json::parse(R"({"ph":"E","pid":2,"tid":0,"ts":5.0})"));
+  CHECK_FALSE(check_trace_events(extra_end).empty());
+  json reordered = good;
+  std::swap(reordered["traceEvents"][1], reordered["traceEvents"][3]);  // E before its B, time backwards
+  CHECK_FALSE(check_trace_events(reordered).empty());
+  json backwards = good;
+  backwards["traceEvents"][4]["ts"] = 0.5;  // fine alone (its own track) ...
+  CHECK(check_trace_events(backwards).empty());
+  backwards["traceEvents"][4]["tid"] = 0;  // ... but on the packet track it goes back in time
+  CHECK_FALSE(check_trace_events(backwards).empty());
+  json orphan = good;
+  orphan["traceEvents"].erase(2);  // the flow's start gone
+  CHECK_FALSE(check_trace_events(orphan).empty());
+  json late_start = good;
+  late_start["traceEvents"][6]["ts"] = 0.5;  // the flow ends before it starts (and out of order)
+  CHECK_FALSE(check_trace_events(late_start).empty());
+  json no_phase = good;
+  no_phase["traceEvents"][4].erase("ph");
+  CHECK_FALSE(check_trace_events(no_phase).empty());
+  CHECK_FALSE(check_trace_events(json::parse("{}")).empty());
+}
+
+TEST_CASE("The timeline is deterministic and the progress line changes nothing simulated", "[H4]") {
+  // Two runs of one scenario and seed give the same timeline byte for byte; a third with the progress
+  // line (the simulation run in slices) gives the same results, waveform (but its $date) and timeline.
+  const std::string args = scenario("fence_race") + " --workload.signals=1000 --workload.bulk_copy_bytes=65536 ";
+  REQUIRE(run_cli(args + "--timeline tl_a.json --vcd tl_a.vcd --results tl_a.json.r --quiet").code == 0);
+  REQUIRE(run_cli(args + "--timeline tl_b.json --results tl_b.json.r --quiet").code == 0);
+  const Run p = run_cli(args + "--timeline tl_c.json --vcd tl_c.vcd --results tl_c.json.r --progress");
+  REQUIRE(p.code == 0);
+  CHECK(p.err.find("simulated") != std::string::npos);  // the line was shown
+  CHECK(p.err.find("signals") != std::string::npos);
+  CHECK(slurp("tl_a.json") == slurp("tl_b.json"));
+  CHECK(slurp("tl_a.json") == slurp("tl_c.json"));
+  auto results = [](const std::string& f) {
+    json j = load(f);
+    j.erase("host");
+    return j;
+  };
+  CHECK(results("tl_a.json.r") == results("tl_c.json.r"));
+  auto undated = [](const std::string& f) {
+    std::string s = slurp(f);
+    const size_t a = s.find("$date"), b = s.find("$end", a);
+    return s.erase(a, b - a);
+  };
+  CHECK(undated("tl_a.vcd") == undated("tl_c.vcd"));
+}
+
+TEST_CASE("The timeline option refuses a path it cannot write and a file the run also writes", "[H4]") {
+  const Run bad = run_cli(scenario("fence_signal") + " --timeline /nonexistent/dir/t.json");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--timeline") != std::string::npos);
+  const Run same = run_cli(scenario("fence_signal") + " --timeline same.json --results same.json");
+  CHECK(same.code == 2);
+  CHECK(same.err.find("--timeline") != std::string::npos);
+  const Run both = run_cli(scenario("fence_signal") + " --quiet --progress");
+  CHECK(both.code == 2);
+}
