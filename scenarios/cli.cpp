@@ -415,7 +415,22 @@ int run(int argc, char** argv) {
   const bool pass = r.pass();
 
   std::cout << "\nresults (simulated " << std::setprecision(10) << to_ns(end) << " ns):\n";
-  for (auto& [k, v] : r.metrics.items()) std::cout << "  " << std::left << std::setw(34) << k << " " << fmt_value(v) << "\n";
+  for (auto& [k, v] : r.metrics.items()) {
+    if (!v.is_object()) {
+      std::cout << "  " << std::left << std::setw(34) << k << " " << fmt_value(v) << "\n";
+      continue;
+    }
+    // A structured metric, a line per member; a residency (fractions of the time) as percentages.
+    const bool residency = k.size() >= 9 && k.compare(k.size() - 9, 9, "residency") == 0;
+    for (auto& [sub, x] : v.items()) {
+      std::cout << "  " << std::left << std::setw(34) << (k + "." + sub) << " ";
+      if (residency && x.is_number()) {
+        std::cout << std::fixed << std::setprecision(2) << x.get<double>() * 100 << " %" << std::defaultfloat << "\n";
+      } else {
+        std::cout << fmt_value(x) << "\n";
+      }
+    }
+  }
   for (auto& [name, n] : r.monitors)
     std::cout << "  monitor " << std::left << std::setw(26) << name << " " << n << " violation(s)"
               << (r.monitors_expected.count(name) && r.monitors_expected.at(name) ? " (expected)" : "") << "\n";

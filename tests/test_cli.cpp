@@ -240,3 +240,35 @@ TEST_CASE("run_scenario: refuses an impossible platform before elaborating", "[H
   o.scenario = "gpu_wait";
   CHECK_THROWS_WITH(run_scenario(queues, o, r), Catch::Contains("gpu.hw_queues = 1 is too few"));
 }
+
+TEST_CASE("The list of scenarios has one line for each registered scenario and help shows no internal option", "[H4]") {
+  const Run r = run_cli("--list-scenarios");
+  REQUIRE(r.code == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    CHECK(find_scenario(line.substr(0, line.find(' '))) != nullptr);  // each line names a scenario
+    CHECK(line.find_first_not_of(' ', line.find(' ')) != std::string::npos);  // and says what it does
+  }
+  CHECK(n == scenario_registry().size());
+  const Run h = run_cli("--help");
+  REQUIRE(h.code == 0);
+  CHECK(h.out.find("--timeline") != std::string::npos);
+  CHECK(h.out.find("--quiet") != std::string::npos);
+  CHECK(h.out.find("scenario-file") == std::string::npos);  // the positional's internal name
+  CHECK(h.out.find("--progress") == std::string::npos);     // a test's switch
+}
+
+TEST_CASE("A structured metric prints a line per member and a residency as percentages", "[H4][F15]") {
+  const Run r = run_cli(scenario("cross_adapter_fence") + " --quiet");
+  REQUIRE(r.code == 0);
+  for (const char* state : {"C1", "C1E", "C3", "C6"})
+    CHECK(r.out.find(std::string("cpu_idle_residency.") + state) != std::string::npos);
+  const size_t at = r.out.find("cpu_idle_residency.C6");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  CHECK(line.substr(line.size() - 2) == " %");
+  CHECK(r.out.find("{\"C1\"") == std::string::npos);  // not the raw JSON object
+}
