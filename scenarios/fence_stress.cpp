@@ -71,6 +71,12 @@ class FenceStress : public ScenarioDriver {
     });
   }
 
+  std::string progress(const Platform& p) const override {
+    uint64_t executed = 0;
+    for (auto& n : p.gpu.nodes) executed += n->signals();
+    return std::to_string(executed) + " signals executed (" + std::to_string(signals_) + " asked, plus progress fences)";
+  }
+
   void finish(Platform& p, Results& r) override {
     uint64_t executed = 0;
     for (auto& n : p.gpu.nodes) executed += n->signals();

@@ -53,6 +53,9 @@ class HybridPresent : public ScenarioDriver {
   }
 
   void finish(Platform& p, Results& r) override;
+  std::string progress(const Platform&) const override {
+    return "frame " + std::to_string(flips_done_) + " of " + std::to_string(frames_) + " flipped";
+  }
 
  private:
   void app(Platform& p, Results& r);
