@@ -25,6 +25,18 @@ std::map<std::pair<int64_t, int64_t>, std::string> tracks(const json& doc) {
     if (e["ph"] == "M" && e["name"] == "thread_name") t[{e["pid"], e["tid"]}] = e["args"]["name"];
   return t;
 }
+// Runs `args` with --timeline `out`, and returns the timeline after checking it is valid (the problems
+// the check found are printed with the failure).
+json valid_timeline(const std::string& args, const std::string& out) {
+  const Run r = run_cli(args + " --timeline " + out + " --quiet");
+  REQUIRE(r.code == 0);
+  const json doc = load(out);
+  std::string problems;
+  for (auto& p : check_trace_events(doc)) problems += p + "\n";
+  INFO(problems);
+  CHECK(problems.empty());
+  return doc;
+}
 std::string track_of(const std::map<std::pair<int64_t, int64_t>, std::string>& t, const json& e) {
   auto it = t.find({e["pid"].get<int64_t>(), e.value("tid", int64_t(0))});
   return it == t.end() ? "" : it->second;
@@ -33,14 +45,8 @@ std::string track_of(const std::map<std::pair<int64_t, int64_t>, std::string>& t
 
 TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each signal to the wake it caused", "[H4][F3]") {
   // 2,000 signals on 64 fences with CPU waiters, the bulk copy loading the link.
-  const std::string out = "timeline_fence_race.json";
-  const Run r = run_cli(scenario("fence_race") + " --workload.signals=2000 --workload.bulk_copy_bytes=1048576 --timeline " +
-                        out + " --quiet");
-  REQUIRE(r.code == 0);
-  const json doc = load(out);
-  const auto problems = check_trace_events(doc);
-  for (auto& p : problems) INFO(p);
-  CHECK(problems.empty());
+  const json doc = valid_timeline(scenario("fence_race") + " --workload.signals=2000 --workload.bulk_copy_bytes=1048576",
+                                  "timeline_fence_race.json");
   const auto t = tracks(doc);
   std::set<std::string> names;
   for (auto& [k, v] : t) names.insert(v);
@@ -68,13 +74,7 @@ TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each
 }
 
 TEST_CASE("hybrid_present's timeline is valid and shows both adapters, the display's frames and flips, and the link", "[H4][C2]") {
-  const std::string out = "timeline_hybrid_present.json";
-  const Run r = run_cli(scenario("hybrid_present") + " --workload.frames=10 --timeline " + out + " --quiet");
-  REQUIRE(r.code == 0);
-  const json doc = load(out);
-  const auto problems = check_trace_events(doc);
-  for (auto& p : problems) INFO(p);
-  CHECK(problems.empty());
+  const json doc = valid_timeline(scenario("hybrid_present") + " --workload.frames=10", "timeline_hybrid_present.json");
   const auto t = tracks(doc);
   std::map<std::string, int> slices;  // track -> B events
   for (auto& e : doc["traceEvents"])
