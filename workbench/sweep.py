@@ -1,0 +1,633 @@
+#!/usr/bin/env python3
+"""gpumodel sweep: run one scenario over a grid of parameter values and seeds, locally through GNU
+parallel or as one Slurm job array, and merge every run's results into one CSV and one JSON file.
+See HELP below (also `gpumodel sweep --help`) and README.md, Workbench."""
+
+import argparse
+import csv
+import decimal
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wbcommon as wb  # noqa: E402
+
+HELP = """\
+usage: gpumodel sweep SWEEP.ini [--out DIR] [--jobs N] [--slurm [--sbatch-arg=ARG ...]] [--dry-run]
+                                [--gpumodel PATH]
+
+Runs SWEEP.ini's scenario once per point and seed, then merges the runs into DIR/merged.csv and
+DIR/merged.json. Exit code: 0 every run passed; 1 a run failed (a fail verdict, a refusal, a crash
+or missing results: the run is still a row of the merge, with why); 2 bad sweep input.
+
+SWEEP.ini (whole-line comments start with # or ;):
+
+  [sweep]
+  scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory
+  mode = cartesian                           # or zip; default cartesian
+  seeds = 1, 2, 3                            # or a range 1..3; default 1
+
+  [axes]                                     # one line per swept parameter
+  cpu.idle_state = C1, C1E, C3, C6           # a list of values
+  cpu.thread_wake_ns = 1000..4000 step 1000  # or a numeric range, both ends included (step 1 if omitted)
+
+  [fixed]                                    # optional: overrides given to every run
+  workload.signal_delay_us = 50
+
+  cartesian: every combination of the axes, the first axis outermost (the last varies fastest).
+  zip:       the i-th value of every axis together; every axis must have the same number of values.
+  Every point runs once per seed; runs are numbered point-major: run = point x seeds + seed index.
+  An axis or fixed key must be a parameter the scenario sees (gpumodel --list-params); a key may not
+  be both an axis and fixed. Values are passed to gpumodel as written: a value the model refuses
+  makes that run a refused row (exit 2), not a refused sweep.
+
+DIR (default build/sweeps/<SWEEP stem> under the repository root; replaced if it holds an earlier
+sweep, refused if it holds anything else):
+  jobs.txt        one full gpumodel command line per run, in run order
+  points.json     the expanded sweep: axes, points, runs
+  run-point.sh    runs line I+1 of jobs.txt and records its exit code in runs/NNNN.rc
+  runs/NNNN.json  each run's results; NNNN.out, NNNN.err its stdout and stderr
+  joblog.txt      GNU parallel's job log (local); slurm/ the array's logs (--slurm)
+  merged.csv      one row per run: run, point, seed, each axis, exit_code, verdict, why, sim_time_ns,
+                  every metric (nested ones flattened: name.sub), monitor.NAME.violations, bugcheck,
+                  then host_* wall-clock timings (the only columns that differ between two sweeps)
+  merged.json     the same rows with their sections, and the sweep's own wall time under "host"
+
+options:
+  --out DIR           output directory
+  --jobs N            local runs at a time (default: every CPU this process may use)
+  --slurm             run as one Slurm job array: sbatch --wait --array=0-(runs-1), one CPU a task
+  --sbatch-arg=ARG    an extra sbatch option, repeatable (--sbatch-arg=--partition=debug)
+  --dry-run           write jobs.txt and points.json, print the commands, run nothing
+  --gpumodel PATH     the binary (default: $GPUMODEL_BIN, which `gpumodel sweep` sets, else
+                      build/gpumodel)
+"""
+
+SECTIONS = ("sweep", "axes", "fixed")
+SWEEP_KEYS = ("scenario", "mode", "seeds")
+MODES = ("cartesian", "zip")
+MAX_VALUES = 100000  # values one range may give, and runs one sweep may have
+PARAM_KEY = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
+RANGE = re.compile(r"^(?P<start>[^\s.][^\s]*?)\s*\.\.\s*(?P<stop>\S+?)(?:\s+step\s+(?P<step>\S+))?$")
+OUTPUT_NAMES = ("jobs.txt", "points.json", "run-point.sh", "slurm-array.sh", "joblog.txt",
+                "merged.csv", "merged.json", "runs", "slurm")
+
+
+def bad(where, message):
+    raise wb.BadInput(f"{where}: {message}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The sweep file
+
+
+class Entry:
+    def __init__(self, key, value, line):
+        self.key, self.value, self.line = key, value, line
+
+
+def read_ini(path):
+    """{section: [Entry]} in file order. Whole-line comments only; a key twice in a section and a
+    section twice are refused."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise wb.BadInput(f"sweep file '{path}': cannot read: {e.strerror}")
+    if b"\0" in raw:
+        raise wb.BadInput(f"sweep file '{path}': has a NUL byte; a sweep file is UTF-8 text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise wb.BadInput(f"sweep file '{path}': not UTF-8 (byte {e.start})")
+    sections, current = {}, None
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{n}"
+        s = line.strip()
+        if not s or s[0] in "#;":
+            continue
+        if s.startswith("["):
+            if not s.endswith("]"):
+                bad(where, f"'{s}': a section header is [name]")
+            name = s[1:-1].strip()
+            if name not in SECTIONS:
+                bad(where, f"[{name}]: unknown section; allowed: [sweep], [axes], [fixed]")
+            if name in sections:
+                bad(where, f"[{name}]: section given twice")
+            current = sections[name] = []
+            continue
+        if "=" not in s:
+            bad(where, f"'{s}': expected 'key = value'")
+        key, value = (x.strip() for x in s.split("=", 1))
+        if current is None:
+            bad(where, f"{key}: outside a section; put it under [sweep], [axes] or [fixed]")
+        section = next(k for k, v in sections.items() if v is current)
+        if not key:
+            bad(where, f"'{s}': a key is missing before '='")
+        if any(e.key == key for e in current):
+            bad(where, f"{section}.{key}: given twice")
+        current.append(Entry(key, value, n))
+    return sections
+
+
+def number(text, where, what):
+    try:
+        d = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        bad(where, f"bad range: {what} '{text}' is not a number")
+    if not d.is_finite():
+        bad(where, f"bad range: {what} '{text}' is not a finite number")
+    return d
+
+
+def decimal_text(d):
+    s = format(d, "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return "0" if s == "-0" else s
+
+
+def expand_range(m, where):
+    start = number(m.group("start"), where, "start")
+    stop = number(m.group("stop"), where, "stop")
+    step = number(m.group("step"), where, "step") if m.group("step") is not None else decimal.Decimal(1)
+    if step <= 0:
+        bad(where, f"bad range: step {m.group('step')} must be greater than 0")
+    if stop < start:
+        bad(where, f"bad range: stop {m.group('stop')} is below start {m.group('start')}")
+    count = int((stop - start) // step) + 1
+    if count > MAX_VALUES:
+        bad(where, f"bad range: {count} values; at most {MAX_VALUES}")
+    return [decimal_text(start + i * step) for i in range(count)]
+
+
+def parse_values(text, where):
+    """'v1, v2, v3' or 'start..stop [step s]' -> a list of value strings, none empty, none twice."""
+    if not text:
+        bad(where, "empty; give values 'v1, v2, v3' or a range 'start..stop step s'")
+    if "," not in text and ".." in text:
+        m = RANGE.match(text)
+        if not m:
+            bad(where, f"bad range '{text}'; a range is 'start..stop' or 'start..stop step s'")
+        values = expand_range(m, where)
+    else:
+        values = [v.strip() for v in text.split(",")]
+        if any(not v for v in values):
+            bad(where, f"'{text}' has an empty value; give values 'v1, v2, v3'")
+        for v in values:
+            if ".." in v:
+                bad(where, f"'{v}': a range cannot be an item of a list; give a list or one range")
+    seen = set()
+    for v in values:
+        if v in seen:
+            bad(where, f"value '{v}' given twice")
+        seen.add(v)
+    return values
+
+
+class Sweep:
+    """A parsed, expanded sweep file."""
+
+    def __init__(self, path):
+        self.path = path
+        self.stem = os.path.splitext(os.path.basename(path))[0]
+        ini = read_ini(path)
+        if "sweep" not in ini:
+            bad(path, "[sweep]: missing; it names the scenario (scenario = FILE.ini)")
+        settings = {}
+        for e in ini["sweep"]:
+            if e.key not in SWEEP_KEYS:
+                bad(f"{path}:{e.line}", f"sweep.{e.key}: unknown key; allowed: {', '.join(SWEEP_KEYS)}")
+            settings[e.key] = e
+        if "scenario" not in settings or not settings["scenario"].value:
+            bad(path, "sweep.scenario: missing; the scenario file to run (relative to the sweep file)")
+        e = settings["scenario"]
+        self.scenario_given = e.value
+        self.scenario = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), e.value))
+        try:
+            with open(self.scenario, "rb"):
+                pass
+        except OSError as err:
+            bad(f"{path}:{e.line}", f"sweep.scenario: cannot read '{self.scenario}': {err.strerror} "
+                "(a relative path is taken from the sweep file's directory)")
+        self.mode = "cartesian"
+        if "mode" in settings:
+            e = settings["mode"]
+            if e.value not in MODES:
+                bad(f"{path}:{e.line}", f"sweep.mode: '{e.value}' is not allowed; one of {', '.join(MODES)}")
+            self.mode = e.value
+        self.seeds = ["1"]
+        if "seeds" in settings:
+            e = settings["seeds"]
+            where = f"{path}:{e.line}: sweep.seeds"
+            self.seeds = parse_values(e.value, where)
+            for s in self.seeds:
+                if not re.fullmatch(r"0|[1-9][0-9]*", s):
+                    bad(where, f"'{s}' is not an unsigned decimal integer")
+        self.axes, self.axis_lines = {}, {}
+        for e in ini.get("axes", []):
+            where = f"{path}:{e.line}: axes.{e.key}"
+            self.check_key(e.key, where)
+            self.axes[e.key] = parse_values(e.value, where)
+            self.axis_lines[e.key] = e.line
+        self.fixed, self.fixed_lines = {}, {}
+        for e in ini.get("fixed", []):
+            where = f"{path}:{e.line}: fixed.{e.key}"
+            self.check_key(e.key, where)
+            if e.key in self.axes:
+                bad(where, "is also an axis; a key is either swept or fixed")
+            if not e.value:
+                bad(where, "empty; give the value every run takes")
+            self.fixed[e.key] = e.value
+            self.fixed_lines[e.key] = e.line
+        self.points = self.expand_points()
+        self.runs = [(p, s) for p in range(len(self.points)) for s in self.seeds]
+        if len(self.runs) > MAX_VALUES:
+            bad(path, f"{len(self.runs)} runs; at most {MAX_VALUES} in one sweep")
+
+    @staticmethod
+    def check_key(key, where):
+        if key in ("seed", "seeds"):
+            bad(where, "seeds are given in [sweep] (seeds = 1, 2, 3), not as an axis")
+        if not PARAM_KEY.match(key):
+            bad(where, "not a parameter key; keys are section.key, as gpumodel --list-params shows")
+
+    def expand_points(self):
+        keys = list(self.axes)
+        if not keys:
+            return [{}]
+        if self.mode == "zip":
+            lengths = {k: len(v) for k, v in self.axes.items()}
+            if len(set(lengths.values())) > 1:
+                detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+                bad(self.path, f"sweep.mode = zip needs axes of one length: {detail}")
+            return [{k: self.axes[k][i] for k in keys} for i in range(len(self.axes[keys[0]]))]
+        points = [{}]
+        for k in keys:  # the first axis outermost
+            points = [dict(p, **{k: v}) for p in points for v in self.axes[k]]
+            if len(points) > MAX_VALUES:
+                bad(self.path, f"more than {MAX_VALUES} points")
+        return points
+
+    def check_keys_against(self, gpumodel):
+        """Axis and fixed keys must be parameters the scenario sees (gpumodel --list-params-json)."""
+        name = scenario_name(self.scenario)
+        if name is None:
+            return  # no scenario line found: the model itself will say what is wrong, run by run
+        try:
+            out = subprocess.run([gpumodel, "--list-params-json"], capture_output=True, timeout=60)
+            catalogue = json.loads(out.stdout)
+        except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+            raise wb.BadInput(f"'{gpumodel} --list-params-json' did not answer ({e}); is it a gpumodel binary?")
+        scenarios = {s["name"]: s for s in catalogue.get("scenarios", [])}
+        if name not in scenarios:
+            bad(f"{self.path}: sweep.scenario",
+                f"'{self.scenario_given}' names scenario '{name}', which this gpumodel does not have "
+                "(gpumodel --list-scenarios)")
+        known = {p["name"] for p in catalogue.get("platform", [])}
+        known |= {p["name"] for p in scenarios[name].get("params", [])}
+        for section, keys, lines in (("axes", self.axes, self.axis_lines),
+                                     ("fixed", self.fixed, self.fixed_lines)):
+            for k in keys:
+                if k not in known:
+                    bad(f"{self.path}:{lines[k]}: {section}.{k}",
+                        f"not a parameter of scenario {name} (gpumodel --list-params lists them)")
+
+    def describe(self):
+        return {
+            "file": self.path,
+            "scenario": self.scenario_given,
+            "mode": self.mode,
+            "seeds": self.seeds,
+            "axes": self.axes,
+            "fixed": self.fixed,
+        }
+
+
+def scenario_name(path):
+    """The `scenario = NAME` line before the first section of a scenario file, or None."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            for line in f:
+                s = line.strip()
+                if not s or s[0] in "#;":
+                    continue
+                if s.startswith("["):
+                    return None
+                key, _, value = s.partition("=")
+                if key.strip() == "scenario":
+                    return value.strip()
+    except OSError:
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The output directory and the generated files
+
+
+def prepare_out(out):
+    if os.path.exists(out):
+        if not os.path.isdir(out):
+            raise wb.BadInput(f"--out {out}: exists and is not a directory")
+        entries = os.listdir(out)
+        if entries and "points.json" not in entries:
+            raise wb.BadInput(f"--out {out}: exists, is not empty and is not a sweep's output (no "
+                              "points.json); give another directory or empty it")
+        for name in OUTPUT_NAMES:  # an earlier sweep's files: none may leak into this merge
+            p = os.path.join(out, name)
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p)
+            elif os.path.lexists(p):
+                os.remove(p)
+    try:
+        os.makedirs(os.path.join(out, "runs"), exist_ok=True)
+    except OSError as e:
+        raise wb.BadInput(f"--out {out}: cannot create: {e.strerror}")
+
+
+def run_name(index, width):
+    return str(index).zfill(width)
+
+
+def write_generated(sweep, out, gpumodel, width):
+    runs_dir = os.path.join(out, "runs")
+    lines = []
+    for i, (p, seed) in enumerate(sweep.runs):
+        base = os.path.join(runs_dir, run_name(i, width))
+        args = [gpumodel, sweep.scenario]
+        args += [f"--{k}={v}" for k, v in sweep.fixed.items()]
+        args += [f"--{k}={v}" for k, v in sweep.points[p].items()]
+        args += ["--seed", seed, "--results", base + ".json"]
+        lines.append(" ".join(shlex.quote(a) for a in args)
+                     + f" >{shlex.quote(base + '.out')} 2>{shlex.quote(base + '.err')}")
+    with open(os.path.join(out, "jobs.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    points = {
+        "sweep": sweep.describe(),
+        "points": [{"point": i, "params": p} for i, p in enumerate(sweep.points)],
+        "runs": [{"run": i, "point": p, "seed": int(s), "results": f"runs/{run_name(i, width)}.json"}
+                 for i, (p, s) in enumerate(sweep.runs)],
+    }
+    with open(os.path.join(out, "points.json"), "w") as f:
+        json.dump(points, f, indent=1)
+        f.write("\n")
+    script = f"""#!/bin/bash
+# Written by workbench/sweep.py: runs line I+1 of jobs.txt (run I) and records its exit code in
+# runs/I.rc (zero-padded to {width} digits), then exits with it. usage: run-point.sh I
+dir=$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)
+i=$1
+line=$(sed -n "$((i + 1))p" "$dir/jobs.txt")
+if [ -z "$line" ]; then echo "run-point.sh: jobs.txt has no line $((i + 1))" >&2; exit 127; fi
+bash -c "$line"
+rc=$?
+name=$(printf '%0{width}d' "$i")
+echo "$rc" >"$dir/runs/$name.rc.tmp" && mv "$dir/runs/$name.rc.tmp" "$dir/runs/$name.rc"
+exit "$rc"
+"""
+    path = os.path.join(out, "run-point.sh")
+    with open(path, "w") as f:
+        f.write(script)
+    os.chmod(path, 0o755)
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------
+# Running: GNU parallel or one Slurm job array
+
+
+def run_local(out, n_runs, jobs):
+    if shutil.which("parallel") is None:
+        raise wb.BadInput("GNU parallel is not installed (apt-get install parallel); or use --slurm")
+    cmd = ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", os.path.join(out, "joblog.txt"),
+           "--halt", "never", "bash", os.path.join(out, "run-point.sh")]
+    indices = "".join(f"{i}\n" for i in range(n_runs))
+    # parallel's exit code counts failed jobs: a failed run is a row of the merge, not an error here.
+    subprocess.run(cmd, input=indices.encode(), check=False)
+
+
+def run_slurm(out, n_runs, sweep, sbatch_args):
+    if shutil.which("sbatch") is None:
+        raise wb.BadInput("--slurm: sbatch is not installed (apt-get install slurm-client, or "
+                          "workbench/slurm/start-local-slurm.sh for a one-node Slurm)")
+    os.makedirs(os.path.join(out, "slurm"), exist_ok=True)
+    script = os.path.join(out, "slurm-array.sh")
+    with open(script, "w") as f:
+        f.write(f"""#!/bin/bash
+# Written by workbench/sweep.py: array task I runs line I+1 of jobs.txt through run-point.sh, which
+# records the run's exit code. The task itself succeeds, so Slurm reports only its own failures.
+bash {shlex.quote(os.path.join(out, "run-point.sh"))} "$SLURM_ARRAY_TASK_ID" || true
+""")
+    os.chmod(script, 0o755)
+    cmd = ["sbatch", "--wait", "--parsable", f"--array=0-{n_runs - 1}",
+           f"--job-name=gpumodel-sweep-{sweep.stem}", f"--chdir={out}",
+           f"--output={os.path.join(out, 'slurm', '%A_%a.out')}", "--ntasks=1", "--cpus-per-task=1",
+           *sbatch_args, script]
+    print("sweep: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    job = p.stdout.strip().split(";")[0]
+    if not re.fullmatch(r"[0-9]+", job or ""):
+        msg = " ".join(p.stderr.split()) or f"exit {p.returncode}, no job id"
+        raise wb.BadInput(f"--slurm: sbatch did not submit the array: {msg}")
+    if p.returncode != 0 or p.stderr.strip():
+        print(f"sweep: sbatch --wait for job {job} ended with exit {p.returncode}: "
+              f"{' '.join(p.stderr.split())}", file=sys.stderr)
+    return job
+
+
+# ----------------------------------------------------------------------------------------------
+# Merging
+
+
+def first_lines(path, limit=400):
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    text = " | ".join(line.strip() for line in text.splitlines() if line.strip())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def signal_name(n):
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+def merge_run(out, width, i, point, seed, params):
+    """One run as a row: what its results say, or why there are none."""
+    base = os.path.join(out, "runs", run_name(i, width))
+    rc = None
+    try:
+        with open(base + ".rc") as f:
+            rc = int(f.read().strip())
+    except (OSError, ValueError):
+        pass
+    row = {"run": i, "point": point, "seed": int(seed), "params": params, "exit_code": rc}
+    results, problem = None, None
+    if os.path.exists(base + ".json"):
+        try:
+            with open(base + ".json") as f:
+                results = json.load(f)
+            if not isinstance(results, dict) or "verdict" not in results:
+                results, problem = None, "the results file has no verdict"
+        except (OSError, ValueError) as e:
+            problem = f"the results file is not valid JSON ({e})"
+    stderr = first_lines(base + ".err")
+    if results is not None:
+        verdict = results.get("verdict")
+        why = [str(w) for w in results.get("why_failed") or []]
+        expected = {"pass": 0, "fail": 1}.get(verdict)
+        if rc != expected:
+            why.append(f"exit code {rc if rc is not None else 'not recorded'} with verdict {verdict}")
+        row.update(verdict=verdict, why="; ".join(why), sim_time_ns=results.get("sim_time_ns"),
+                   metrics=wb.flatten(results.get("metrics") or {}, "", {}),
+                   monitors=results.get("monitors") or {}, bugcheck=results.get("bugcheck"),
+                   host=wb.flatten(results.get("host") or {}, "", {}))
+    else:
+        if rc is None:
+            verdict, why = "not_run", "no exit code recorded: the run did not start or did not finish"
+        elif rc == 2:
+            verdict, why = "refused", stderr or "exit 2 with nothing on stderr"
+        elif rc > 128:
+            verdict, why = "crashed", f"killed by {signal_name(rc - 128)}"
+        else:
+            verdict, why = "no_results", f"exit {rc} and no results file"
+        if problem:
+            why = f"{problem}; {why}"
+        if rc is not None and rc != 2 and stderr:
+            why += f"; stderr: {stderr}"
+        row.update(verdict=verdict, why=why, sim_time_ns=None, metrics={}, monitors={}, bugcheck=None,
+                   host={})
+    row["failed"] = not (rc == 0 and row["verdict"] == "pass")
+    return row
+
+
+def csv_columns(sweep, rows):
+    head = [wb.RUN, wb.POINT, wb.SEED, *sweep.axes, wb.EXIT_CODE, wb.VERDICT, wb.WHY, "sim_time_ns"]
+    taken = set(head)
+    metric_cols, monitor_cols, bug_cols, host_cols = {}, {}, {}, {}
+    for r in rows:  # first appearance in run order: deterministic, and the scenario's own order
+        for k in r["metrics"]:
+            if k not in metric_cols:
+                metric_cols[k] = f"metrics.{k}" if k in taken else k  # never shadow an axis
+        for k in wb.flatten(r["monitors"], "monitor", {}):
+            monitor_cols.setdefault(k, k)
+        for k in wb.flatten(r["bugcheck"], "bugcheck", {}):
+            bug_cols.setdefault(k, k)
+        for k in r["host"]:
+            host_cols.setdefault(k, wb.HOST_PREFIX + k)
+    return head, metric_cols, monitor_cols, bug_cols or {"bugcheck": "bugcheck"}, host_cols
+
+
+def write_merged(sweep, out, rows, host):
+    head, metric_cols, monitor_cols, bug_cols, host_cols = csv_columns(sweep, rows)
+    header = head + list(metric_cols.values()) + list(monitor_cols) + list(bug_cols) + list(host_cols.values())
+    with open(os.path.join(out, "merged.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for r in rows:
+            cells = [r["run"], r["point"], r["seed"], *(r["params"][k] for k in sweep.axes),
+                     r["exit_code"], r["verdict"], " ".join(r["why"].split()), r["sim_time_ns"]]
+            cells += [r["metrics"].get(k) for k in metric_cols]
+            mon = wb.flatten(r["monitors"], "monitor", {})
+            cells += [mon.get(k) for k in monitor_cols]
+            bug = wb.flatten(r["bugcheck"], "bugcheck", {})
+            cells += [bug.get(k) for k in bug_cols]
+            cells += [r["host"].get(k) for k in host_cols]
+            w.writerow([wb.cell(c) for c in cells])
+    merged = {"sweep": sweep.describe(), "host": host,
+              "runs": [{k: v for k, v in r.items() if k != "failed"} for r in rows]}
+    with open(os.path.join(out, "merged.json"), "w") as f:
+        json.dump(merged, f, indent=1)
+        f.write("\n")
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="gpumodel sweep", usage=argparse.SUPPRESS, add_help=False,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, description=HELP)
+    ap.add_argument("-h", "--help", action="store_true")
+    ap.add_argument("sweep_file", nargs="?")
+    ap.add_argument("--out")
+    ap.add_argument("--jobs", type=int)
+    ap.add_argument("--slurm", action="store_true")
+    ap.add_argument("--sbatch-arg", action="append", default=[])
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--gpumodel")
+    a = ap.parse_args(argv)
+    if a.help:
+        print(HELP, end="")
+        sys.exit(0)
+    if not a.sweep_file:
+        ap.error("a sweep file is required: gpumodel sweep SWEEP.ini (--help shows its format)")
+    if a.jobs is not None and a.jobs < 1:
+        ap.error(f"argument --jobs: {a.jobs} is not allowed; at least 1")
+    if a.sbatch_arg and not a.slurm:
+        ap.error("argument --sbatch-arg: only with --slurm")
+    return a
+
+
+def main(argv):
+    a = parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        sweep = Sweep(a.sweep_file)
+        gpumodel = wb.find_gpumodel(a.gpumodel)
+        sweep.check_keys_against(gpumodel)
+        out = os.path.abspath(a.out or os.path.join(wb.REPO_ROOT, "build", "sweeps", sweep.stem))
+        prepare_out(out)
+        width = max(4, len(str(len(sweep.runs) - 1)))
+        lines = write_generated(sweep, out, gpumodel, width)
+        n = len(sweep.runs)
+        shape = (f"{plural(len(sweep.points), 'point')} x {plural(len(sweep.seeds), 'seed')}, "
+                 f"{sweep.mode}")
+        if a.dry_run:
+            print("\n".join(lines))
+            print(f"sweep: {n} runs ({shape}); dry run: {out}/jobs.txt, nothing run")
+            return 0
+        t_run = time.monotonic()
+        if a.slurm:
+            print(f"sweep: {n} runs ({shape}) as one Slurm job array", flush=True)
+            job = run_slurm(out, n, sweep, a.sbatch_arg)
+            backend = {"backend": "slurm", "job": job, "sbatch_args": a.sbatch_arg}
+        else:
+            jobs = a.jobs or len(os.sched_getaffinity(0))
+            print(f"sweep: {n} runs ({shape}) with GNU parallel, {jobs} at a time", flush=True)
+            run_local(out, n, jobs)
+            backend = {"backend": "local", "jobs": jobs}
+    except wb.BadInput as e:
+        wb.fail_bad_input("sweep", str(e))
+    run_wall = time.monotonic() - t_run
+    rows = [merge_run(out, width, i, p, s, sweep.points[p]) for i, (p, s) in enumerate(sweep.runs)]
+    write_merged(sweep, out, rows, dict(backend, run_wall_s=round(run_wall, 3),
+                                        total_wall_s=round(time.monotonic() - t0, 3)))
+    failed = [r for r in rows if r["failed"]]
+    print(f"sweep: {n - len(failed)} of {n} runs passed, {len(failed)} failed; runs took {run_wall:.1f} s "
+          f"of wall time ({backend['backend']}); {out}/merged.csv")
+    for r in failed[:20]:
+        params = " ".join(f"{k}={v}" for k, v in r["params"].items())
+        print(f"  run {r['run']} (point {r['point']}, seed {r['seed']}{', ' + params if params else ''}): "
+              f"{r['verdict']}, exit {r['exit_code']}: {r['why']}")
+    if len(failed) > 20:
+        print(f"  ... and {len(failed) - 20} more (merged.csv, column why)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
