@@ -25,6 +25,9 @@ for tool in munge unmunge munged mungekey slurmctld slurmd sinfo scontrol sbatch
   command -v "$tool" >/dev/null || die "$tool not found: apt-get install -y slurm-wlm munge"
 done
 
+if [ -e "$conf" ] && ! grep -qxF "$marker" "$conf"; then
+  die "$conf exists and was not written by this script; not overwriting a Slurm configuration (set SLURM_CONF to another path)"
+fi
 host=$(hostname -s)
 cpus=$(nproc)
 mkdir -p "$state/ctld" "$state/slurmd" "$(dirname "$conf")"
@@ -51,9 +54,6 @@ else
 fi
 
 # --- slurm.conf
-if [ -e "$conf" ] && ! grep -qxF "$marker" "$conf"; then
-  die "$conf exists and was not written by this script; not overwriting a Slurm configuration (set SLURM_CONF to another path)"
-fi
 new=$(mktemp)
 cat >"$new" <<EOF
 $marker

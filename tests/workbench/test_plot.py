@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""gpumodel plot on a real sweep's merged.csv: a categorical x (C1 .. C6) with one line per governor
+and two seeds (error bars), and a numeric x; each writes a non-empty PNG and SVG through gnuplot and
+prints the means it plotted, which must be the CSV's; bad input exits 2 naming the option."""
+
+import os
+
+from wbtest import Test, read_csv
+
+t = Test("workbench_plot")
+fence = t.scenario("fence_signal")
+
+sweep = t.write("plot.ini", f"""
+[sweep]
+scenario = {fence}
+seeds = 1, 2
+[axes]
+cpu.idle_governor = fixed, menu
+cpu.idle_state = C1, C6
+cpu.thread_wake_ns = 1000, 3000
+""")
+out = os.path.join(t.tmp, "sweep")
+p = t.tool("sweep", sweep, "--out", out)
+t.check(p.returncode == 0, f"the sweep runs (exit {p.returncode}: {p.stderr.strip()})")
+csv_path = os.path.join(out, "merged.csv")
+_, rows = read_csv(csv_path)
+
+
+def check_outputs(prefix, what):
+    png, svg = prefix + ".png", prefix + ".svg"
+    if t.check(os.path.isfile(png) and os.path.getsize(png) > 1000, f"{what}: {png} written, not empty"):
+        with open(png, "rb") as f:
+            t.check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{what}: a PNG file")
+    if t.check(os.path.isfile(svg) and os.path.getsize(svg) > 1000, f"{what}: {svg} written, not empty"):
+        with open(svg) as f:
+            text = f.read()
+        t.check("<svg" in text and "</svg>" in text, f"{what}: an SVG document")
+        return text
+    return ""
+
+
+# Categorical x, lines by governor, two seeds each: mean with min/max bars.
+prefix = os.path.join(t.tmp, "plots", "wake")
+p = t.tool("plot", csv_path, "--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",
+           "--where", "cpu.thread_wake_ns=1000", "--out", prefix, "--title", "wake against idle state")
+t.check(p.returncode == 0, f"categorical plot: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+svg = check_outputs(prefix, "categorical plot")
+for label in ("C1", "C6", "cpu.idle_governor = fixed", "cpu.idle_governor = menu", "wake against idle state"):
+    t.check(label in svg, f"the SVG shows {label!r}")
+for gov in ("fixed", "menu"):
+    for state in ("C1", "C6"):
+        ys = [float(r["signal_to_wake_ns"]) for r in rows if r["cpu.idle_governor"] == gov
+              and r["cpu.idle_state"] == state and r["cpu.thread_wake_ns"] == "1000"]
+        mean = sum(ys) / len(ys)
+        # the printed table: "cpu.idle_governor = GOV", then "  STATE  mean  min  max  n" lines
+        section = p.stdout.split(f"cpu.idle_governor = {gov}\n")[-1].split("cpu.idle_governor =")[0]
+        line = [w for w in (x.split() for x in section.splitlines()) if w[:1] == [state]]
+        t.check(f"cpu.idle_governor = {gov}\n" in p.stdout and bool(line) and abs(float(line[0][1]) - mean) <= 1e-6 * mean and line[0][4] == "2",
+                f"{gov} {state}: plotted mean {line[0][1] if line else None} over 2 seeds = the CSV's {mean}")
+
+# Numeric x, one line.
+prefix2 = os.path.join(t.tmp, "plots", "numeric")
+p = t.tool("plot", csv_path, "--x", "cpu.thread_wake_ns", "--y", "signal_to_wake_ns",
+           "--where", "cpu.idle_governor=fixed", "--where", "cpu.idle_state=C6", "--out", prefix2)
+t.check(p.returncode == 0, f"numeric plot: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+check_outputs(prefix2, "numeric plot")
+
+# Bad input.
+for args, fragment in [
+    (["--x", "cpu.idle_stat", "--y", "signal_to_wake_ns"], "--x cpu.idle_stat"),
+    (["--x", "cpu.idle_state", "--y", "signal_to_wake"], "--y signal_to_wake"),
+    (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor"], "cpu.thread_wake_ns"),
+    (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--where", "cpu.idle_governor=lazy"], "--where"),
+    (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",
+      "--where", "cpu.thread_wake_ns=1000", "--logx"], "--logx"),
+    (["--y", "signal_to_wake_ns"], "--x"),
+]:
+    p = t.tool("plot", csv_path, *args, "--out", os.path.join(t.tmp, "plots", "bad"))
+    lines = p.stderr.strip().splitlines()
+    t.check(p.returncode == 2 and len(lines) == 1 and fragment in p.stderr,
+            f"plot {args}: exit 2, one line naming {fragment!r} (got {p.returncode}: {p.stderr.strip()!r})")
+t.check(not os.path.exists(os.path.join(t.tmp, "plots", "bad.png")), "a refused plot writes nothing")
+p = t.tool("plot", os.path.join(t.tmp, "nonexistent.csv"), "--x", "a", "--y", "b")
+t.check(p.returncode == 2 and "nonexistent.csv" in p.stderr, f"a missing CSV: exit 2 ({p.stderr.strip()!r})")
+
+t.done()

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""gpumodel sweep refuses bad sweep input: exit 2, one line on stderr naming the key (or option or
+file) and what is allowed, nothing on stdout, nothing run, no output directory made."""
+
+import os
+
+from wbtest import Test
+
+t = Test("workbench_sweep_bad_input")
+fence = t.scenario("fence_signal")
+ok_head = f"[sweep]\nscenario = {fence}\n"
+
+# (name, sweep file text or None for no file, extra argv, fragments the one stderr line must hold)
+CASES = [
+    ("unknown section", ok_head + "[axis]\ncpu.idle_state = C1\n", [], ["[axis]", "unknown section", "[axes]"]),
+    ("unknown sweep key", ok_head + "seed = 1\n", [], ["sweep.seed", "unknown key", "seeds"]),
+    ("no [sweep]", "[axes]\ncpu.idle_state = C1\n", [], ["[sweep]", "missing"]),
+    ("no scenario", "[sweep]\nseeds = 1\n", [], ["sweep.scenario", "missing"]),
+    ("unreadable scenario", "[sweep]\nscenario = no_such_dir/x.ini\n", [], ["sweep.scenario", "cannot read", "x.ini"]),
+    ("bad mode", ok_head + "mode = grid\n", [], ["sweep.mode", "'grid'", "cartesian", "zip"]),
+    ("seed not an integer", ok_head + "seeds = 1, two\n", [], ["sweep.seeds", "'two'", "unsigned"]),
+    ("seed with a leading zero", ok_head + "seeds = 01\n", [], ["sweep.seeds", "'01'"]),
+    ("seed as an axis", ok_head + "[axes]\nseed = 1, 2\n", [], ["axes.seed", "[sweep]"]),
+    ("empty axis", ok_head + "[axes]\ncpu.idle_state =\n", [], ["axes.cpu.idle_state", "empty"]),
+    ("empty list item", ok_head + "[axes]\ncpu.idle_state = C1, , C6\n", [], ["axes.cpu.idle_state", "empty value"]),
+    ("value twice", ok_head + "[axes]\ncpu.idle_state = C1, C1\n", [], ["axes.cpu.idle_state", "'C1'", "twice"]),
+    ("zip lengths", ok_head + "mode = zip\n[axes]\ncpu.idle_state = C1, C6\ncpu.thread_wake_ns = 1, 2, 3\n",
+     [], ["zip", "cpu.idle_state has 2", "cpu.thread_wake_ns has 3"]),
+    ("range step 0", ok_head + "[axes]\ncpu.thread_wake_ns = 1..5 step 0\n", [], ["axes.cpu.thread_wake_ns", "bad range", "step"]),
+    ("range backwards", ok_head + "[axes]\ncpu.thread_wake_ns = 5..1\n", [], ["axes.cpu.thread_wake_ns", "bad range", "below"]),
+    ("range not numbers", ok_head + "[axes]\ncpu.thread_wake_ns = a..b\n", [], ["axes.cpu.thread_wake_ns", "bad range", "'a'"]),
+    ("range open", ok_head + "[axes]\ncpu.thread_wake_ns = 1..\n", [], ["axes.cpu.thread_wake_ns", "bad range"]),
+    ("range too long", ok_head + "[axes]\ncpu.thread_wake_ns = 0..1e9\n", [], ["axes.cpu.thread_wake_ns", "bad range", "at most"]),
+    ("range in a list", ok_head + "[axes]\ncpu.thread_wake_ns = 1, 2..4\n", [], ["axes.cpu.thread_wake_ns", "range"]),
+    ("seed range bad", ok_head.replace("\n", "\nseeds = 4..1\n", 1), [], ["sweep.seeds", "bad range"]),
+    ("not a key", ok_head + "[axes]\nidle_state = C1\n", [], ["axes.idle_state", "section.key"]),
+    ("unknown parameter", ok_head + "[axes]\ncpu.idel_state = C1, C6\n", [], ["axes.cpu.idel_state", "not a parameter", "fence_signal"]),
+    ("another scenario's key", ok_head + "[fixed]\npresent.path = one_copy\n", [], ["fixed.present.path", "not a parameter"]),
+    ("axis and fixed", ok_head + "[axes]\ncpu.idle_state = C1\n[fixed]\ncpu.idle_state = C6\n", [], ["fixed.cpu.idle_state", "also an axis"]),
+    ("key twice", ok_head + "[axes]\ncpu.idle_state = C1\ncpu.idle_state = C6\n", [], ["axes.cpu.idle_state", "twice"]),
+    ("section twice", ok_head + "[axes]\ncpu.idle_state = C1\n[axes]\n", [], ["[axes]", "twice"]),
+    ("no equals", ok_head + "[axes]\ncpu.idle_state C1\n", [], ["cpu.idle_state C1", "key = value"]),
+    ("outside a section", f"scenario = {fence}\n", [], ["scenario", "outside a section"]),
+    ("NUL byte", ok_head + "\0\n", [], ["NUL"]),
+    ("missing sweep file", None, [], ["nonexistent.ini", "cannot read"]),
+    ("--jobs 0", ok_head, ["--jobs", "0"], ["--jobs", "at least 1"]),
+    ("--jobs word", ok_head, ["--jobs", "many"], ["--jobs", "'many'"]),
+    ("--sbatch-arg without --slurm", ok_head, ["--sbatch-arg=--time=5"], ["--sbatch-arg", "--slurm"]),
+    ("unknown option", ok_head, ["--bogus"], ["--bogus"]),
+    ("--out is a file", ok_head, ["--out", "@FILE"], ["--out", "not a directory"]),
+    ("--out is someone else's", ok_head, ["--out", "@FOREIGN"], ["--out", "not a sweep's output"]),
+    ("no binary", ok_head, ["--gpumodel", "/nonexistent/gpumodel"], ["/nonexistent/gpumodel", "--gpumodel"]),
+]
+
+a_file = t.write("plain_file", "x")
+foreign = os.path.join(t.tmp, "foreign")
+os.makedirs(foreign)
+t.write("foreign/notes.txt", "mine")
+for i, (name, text, extra, fragments) in enumerate(CASES):
+    path = t.write(f"case{i}.ini", text) if text is not None else os.path.join(t.tmp, "nonexistent.ini")
+    out = os.path.join(t.tmp, f"out{i}")
+    extra = [a_file if a == "@FILE" else foreign if a == "@FOREIGN" else a for a in extra]
+    argv = [path, "--dry-run"] + (["--out", out] if "--out" not in extra else []) + extra
+    p = t.tool("sweep", *argv)
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    line = lines[-1] if lines else ""
+    t.check(p.returncode == 2, f"{name}: exit 2 (got {p.returncode}; stderr {p.stderr.strip()!r})")
+    t.check(len(lines) == 1, f"{name}: one line on stderr (got {len(lines)}: {p.stderr.strip()!r})")
+    t.check(all(f in line for f in fragments), f"{name}: stderr names {fragments}: {line!r}")
+    t.check(p.stdout == "", f"{name}: nothing on stdout (got {p.stdout!r})")
+    t.check(not os.path.exists(out), f"{name}: no output directory made")
+t.check(os.listdir(foreign) == ["notes.txt"], "a foreign --out directory is left as it was")
+
+t.done()
