@@ -65,6 +65,36 @@ p = t.tool("plot", csv_path, "--x", "cpu.thread_wake_ns", "--y", "signal_to_wake
 t.check(p.returncode == 0, f"numeric plot: exit 0 (got {p.returncode}: {p.stderr.strip()})")
 check_outputs(prefix2, "numeric plot")
 
+# Seeds that differ (hybrid_present with random frame start times): the plotted mean, min and max over
+# the three seeds are the CSV's, and a nested metric (present_to_scanout_ns.mean) is a column.
+jitter = t.write("jitter.ini", f"""
+[sweep]
+scenario = {t.scenario("hybrid_present")}
+seeds = 1..3
+[axes]
+link.gen = 3, 5
+[fixed]
+workload.frames = 4
+workload.jitter = random
+""")
+out3 = os.path.join(t.tmp, "jitter")
+p = t.tool("sweep", jitter, "--out", out3)
+t.check(p.returncode == 0, f"the hybrid_present sweep runs (exit {p.returncode}: {p.stderr.strip()})")
+_, jrows = read_csv(os.path.join(out3, "merged.csv"))
+y = "present_to_scanout_ns.mean"
+p = t.tool("plot", os.path.join(out3, "merged.csv"), "--x", "link.gen", "--y", y, "--out",
+           os.path.join(t.tmp, "plots", "jitter"))
+t.check(p.returncode == 0, f"plot over differing seeds: exit 0 (got {p.returncode}: {p.stderr.strip()})")
+check_outputs(os.path.join(t.tmp, "plots", "jitter"), "plot over differing seeds")
+for gen in ("3", "5"):
+    ys = [float(r[y]) for r in jrows if r["link.gen"] == gen]
+    t.check(len(set(ys)) == 3, f"link.gen {gen}: the three seeds give three values {ys}")
+    line = [w for w in (x.split() for x in p.stdout.splitlines()) if w[:1] == [gen]]
+    got = [float(v) for v in line[0][1:4]] if line else []
+    want = [sum(ys) / len(ys), min(ys), max(ys)]
+    t.check(len(got) == 3 and all(abs(g - w) <= 1e-6 * abs(w) for g, w in zip(got, want)) and line[0][4] == "3",
+            f"link.gen {gen}: plotted mean, min, max {got} = the CSV's {want} over 3 seeds")
+
 # Bad input.
 for args, fragment in [
     (["--x", "cpu.idle_stat", "--y", "signal_to_wake_ns"], "--x cpu.idle_stat"),

@@ -76,9 +76,10 @@ t.check(without_host(os.path.join(out, "merged.csv")) == without_host(os.path.jo
         "--jobs 1 and --jobs 2 merge to the same CSV (host_ columns aside)")
 
 # A crashed run and a run that exits 0 without results are rows too: a stand-in binary that runs the
-# real one except for two values.
+# real one except for two values. Run 0 is made to finish last, so a merge in finishing order shows.
 fixture = t.write("crashing-gpumodel", f"""#!/bin/sh
 case "$*" in
+  *--cpu.thread_wake_ns=1000*) sleep 0.5 ;;
   *--cpu.thread_wake_ns=3000*) kill -SEGV $$ ;;
   *--cpu.thread_wake_ns=4000*) echo "no results from me" >&2; exit 0 ;;
 esac
@@ -87,11 +88,12 @@ exec {shlex.quote(t.gpumodel)} "$@"
 os.chmod(fixture, 0o755)
 bad = t.write("crash.ini", f"[sweep]\nscenario = {fence}\n[axes]\ncpu.thread_wake_ns = 1000, 3000, 4000\n")
 out2 = os.path.join(t.tmp, "crash")
-p = t.tool("sweep", bad, "--out", out2, "--gpumodel", fixture)
+p = t.tool("sweep", bad, "--out", out2, "--gpumodel", fixture, "--jobs", "3")
 t.check(p.returncode == 1, f"a sweep with a crashed run exits 1 (got {p.returncode}: {p.stderr.strip()})")
 _, rows = read_csv(os.path.join(out2, "merged.csv"))
 t.check(len(rows) == 3, f"crash sweep: 3 rows (got {len(rows)})")
 if len(rows) == 3:
+    t.check([r["run"] for r in rows] == ["0", "1", "2"], f"rows in run order, not finishing order: {[r['run'] for r in rows]}")
     t.check(rows[0]["verdict"] == "pass" and rows[0]["exit_code"] == "0", f"run 0 passes: {rows[0]}")
     t.check(rows[1]["verdict"] == "crashed" and rows[1]["exit_code"] == "139" and "SIGSEGV" in rows[1]["why"],
             f"run 1: crashed, exit 139, why names SIGSEGV: {rows[1]['verdict']}, {rows[1]['exit_code']}, {rows[1]['why']!r}")
