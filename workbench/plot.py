@@ -187,7 +187,8 @@ def plot(a):
             f"set xlabel {gp_string(x)}",
             f"set ylabel {gp_string(y)}",
             "set grid",
-            "set key below",
+            "set key outside bottom center horizontal",
+            "set bmargin 6",
             "set format y '%.10g'",
         ]
         if numeric_x:
