@@ -62,10 +62,12 @@ sweep, refused if it holds anything else):
 
 options:
   --out DIR           output directory
-  --jobs N            local runs at a time (default: every CPU this process may use)
+  --jobs N            runs at a time: locally (default: every CPU this process may use), or
+                      with --slurm the array's limit (--array=0-(runs-1)%N; default: no limit)
   --slurm             run as one Slurm job array: sbatch --wait --array=0-(runs-1), one CPU a task
   --sbatch-arg=ARG    an extra sbatch option, repeatable (--sbatch-arg=--partition=debug)
-  --dry-run           write jobs.txt and points.json, print the commands, run nothing
+  --dry-run           write jobs.txt and points.json (with --slurm slurm-array.sh), print the
+                      commands (and the sbatch command), run nothing
   --gpumodel PATH     the binary (default: $GPUMODEL_BIN, which `gpumodel sweep` sets, else
                       build/gpumodel)
 """
@@ -413,10 +415,8 @@ def run_local(out, n_runs, jobs):
     subprocess.run(cmd, input=indices.encode(), check=False)
 
 
-def run_slurm(out, n_runs, sweep, sbatch_args):
-    if shutil.which("sbatch") is None:
-        raise wb.BadInput("--slurm: sbatch is not installed (apt-get install slurm-client, or "
-                          "workbench/slurm/start-local-slurm.sh for a one-node Slurm)")
+def slurm_command(out, n_runs, sweep, jobs, sbatch_args):
+    """Writes slurm-array.sh; returns the sbatch command that submits it as one job array."""
     os.makedirs(os.path.join(out, "slurm"), exist_ok=True)
     script = os.path.join(out, "slurm-array.sh")
     with open(script, "w") as f:
@@ -426,10 +426,16 @@ def run_slurm(out, n_runs, sweep, sbatch_args):
 bash {shlex.quote(os.path.join(out, "run-point.sh"))} "$SLURM_ARRAY_TASK_ID" || true
 """)
     os.chmod(script, 0o755)
-    cmd = ["sbatch", "--wait", "--parsable", f"--array=0-{n_runs - 1}",
-           f"--job-name=gpumodel-sweep-{sweep.stem}", f"--chdir={out}",
-           f"--output={os.path.join(out, 'slurm', '%A_%a.out')}", "--ntasks=1", "--cpus-per-task=1",
-           *sbatch_args, script]
+    array = f"0-{n_runs - 1}" + (f"%{jobs}" if jobs else "")  # %N: at most N tasks at a time
+    return ["sbatch", "--wait", "--parsable", f"--array={array}", f"--job-name=gpumodel-sweep-{sweep.stem}",
+            f"--chdir={out}", f"--output={os.path.join(out, 'slurm', '%A_%a.out')}", "--ntasks=1",
+            "--cpus-per-task=1", *sbatch_args, script]
+
+
+def run_slurm(cmd):
+    if shutil.which("sbatch") is None:
+        raise wb.BadInput("--slurm: sbatch is not installed (apt-get install slurm-client, or "
+                          "workbench/slurm/start-local-slurm.sh for a one-node Slurm)")
     print("sweep: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)
     job = p.stdout.strip().split(";")[0]
@@ -597,15 +603,18 @@ def main(argv):
         n = len(sweep.runs)
         shape = (f"{plural(len(sweep.points), 'point')} x {plural(len(sweep.seeds), 'seed')}, "
                  f"{sweep.mode}")
+        sbatch = slurm_command(out, n, sweep, a.jobs, a.sbatch_arg) if a.slurm else None
         if a.dry_run:
             print("\n".join(lines))
+            if sbatch:
+                print(" ".join(shlex.quote(c) for c in sbatch))
             print(f"sweep: {n} runs ({shape}); dry run: {out}/jobs.txt, nothing run")
             return 0
         t_run = time.monotonic()
         if a.slurm:
             print(f"sweep: {n} runs ({shape}) as one Slurm job array", flush=True)
-            job = run_slurm(out, n, sweep, a.sbatch_arg)
-            backend = {"backend": "slurm", "job": job, "sbatch_args": a.sbatch_arg}
+            job = run_slurm(sbatch)
+            backend = {"backend": "slurm", "job": job, "jobs": a.jobs, "sbatch_args": a.sbatch_arg}
         else:
             jobs = a.jobs or len(os.sched_getaffinity(0))
             print(f"sweep: {n} runs ({shape}) with GNU parallel, {jobs} at a time", flush=True)

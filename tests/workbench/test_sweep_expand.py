@@ -106,6 +106,24 @@ jobs, points = dry_run("no_axes", f"[sweep]\nscenario = {fence}\n")
 if jobs:
     t.check(len(jobs) == 1 and overrides(jobs[0])[1] == "1", f"no axes, no seeds: one run, seed 1 ({jobs})")
 
+# --slurm --dry-run: the one sbatch command (an array of every run, --jobs as its %N limit, extra
+# sbatch options passed through) and the array script that picks line TASK_ID+1 of jobs.txt.
+out = os.path.join(t.tmp, "slurm_dry")
+p = t.tool("sweep", t.write("slurm.ini", f"[sweep]\nscenario = {fence}\nseeds = 1..12\n"), "--out", out,
+           "--dry-run", "--slurm", "--jobs", "4", "--sbatch-arg=--partition=fast", "--sbatch-arg=--time=5")
+sbatch = [shlex.split(line) for line in p.stdout.splitlines() if line.startswith("sbatch ")]
+t.check(p.returncode == 0 and len(sbatch) == 1, f"--slurm --dry-run prints one sbatch command ({p.stderr.strip()})")
+if sbatch:
+    cmd = sbatch[0]
+    t.check("--wait" in cmd and "--array=0-11%4" in cmd, f"one array of 12 tasks, 4 at a time, waited for: {cmd}")
+    t.check(cmd[-3:] == ["--partition=fast", "--time=5", os.path.join(out, "slurm-array.sh")],
+            f"--sbatch-arg options passed through before the script: {cmd[-3:]}")
+    with open(os.path.join(out, "slurm-array.sh")) as f:
+        script = f.read()
+    t.check("run-point.sh" in script and "$SLURM_ARRAY_TASK_ID" in script, "the array script runs run-point.sh TASK_ID")
+    with open(os.path.join(out, "run-point.sh")) as f:
+        t.check("$((i + 1))p" in f.read(), "run-point.sh picks line I+1 of jobs.txt")
+
 # A second sweep into the same directory replaces the first's files (none may leak into a merge).
 out = os.path.join(t.tmp, "reuse")
 t.tool("sweep", t.write("a.ini", f"[sweep]\nscenario = {fence}\nseeds = 1..5\n"), "--out", out, "--dry-run")
