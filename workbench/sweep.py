@@ -27,7 +27,7 @@ Runs SWEEP.ini's scenario once per point and seed, then merges the runs into DIR
 DIR/merged.json. Exit code: 0 every run passed; 1 a run failed (a fail verdict, a refusal, a crash
 or missing results: the run is still a row of the merge, with why); 2 bad sweep input.
 
-SWEEP.ini (whole-line comments start with # or ;):
+SWEEP.ini (a comment starts with # or ; at the start of a line or after a space):
 
   [sweep]
   scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory
@@ -78,6 +78,7 @@ MODES = ("cartesian", "zip")
 MAX_VALUES = 100000  # values one range may give, and runs one sweep may have
 PARAM_KEY = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
 RANGE = re.compile(r"^(?P<start>[^\s.][^\s]*?)\s*\.\.\s*(?P<stop>\S+?)(?:\s+step\s+(?P<step>\S+))?$")
+INLINE_COMMENT = re.compile(r"\s[#;].*$")
 OUTPUT_NAMES = ("jobs.txt", "points.json", "run-point.sh", "slurm-array.sh", "joblog.txt",
                 "merged.csv", "merged.json", "runs", "slurm")
 
@@ -96,8 +97,8 @@ class Entry:
 
 
 def read_ini(path):
-    """{section: [Entry]} in file order. Whole-line comments only; a key twice in a section and a
-    section twice are refused."""
+    """{section: [Entry]} in file order. A comment starts with # or ; at the start of a line or after
+    whitespace; a key twice in a section and a section twice are refused."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -112,7 +113,7 @@ def read_ini(path):
     sections, current = {}, None
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
-        s = line.strip()
+        s = INLINE_COMMENT.sub("", line).strip()
         if not s or s[0] in "#;":
             continue
         if s.startswith("["):

@@ -19,8 +19,14 @@ class BadInput(Exception):
     """Bad input to a tool: one line naming the key, option or file and what is allowed; exit 2."""
 
 
+def printable(text):
+    """Control characters as \\xNN, so a message stays one readable line (as the model's own)."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in text)
+
+
 def fail_bad_input(tool, message):
-    print(f"gpumodel {tool}: {message}", file=sys.stderr)
+    print(f"gpumodel {tool}: {printable(message)}", file=sys.stderr)
     sys.exit(2)
 
 

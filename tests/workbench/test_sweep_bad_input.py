@@ -42,6 +42,7 @@ CASES = [
     ("no equals", ok_head + "[axes]\ncpu.idle_state C1\n", [], ["cpu.idle_state C1", "key = value"]),
     ("outside a section", f"scenario = {fence}\n", [], ["scenario", "outside a section"]),
     ("NUL byte", ok_head + "\0\n", [], ["NUL"]),
+    ("control byte shown as \\xNN", ok_head + "[ax\x01es]\n", [], ["[ax\\x01es]", "unknown section"]),
     ("missing sweep file", None, [], ["nonexistent.ini", "cannot read"]),
     ("--jobs 0", ok_head, ["--jobs", "0"], ["--jobs", "at least 1"]),
     ("--jobs word", ok_head, ["--jobs", "many"], ["--jobs", "'many'"]),

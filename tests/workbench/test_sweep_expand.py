@@ -38,13 +38,14 @@ def overrides(argv):
 
 # Cartesian: 2 x 3 points x 2 seeds = 12 runs, the first axis outermost, seeds innermost.
 jobs, points = dry_run("cartesian", f"""
+# comments: whole lines, and after a space
 [sweep]
-scenario = {fence}
+scenario = {fence}  # the scenario
 mode = cartesian
-seeds = 7, 9
+seeds = 7, 9 ; two seeds
 [axes]
 cpu.idle_state = C1, C6
-cpu.thread_wake_ns = 1000, 2000, 4000
+cpu.thread_wake_ns = 1000, 2000, 4000    # ns
 [fixed]
 workload.signal_delay_us = 20
 """)
