@@ -409,7 +409,8 @@ exit "$rc"
 def run_local(out, n_runs, jobs):
     if shutil.which("parallel") is None:
         raise wb.BadInput("GNU parallel is not installed (apt-get install parallel); or use --slurm")
-    cmd = ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", os.path.join(out, "joblog.txt"),
+    # -q: parallel quotes the command's words (a directory may hold spaces or quotes).
+    cmd = ["parallel", "--will-cite", "-q", "--jobs", str(jobs), "--joblog", os.path.join(out, "joblog.txt"),
            "--halt", "never", "bash", os.path.join(out, "run-point.sh")]
     indices = "".join(f"{i}\n" for i in range(n_runs))
     # parallel's exit code counts failed jobs: a failed run is a row of the merge, not an error here.

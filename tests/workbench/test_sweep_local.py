@@ -22,7 +22,7 @@ seeds = 1
 cpu.idle_state = C1, C6
 cpu.thread_wake_ns = 1000, -5
 """)
-out = os.path.join(t.tmp, "four")
+out = os.path.join(t.tmp, "four runs, Bob's")  # a space and a quote: every command line quotes its paths
 p = t.tool("sweep", sweep, "--out", out, "--jobs", "2")
 t.check(p.returncode == 1, f"a sweep with a refused run exits 1 (got {p.returncode}: {p.stderr.strip()})")
 t.check("2 of 4 runs passed, 2 failed" in p.stdout, f"the summary counts the failed runs: {p.stdout!r}")
