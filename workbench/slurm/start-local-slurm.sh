@@ -37,9 +37,9 @@ key=/etc/munge/munge.key
 if [ ! -s "$key" ]; then
   install -d -o munge -g munge -m 0700 /etc/munge
   mungekey --create --keyfile="$key"
+  chown munge:munge "$key" && chmod 0400 "$key"
   say "created $key"
 fi
-chown munge:munge "$key" && chmod 0400 "$key"
 munge_ok() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
 if munge_ok; then
   say "munged already running"
