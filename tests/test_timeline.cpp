@@ -2,6 +2,8 @@
 // file passes the schema check (balanced slices, time order per track, paired flows), has the tracks
 // the issue names, and a flow from every fence signal to the wake or unblock it caused; the check
 // itself rejects broken files; the file is deterministic and the progress line changes nothing.
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -64,6 +66,27 @@ TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each
       signal_at[{track_of(t, e), e["ts"].get<double>()}] = e["name"];
   }
   REQUIRE(flows.size() > 10);
+  // Each flow starts at the earliest SIGNAL of its fence (on any engine) whose value reached the waited
+  // one: the signal that satisfied the wait, not a later one of the same fence.
+  std::map<uint64_t, std::vector<std::pair<double, uint64_t>>> signals_of;  // fence -> (ts, value)
+  for (auto& [at, label] : signal_at) {
+    uint64_t fence = 0, value = 0;
+    REQUIRE(std::sscanf(label.c_str(), "SIGNAL fence %lu value %lu", &fence, &value) == 2);
+    signals_of[fence].push_back({at.second, value});
+  }
+  for (auto& [fence, v] : signals_of) std::sort(v.begin(), v.end());
+  for (auto& [id, sf] : flows) {
+    uint64_t fence = 0;
+    REQUIRE(std::sscanf(sf.first["name"].get<std::string>().c_str(), "gpu fence %lu", &fence) == 1);
+    const uint64_t waited = sf.second["args"]["waited"];
+    double first = -1;
+    for (auto& [ts, value] : signals_of[fence])
+      if (value >= waited) {
+        first = ts;
+        break;
+      }
+    CHECK(sf.first["ts"].get<double>() == first);
+  }
   for (auto& [id, sf] : flows) {
     const std::string from = track_of(t, sf.first), to = track_of(t, sf.second);
     CHECK(from.find(".packets") != std::string::npos);
@@ -159,4 +182,35 @@ TEST_CASE("The timeline option refuses a path it cannot write and a file the run
   CHECK(same.err.find("--timeline") != std::string::npos);
   const Run both = run_cli(scenario("fence_signal") + " --quiet --progress");
   CHECK(both.code == 2);
+}
+
+TEST_CASE("A fence flow starts at the earliest signal that reached the waited value and only at one that came first", "[H4]") {
+  // The pairing rule alone, on a hand-made record: signals of fence 0 with values 1, 2, 3 at 10, 20 and
+  // 30 ps; a wake for value 2 at 40 ps comes from the signal at 20 (not 30, also >= 2 and earlier than
+  // the wake); a wake for value 5 (never signalled) and a wake for 3 at 25 ps (before the signal of 3)
+  // have no arrow.
+  Vcd vcd;
+  vcd.enable_timeline();
+  const std::string key = fence_flow_key("gpu", 0);
+  for (uint64_t v : {1, 2, 3}) {
+    const sc_core::sc_time at(double(10 * v), sc_core::SC_PS);
+    vcd.slice("gpu.node0.packets", "SIGNAL fence 0 value " + std::to_string(v), at, at + sc_core::sc_time(5, sc_core::SC_PS));
+    vcd.flow_begin(key, v, "gpu.node0.packets", at);
+  }
+  vcd.flow_end(key, 2, "cpu.context", sc_core::sc_time(40, sc_core::SC_PS));
+  vcd.flow_end(key, 5, "cpu.context", sc_core::sc_time(50, sc_core::SC_PS));
+  vcd.flow_end(key, 3, "cpu.context", sc_core::sc_time(25, sc_core::SC_PS));
+  REQUIRE(vcd.write_timeline("timeline_pairing.json", sc_core::sc_time(60, sc_core::SC_PS)));
+  const json doc = load("timeline_pairing.json");
+  CHECK(check_trace_events(doc).empty());
+  std::vector<json> s, f;
+  for (auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "s") s.push_back(e);
+    if (e["ph"] == "f") f.push_back(e);
+  }
+  REQUIRE(s.size() == 1);
+  REQUIRE(f.size() == 1);
+  CHECK(s[0]["ts"].get<double>() == Approx(20e-6));  // 20 ps, in microseconds
+  CHECK(f[0]["ts"].get<double>() == Approx(40e-6));
+  CHECK(f[0]["args"]["waited"] == 2);
 }

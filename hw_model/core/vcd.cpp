@@ -281,7 +281,8 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
     const std::string name = f.key + " = " + std::to_string(b->value);
     evs.push_back({b->at, 3, evs.size(), head("s", name, b->f->track, b->at) + ",\"cat\":\"fence\",\"id\":" + id + "}"});
     evs.push_back({f.at_ps, 3, evs.size(),
-                   head("f", name, f.track, f.at_ps) + ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\"}"});
+                   head("f", name, f.track, f.at_ps) + ",\"cat\":\"fence\",\"id\":" + id +
+                       ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}"});
   }
 
   std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
