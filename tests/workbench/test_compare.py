@@ -22,8 +22,9 @@ b_path = os.path.join(t.tmp, "b.json")
 subprocess.run([t.gpumodel, fence, "--results", b_path], capture_output=True)
 
 
-def variant(name, change):
-    doc = copy.deepcopy(A)
+def variant(name, change, base=None):
+    """`base` (default: the results file A) changed by `change`, written to a file of its own."""
+    doc = copy.deepcopy(A if base is None else base)
     change(doc)
     path = os.path.join(t.tmp, name + ".json")
     with open(path, "w") as f:
@@ -104,12 +105,7 @@ with open(outs[1]) as f:
 
 
 def sweep_variant(name, change):
-    doc = copy.deepcopy(S)
-    change(doc)
-    path = os.path.join(t.tmp, name + ".json")
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
+    return variant(name, change, S)
 
 
 def slower(d):
