@@ -87,10 +87,20 @@ void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc
     std::fprintf(stderr, "%-100s%s", buf, last ? "\n" : "");
     std::fflush(stderr);
   };
+  bool started = false;
   do {  // the first slice starts the simulation (nothing is pending before it)
     const auto s0 = Clock::now();
     const sc_time left = limit - sc_time_stamp();
-    sc_start(slice < left ? slice : left, SC_EXIT_ON_STARVATION);
+    sc_time window = slice;
+    if (started) {
+      // A window must reach the next event, or a starved window would not advance time (a TDR delay of
+      // seconds, a run cut by sim.limit_ms with its next event past the limit).
+      const sc_time next = sc_time_to_pending_activity();
+      if (next > left) break;  // nothing left before the limit: the run ends here, as one sc_start(limit) does
+      if (next > window) window = next;
+    }
+    started = true;
+    sc_start(window < left ? window : left, SC_EXIT_ON_STARVATION);
     const double took = std::chrono::duration<double>(Clock::now() - s0).count();
     if (took < 0.1 && slice < sc_time(1, SC_SEC)) slice = slice * 2.0;
     else if (took > 0.4 && slice > sc_time(1, SC_NS)) slice = slice / 2.0;

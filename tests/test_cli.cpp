@@ -272,3 +272,50 @@ TEST_CASE("A structured metric prints a line per member and a residency as perce
   CHECK(line.substr(line.size() - 2) == " %");
   CHECK(r.out.find("{\"C1\"") == std::string::npos);  // not the raw JSON object
 }
+
+TEST_CASE("The timeline may name neither the scenario file nor the waveform", "[H4]") {
+  const Run a = run_cli(scenario("fence_signal") + " --timeline " + scenario("fence_signal"));
+  CHECK(a.code == 2);
+  CHECK(a.err.find("--timeline") != std::string::npos);
+  const Run b = run_cli(scenario("fence_signal") + " --timeline same_tl.vcd --vcd same_tl.vcd");
+  CHECK(b.code == 2);
+  CHECK(b.err.find("--timeline") != std::string::npos);
+}
+
+TEST_CASE("A residency prints as percentages of the fractions in the results", "[H4][F15]") {
+  const Run r = run_cli(scenario("cross_adapter_fence") + " --quiet --results residency.json");
+  REQUIRE(r.code == 0);
+  std::ifstream in("residency.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* state : {"C1", "C1E", "C3", "C6"}) {
+    const std::string key = std::string("cpu_idle_residency.") + state;
+    const size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    // Printed with two decimals: 100 x the fraction, to 0.005.
+    CHECK(std::stod(r.out.substr(at + key.size())) ==
+          Approx(100 * j["metrics"]["cpu_idle_residency"][state].get<double>()).margin(0.006));
+  }
+}
+
+TEST_CASE("The progress line shows the scenario's own count and a cut-off run is the same with it", "[H4]") {
+  const Run s = run_cli(scenario("fence_stress") + " --workload.signals=2000 --progress");
+  REQUIRE(s.code == 0);
+  CHECK(s.err.find("signals executed (2000 asked") != std::string::npos);
+  const Run h = run_cli(scenario("hybrid_present") + " --workload.frames=4 --progress");
+  REQUIRE(h.code == 0);
+  CHECK(h.err.find("frame 4 of 4 flipped") != std::string::npos);
+  // sim.limit_ms cuts fence_race short: with and without the progress line's slices, the same end.
+  const std::string args = scenario("fence_race") + " --workload.signals=5000 --sim.limit_ms=3 ";
+  const Run a = run_cli(args + "--quiet --results cut_a.json");
+  const Run b = run_cli(args + "--progress --results cut_b.json");
+  CHECK(a.code == b.code);
+  auto results = [](const std::string& f) {
+    std::ifstream in(f);
+    nlohmann::json j = nlohmann::json::parse(in);
+    j.erase("host");
+    return j;
+  };
+  const nlohmann::json ja = results("cut_a.json"), jb = results("cut_b.json");
+  CHECK(ja["sim_time_ns"] == Approx(3e6));  // cut at the limit
+  CHECK(ja == jb);
+}

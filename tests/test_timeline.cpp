@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "scenarios/trace_check.h"
 #include "tb.h"
@@ -144,6 +145,28 @@ TEST_CASE("The trace check rejects an unbalanced slice, out-of-order events and 
   json no_phase = good;
   no_phase["traceEvents"][4].erase("ph");
   CHECK_FALSE(check_trace_events(no_phase).empty());
+  json renamed = good;
+  renamed["traceEvents"][3]["name"] = "another slice";  // an E closing a B of another name
+  CHECK_FALSE(check_trace_events(renamed).empty());
+  json no_dur = good;
+  no_dur["traceEvents"].push_back(json::parse(R"({"ph":"X","name":"x","pid":3,"tid":0,"ts":1.0})"));
+  CHECK_FALSE(check_trace_events(no_dur).empty());
+  json text_counter = good;
+  text_counter["traceEvents"][4]["args"]["n"] = "three";
+  CHECK_FALSE(check_trace_events(text_counter).empty());
+  json two_starts = good;
+  two_starts["traceEvents"].insert(two_starts["traceEvents"].begin() + 3, good["traceEvents"][2]);
+  CHECK_FALSE(check_trace_events(two_starts).empty());
+  json two_ends = good;
+  two_ends["traceEvents"].insert(two_ends["traceEvents"].begin() + 7, good["traceEvents"][6]);
+  CHECK_FALSE(check_trace_events(two_ends).empty());
+  json early_end = good;  // the end alone on its track, earlier than the start: in order per track
+  early_end["traceEvents"][6]["ts"] = 0.5;
+  early_end["traceEvents"][6]["tid"] = 7;
+  CHECK_FALSE(check_trace_events(early_end).empty());
+  json no_end_flow = good;
+  no_end_flow["traceEvents"].erase(6);  // the flow never ends
+  CHECK_FALSE(check_trace_events(no_end_flow).empty());
   CHECK_FALSE(check_trace_events(json::parse("{}")).empty());
 }
 
@@ -213,4 +236,50 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   CHECK(s[0]["ts"].get<double>() == Approx(20e-6));  // 20 ps, in microseconds
   CHECK(f[0]["ts"].get<double>() == Approx(40e-6));
   CHECK(f[0]["args"]["waited"] == 2);
+}
+
+TEST_CASE("The timeline's slices follow the record: last value of a timestamp, no split on an unchanged value, closed at the end", "[H4]") {
+  // A text signal set to "a" at 10 ps, to "b" then "c" at 20 ps (only "c" counts), to "c" again at
+  // 30 ps (no new slice), and left at "c" until the run ends at 50 ps; a counter, present at 0; a
+  // zero-length model slice (an X of no duration); a flow end at the very time of its signal.
+  Vcd vcd;
+  vcd.enable_timeline();
+  const Vcd::Id st = vcd.add_ascii("gpu.node0.state", "");
+  const Vcd::Id n = vcd.add("os.waiters", 16, 3);
+  auto ps = [](double v) { return sc_core::sc_time(v, sc_core::SC_PS); };
+  vcd.set_ascii(st, "a", ps(10));
+  vcd.set_ascii(st, "b", ps(20));
+  vcd.set_ascii(st, "c", ps(20));
+  vcd.set_ascii(st, "c", ps(30));
+  vcd.set(n, 4, ps(40));
+  vcd.slice("gpu.node0.packets", "NOP", ps(15), ps(15));
+  vcd.flow_begin(fence_flow_key("gpu", 1), 1, "gpu.node0.packets", ps(15));
+  vcd.flow_end(fence_flow_key("gpu", 1), 1, "cpu.context", ps(15));
+  REQUIRE(vcd.write_timeline("timeline_record.json", ps(50)));
+  const json doc = load("timeline_record.json");
+  CHECK(check_trace_events(doc).empty());
+  std::vector<std::tuple<std::string, std::string, double>> states;  // ph, name, ts on the state track
+  std::vector<json> counters, instants;
+  size_t flows = 0;
+  for (auto& e : doc["traceEvents"]) {
+    if ((e["ph"] == "B" || e["ph"] == "E") && e["name"] != "NOP") states.emplace_back(e["ph"], e["name"], e["ts"]);
+    if (e["ph"] == "C") counters.push_back(e);
+    if (e["ph"] == "X") instants.push_back(e);
+    if (e["ph"] == "s" || e["ph"] == "f") ++flows;
+  }
+  const std::vector<std::tuple<std::string, std::string, double>> want = {
+      {"B", "a", 10e-6}, {"E", "a", 20e-6}, {"B", "c", 20e-6}, {"E", "c", 50e-6}};
+  REQUIRE(states.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(std::get<0>(states[i]) == std::get<0>(want[i]));
+    CHECK(std::get<1>(states[i]) == std::get<1>(want[i]));
+    CHECK(std::get<2>(states[i]) == Approx(std::get<2>(want[i])));
+  }
+  REQUIRE(counters.size() == 2);
+  CHECK(counters[0]["ts"].get<double>() == 0);
+  CHECK(counters[0]["args"]["waiters"] == 3);
+  CHECK(counters[1]["args"]["waiters"] == 4);
+  REQUIRE(instants.size() == 1);
+  CHECK(instants[0]["dur"] == 0);
+  CHECK(flows == 2);  // paired although the wake came at the signal's own time
 }
