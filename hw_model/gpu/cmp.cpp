@@ -352,7 +352,8 @@ void Cmp::unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv) {
   for (size_t i = 0; i < f.gpu_waiters.size();) {
     HwQueue* q = f.gpu_waiters[i];
     if (q->blocked && q->wait_slot == slot && q->wait_value <= cv) {
-      vcd_.flow_end(fence_flow_key(adapter_, slot), q->wait_value, adapter_ + ".cmp.state", sc_time_stamp());
+      if (vcd_.timeline())  // the key and track strings only when a timeline is written (a hot path)
+        vcd_.flow_end(fence_flow_key(adapter_, slot), q->wait_value, adapter_ + ".cmp.state", sc_time_stamp());
       if (q->wait_logged) write_wait_log(*q);
       q->blocked = false;
       runnable_changed(*q);

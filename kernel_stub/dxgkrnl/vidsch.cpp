@@ -182,7 +182,8 @@ size_t VidSch::wake_satisfied(NativeFence& f, uint64_t cv) {
     ++woken_;
     ++n;
     if (observer.waiter_woken) observer.waiter_woken(*w);
-    vcd_.flow_end(fence_flow_key(adapter_, f.slot), w->value, "cpu.context", sc_core::sc_time_stamp());
+    if (vcd_.timeline())  // the key and track strings only when a timeline is written (a hot path)
+      vcd_.flow_end(fence_flow_key(adapter_, f.slot), w->value, "cpu.context", sc_core::sc_time_stamp());
     cpu_.signal(w->ev);
   }
   return n;
