@@ -181,6 +181,14 @@ inline std::string slurp(const std::string& path) {
   ss << f.rdbuf();
   return ss.str();
 }
+// A results file without its `host` section (wall-clock figures): what identical runs share.
+inline nlohmann::json results_without_host(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  nlohmann::json j = nlohmann::json::parse(in);
+  j.erase("host");
+  return j;
+}
 
 // Runs gpumodel with `args` and `--results`, requires `expect_code`, returns the results (the file is
 // removed). `tag` names the file (with the process id: tests run in parallel).
