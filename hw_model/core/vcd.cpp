@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace gpumodel {
@@ -21,7 +22,9 @@ uint64_t Vcd::pack(const char* text) {
 Vcd::Id Vcd::add(const std::string& name, int width, uint64_t initial) {
   if (!enabled_) return kNone;
   signals_.push_back({name, width, initial});
-  return Id(signals_.size() - 1);
+  const Id id = Id(signals_.size() - 1);
+  signal_track_.push_back(track(name, kSignalEvents, uint64_t(id)));
+  return id;
 }
 
 Vcd::Id Vcd::add_ascii(const std::string& name, const std::string& initial) {
@@ -69,7 +72,23 @@ void emit(std::ostream& os, const Scope& s, const std::vector<std::string>& leaf
 }
 }  // namespace
 
-bool Vcd::write(const std::string& path, const std::string& date) const {
+template <class F>
+void Vcd::for_each_time(F f) {
+  std::vector<uint64_t> last(signals_.size());
+  std::vector<int> touched;
+  auto c = changes_.cursor();
+  while (const Change* ch = c.peek()) {
+    const uint64_t t = ch->time_ps;
+    touched.clear();
+    for (; ch && ch->time_ps == t; c.next(), ch = c.peek()) {
+      if (std::find(touched.begin(), touched.end(), ch->id) == touched.end()) touched.push_back(ch->id);
+      last[size_t(ch->id)] = ch->value;
+    }
+    f(t, touched, last);
+  }
+}
+
+bool Vcd::write(const std::string& path, const std::string& date) {
   std::ofstream os(path);
   if (!os) return false;
   Scope root;
@@ -97,23 +116,10 @@ bool Vcd::write(const std::string& path, const std::string& date) const {
     os << value_text(signals_[i].initial, signals_[i].width, vcd_id(int(i))) << "\n";
   os << "$end\n";
 
-  std::vector<Change> sorted = changes_;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
   // Within one timestamp only the last value of a signal counts; emit each signal once per time.
   std::vector<uint64_t> current(signals_.size());
   for (size_t i = 0; i < signals_.size(); ++i) current[i] = signals_[i].initial;
-  size_t i = 0;
-  std::vector<int> touched;
-  std::vector<uint64_t> last(signals_.size());
-  while (i < sorted.size()) {
-    uint64_t t = sorted[i].time_ps;
-    touched.clear();
-    for (; i < sorted.size() && sorted[i].time_ps == t; ++i) {
-      if (std::find(touched.begin(), touched.end(), sorted[i].id) == touched.end())
-        touched.push_back(sorted[i].id);
-      last[sorted[i].id] = sorted[i].value;
-    }
+  for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
     bool header = false;
     for (int id : touched) {
       if (last[id] == current[id]) continue;
@@ -124,6 +130,10 @@ bool Vcd::write(const std::string& path, const std::string& date) const {
       }
       os << value_text(current[id], signals_[id].width, vcd_id(id)) << "\n";
     }
+  });
+  if (const int e = changes_.error()) {  // the record could not wait on disk
+    errno = e;
+    return false;
   }
   os.close();  // flushes: a full disk or /dev/full shows only now
   return !os.fail();
@@ -162,132 +172,186 @@ std::string quoted(const std::string& s) {
 }
 }  // namespace
 
-bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) const {
+void Vcd::Event::encode(std::string& out) const {
+  put(out, ts);
+  put(out, seq);
+  put(out, track);
+  put(out, rank);
+  put(out, source);
+  put(out, ph);
+  put(out, name);
+  put(out, tail);
+}
+
+bool Vcd::Event::decode(RunReader& in) {
+  return in.get(ts) && in.get(seq) && in.get(track) && in.get(rank) && in.get(source) && in.get(ph) && in.get(name) &&
+         in.get(tail);
+}
+
+size_t Vcd::held_bytes() const {
+  size_t n = changes_.held_bytes() + events_.held_bytes();
+  for (const auto& v : begins_) n += v.size() * sizeof(FlowBegin);
+  return n;
+}
+
+uint32_t Vcd::track(const std::string& name, Source source, uint64_t seq) {
+  auto [it, fresh] = track_of_.emplace(name, uint32_t(tracks_.size()));
+  if (fresh) {
+    tracks_.push_back({name, source, seq});
+  } else {
+    Track& t = tracks_[it->second];
+    if (std::tie(source, seq) < std::tie(t.source, t.first)) {
+      t.source = source;
+      t.first = seq;
+    }
+  }
+  return it->second;
+}
+
+void Vcd::add_event(Source source, uint64_t ts, uint8_t rank, char ph, const std::string& name, uint32_t trk,
+                    std::string tail) {
+  Event e;
+  e.ts = ts;
+  e.seq = next_event_[source]++;
+  e.track = trk;
+  e.rank = rank;
+  e.source = source;
+  e.ph = ph;
+  e.name = quoted(name);
+  e.tail = std::move(tail);
+  events_.push(std::move(e));
+}
+
+void Vcd::add_slice(Source source, const std::string& trk, const std::string& label, uint64_t b, uint64_t e) {
+  if (e < b) return;
+  const uint32_t t = track(trk, source, next_event_[source]);
+  if (e == b) {  // an instant: a complete event of no duration (it has no end to balance)
+    add_event(source, b, 1, 'X', label, t, ",\"dur\":0}");
+    return;
+  }
+  add_event(source, b, 1, 'B', label, t, "}");
+  add_event(source, e, 0, 'E', label, t, "}");
+}
+
+void Vcd::add_flow_begin(const std::string& key, uint64_t value, const std::string& trk, uint64_t at) {
+  const auto [k, fresh] = key_of_.emplace(key, uint32_t(keys_.size()));
+  if (fresh) {
+    keys_.push_back(key);
+    begins_.emplace_back();
+  }
+  // An end takes the earliest begin whose value reached its own: a begin with an earlier one of a value
+  // at least as high is never taken, and a begin makes the later ones it reaches past useless.
+  std::vector<FlowBegin>& v = begins_[k->second];
+  auto pos = std::upper_bound(v.begin(), v.end(), at, [](uint64_t t, const FlowBegin& b) { return t < b.at; });
+  if (pos != v.begin() && std::prev(pos)->value >= value) return;
+  auto past = pos;
+  while (past != v.end() && past->value <= value) ++past;
+  pos = v.erase(pos, past);
+  // The track is named now but numbered only if a flow is drawn from it (add_flow_end's matching).
+  auto [t, new_track] = track_of_.emplace(trk, uint32_t(tracks_.size()));
+  if (new_track) tracks_.push_back({trk, kFlowEvents, UINT64_MAX});
+  v.insert(pos, FlowBegin{at, value, t->second});
+}
+
+void Vcd::add_flow_end(const std::string& key, uint64_t value, const std::string& trk, uint64_t at) {
+  const auto [k, fresh] = key_of_.emplace(key, uint32_t(keys_.size()));
+  if (fresh) {
+    keys_.push_back(key);
+    begins_.emplace_back();
+  }
+  auto [t, new_track] = track_of_.emplace(trk, uint32_t(tracks_.size()));
+  if (new_track) tracks_.push_back({trk, kFlowEvents, UINT64_MAX});
+  if (!ends_) ends_ = std::make_unique<TempFile>();
+  std::string rec;
+  put(rec, FlowEnd{k->second, t->second, value, at});
+  ends_->append(rec.data(), rec.size());
+  ++end_count_;
+}
+
+bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) {
   const uint64_t end = end_time.value();
-  // Tracks: a process per first name component (gpu, igpu, cpu, link, ...), a thread per track, both
-  // numbered in the order they first appear (registration order), so the file is deterministic.
-  std::map<std::string, int> pid_of, tid_of;
-  std::vector<std::string> pids, tids;
-  std::vector<int> tid_pid;
-  auto track = [&](const std::string& name) -> std::pair<int, int> {
-    auto t = tid_of.find(name);
-    if (t != tid_of.end()) return {tid_pid[size_t(t->second)], t->second};
+  if (!timeline_written_) {
+    timeline_written_ = true;
+    // Signals, from their changes: within one timestamp only the last value of a signal counts (as in
+    // the VCD file). Every signal's value starts a counter at 0.
+    std::vector<uint64_t> current(signals_.size()), since(signals_.size(), 0);
+    for (size_t i = 0; i < signals_.size(); ++i) current[i] = signals_[i].initial;
+    auto leaf = [](const std::string& n) { return n.substr(n.rfind('.') + 1); };
+    auto close = [&](size_t id, uint64_t t) {  // the value held since since[id] ends at t
+      const Signal& sg = signals_[id];
+      if (sg.ascii) {
+        const std::string label = unpack(current[id]);
+        if (!label.empty() && t > since[id]) add_slice(kSignalEvents, sg.name, label, since[id], t);
+      } else if (sg.width == 1) {
+        if (current[id] && t > since[id]) add_slice(kSignalEvents, sg.name, leaf(sg.name), since[id], t);
+      }
+    };
+    auto counter = [&](size_t id, uint64_t t) {
+      const Signal& sg = signals_[id];
+      if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
+      add_event(kSignalEvents, t, 2, 'C', sg.name, signal_track_[id],
+                ",\"args\":{" + quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
+    };
+    for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
+    for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
+      for (int id : touched) {
+        const size_t k = size_t(id);
+        if (last[k] == current[k]) continue;
+        close(k, t);
+        current[k] = last[k];
+        since[k] = t;
+        counter(k, t);
+      }
+    });
+    for (size_t i = 0; i < signals_.size(); ++i) close(i, std::max(end, since[i]));
+
+    // Flows: each end, in the order they came, from the earliest begin of its key whose value reached
+    // the end's, if that begin came no later (else a CPU write or the start reached it: no flow).
+    uint64_t flow_id = 0;
+    std::optional<RunReader> in;
+    if (ends_) in.emplace(*ends_, 0, ends_->size(), size_t(1) << 20);
+    FlowEnd f;
+    for (uint64_t n = 0; in && n < end_count_ && in->get(f); ++n) {
+      const auto& v = begins_[f.key];
+      const auto b = std::lower_bound(v.begin(), v.end(), f.value,
+                                      [](const FlowBegin& x, uint64_t val) { return x.value < val; });
+      if (b == v.end() || b->at > f.at) continue;
+      const std::string id = std::to_string(++flow_id);
+      const std::string name = keys_[f.key] + " = " + std::to_string(b->value);
+      const uint64_t s_seq = next_event_[kFlowEvents];
+      track(tracks_[b->track].name, kFlowEvents, s_seq);
+      add_event(kFlowEvents, b->at, 3, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
+      track(tracks_[f.track].name, kFlowEvents, s_seq + 1);
+      add_event(kFlowEvents, f.at, 3, 'f', name, f.track,
+                ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) +
+                    "}}");
+    }
+  }
+
+  // Tracks: numbered in the order of their first use; a process per first name component (gpu, igpu,
+  // cpu, link, ...), numbered in the order its first track comes. Unused tracks (a flow's that drew
+  // none) are left out.
+  std::vector<uint32_t> order;
+  for (uint32_t t = 0; t < tracks_.size(); ++t)
+    if (tracks_[t].first != UINT64_MAX) order.push_back(t);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(tracks_[a].source, tracks_[a].first) < std::tie(tracks_[b].source, tracks_[b].first);
+  });
+  std::vector<int> tid(tracks_.size(), -1), pid_of_track(tracks_.size(), 0);
+  std::map<std::string, int> pid_of;
+  std::vector<std::string> pids;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& name = tracks_[order[i]].name;
     const std::string proc = name.substr(0, name.find('.'));
     auto p = pid_of.find(proc);
     if (p == pid_of.end()) {
       p = pid_of.emplace(proc, int(pids.size()) + 1).first;
       pids.push_back(proc);
     }
-    const int tid = int(tids.size());
-    tid_of.emplace(name, tid);
-    tids.push_back(name);
-    tid_pid.push_back(p->second);
-    return {p->second, tid};
-  };
-  // Events, ordered by time; at one time a slice ends before the next begins, then counters, then flows.
-  struct Ev {
-    uint64_t ts;
-    int rank;
-    size_t seq;
-    std::string text;
-  };
-  std::vector<Ev> evs;
-  auto head = [&](const char* ph, const std::string& name, const std::string& trk, uint64_t ts) {
-    const auto [pid, tid] = track(trk);
-    return std::string("{\"ph\":\"") + ph + "\",\"name\":" + quoted(name) + ",\"pid\":" + std::to_string(pid) +
-           ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + us(ts);
-  };
-  auto add_slice = [&](const std::string& trk, const std::string& label, uint64_t b, uint64_t e) {
-    if (e < b) return;
-    if (e == b) {  // an instant: a complete event of no duration (it has no end to balance)
-      evs.push_back({b, 1, evs.size(), head("X", label, trk, b) + ",\"dur\":0}"});
-      return;
-    }
-    evs.push_back({b, 1, evs.size(), head("B", label, trk, b) + "}"});
-    evs.push_back({e, 0, evs.size(), head("E", label, trk, e) + "}"});
-  };
-  for (const Signal& sg : signals_) track(sg.name);  // every signal's track, in registration order
-
-  // Signals, from their changes: within one timestamp only the last value of a signal counts (as in
-  // the VCD file).
-  std::vector<Change> sorted = changes_;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
-  std::vector<uint64_t> current(signals_.size()), since(signals_.size(), 0);
-  for (size_t i = 0; i < signals_.size(); ++i) current[i] = signals_[i].initial;
-  auto leaf = [](const std::string& n) { return n.substr(n.rfind('.') + 1); };
-  auto close = [&](size_t id, uint64_t t) {  // the value held since since[id] ends at t
-    const Signal& sg = signals_[id];
-    if (sg.ascii) {
-      const std::string label = unpack(current[id]);
-      if (!label.empty() && t > since[id]) add_slice(sg.name, label, since[id], t);
-    } else if (sg.width == 1) {
-      if (current[id] && t > since[id]) add_slice(sg.name, leaf(sg.name), since[id], t);
-    }
-  };
-  auto counter = [&](size_t id, uint64_t t) {
-    const Signal& sg = signals_[id];
-    if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
-    evs.push_back({t, 2, evs.size(), head("C", sg.name, sg.name, t) + ",\"args\":{" + quoted(leaf(sg.name)) + ":" +
-                                         std::to_string(current[id]) + "}}"});
-  };
-  for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
-  std::vector<uint64_t> last(signals_.size());
-  std::vector<int> touched;
-  for (size_t i = 0; i < sorted.size();) {
-    const uint64_t t = sorted[i].time_ps;
-    touched.clear();
-    for (; i < sorted.size() && sorted[i].time_ps == t; ++i) {
-      if (std::find(touched.begin(), touched.end(), sorted[i].id) == touched.end()) touched.push_back(sorted[i].id);
-      last[size_t(sorted[i].id)] = sorted[i].value;
-    }
-    for (int id : touched) {
-      const size_t k = size_t(id);
-      if (last[k] == current[k]) continue;
-      close(k, t);
-      current[k] = last[k];
-      since[k] = t;
-      counter(k, t);
-    }
-  }
-  for (size_t i = 0; i < signals_.size(); ++i) close(i, std::max(end, since[i]));
-
-  // The models' own slices.
-  for (const Slice& s : slices_) add_slice(s.track, s.label, s.begin_ps, s.end_ps);
-
-  // Flows: each end from the earliest begin of its key whose value reached the end's.
-  struct Begin {
-    uint64_t at, value, max_value;
-    const Flow* f;
-  };
-  std::map<std::string, std::vector<Begin>> begins;
-  for (const Flow& f : flows_)
-    if (f.begin) begins[f.key].push_back({f.at_ps, f.value, 0, &f});
-  for (auto& [key, v] : begins) {
-    std::stable_sort(v.begin(), v.end(), [](const Begin& a, const Begin& b) { return a.at < b.at; });
-    uint64_t m = 0;
-    for (Begin& b : v) b.max_value = m = std::max(m, b.value);
-  }
-  uint64_t flow_id = 0;
-  for (const Flow& f : flows_) {
-    if (f.begin) continue;
-    auto it = begins.find(f.key);
-    if (it == begins.end()) continue;
-    const auto& v = it->second;
-    const auto b = std::lower_bound(v.begin(), v.end(), f.value,
-                                    [](const Begin& x, uint64_t val) { return x.max_value < val; });
-    if (b == v.end() || b->at > f.at_ps) continue;  // no signal reached it first (a CPU write, the start)
-    const std::string id = std::to_string(++flow_id);
-    const std::string name = f.key + " = " + std::to_string(b->value);
-    evs.push_back({b->at, 3, evs.size(), head("s", name, b->f->track, b->at) + ",\"cat\":\"fence\",\"id\":" + id + "}"});
-    evs.push_back({f.at_ps, 3, evs.size(),
-                   head("f", name, f.track, f.at_ps) + ",\"cat\":\"fence\",\"id\":" + id +
-                       ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}"});
+    tid[order[i]] = int(i);
+    pid_of_track[order[i]] = p->second;
   }
 
-  std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
-    return std::tie(a.ts, a.rank, a.seq) < std::tie(b.ts, b.rank, b.seq);
-  });
   std::ofstream os(path);
   if (!os) return false;
   os << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},\n\"traceEvents\":[\n";
@@ -302,13 +366,35 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
     out("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"sort_index\":" + std::to_string(p) + "}}");
   }
-  for (size_t t = 0; t < tids.size(); ++t) {
-    const std::string ids = ",\"pid\":" + std::to_string(tid_pid[t]) + ",\"tid\":" + std::to_string(t);
-    out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + quoted(tids[t]) + "}}");
-    out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(t) + "}}");
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t t = order[i];
+    const std::string ids = ",\"pid\":" + std::to_string(pid_of_track[t]) + ",\"tid\":" + std::to_string(i);
+    out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + quoted(tracks_[t].name) + "}}");
+    out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
   }
-  for (const Ev& e : evs) out(e.text);
+  std::string line;
+  for (auto c = events_.cursor(); const Event* e = c.peek(); c.next()) {
+    line.assign("{\"ph\":\"");
+    line += e->ph;
+    line += "\",\"name\":";
+    line += e->name;
+    line += ",\"pid\":";
+    line += std::to_string(pid_of_track[e->track]);
+    line += ",\"tid\":";
+    line += std::to_string(tid[e->track]);
+    line += ",\"ts\":";
+    line += us(e->ts);
+    line += e->tail;
+    out(line);
+  }
   os << "\n]}\n";
+  int err = events_.error();
+  if (!err && ends_) err = ends_->error();
+  if (!err) err = changes_.error();
+  if (err) {  // the record could not wait on disk
+    errno = err;
+    return false;
+  }
   os.close();
   return !os.fail();
 }

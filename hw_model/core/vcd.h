@@ -1,18 +1,25 @@
 // VCD waveform writer. Modules register signals ("gpu.node0.state") and record value changes with the
 // simulated time they take effect, which may lie in the future (a link reserves its serialisation
-// interval when a transfer is issued). Changes are kept in memory, sorted stably by time and written
-// when the run ends, so the file is deterministic. When disabled, every call is a cheap no-op.
+// interval when a transfer is issued) or the past (a monitor marks when a lost waiter's value was
+// reached). Changes are sorted stably by time and written when the run ends, so the file is
+// deterministic; they wait on disk, not in memory (spill.h: an external merge sort), so a run of any
+// length records in the same few tens of MB. When disabled, every call is a cheap no-op.
 //
 // The same record makes the timeline (--timeline, write_timeline): a Trace Event Format JSON file that
 // Perfetto's UI and chrome://tracing open. Every text signal is a track of slices (a state while it
 // holds), every 1-bit signal a track of slices while it is 1, every other signal a counter. Models add
 // what a waveform cannot hold: labelled slices on tracks of their own (an engine's packets, "SIGNAL
 // fence 3 value 7"), and fence flows, an arrow from a fence signal to the wake or unblock it caused.
-// Those are recorded only when the timeline is on (timeline()).
+// Those are recorded only when the timeline is on (timeline()). The timeline's events wait on disk too;
+// only a fence's flow begins that a later wait could still take stay in memory (24 bytes a signal that
+// raised its fence's highest value yet).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "hw_model/core/spill.h"
 
 #include <systemc>
 
@@ -27,6 +34,12 @@ class Vcd {
  public:
   using Id = int;
   static constexpr Id kNone = -1;
+  // The record's memory: its changes and its timeline events each wait on disk past this many bytes.
+  static constexpr size_t kSpillBytes = size_t(32) << 20;
+
+  explicit Vcd(size_t spill_bytes = kSpillBytes) : changes_(spill_bytes), events_(spill_bytes) {}
+  // What the record holds in memory now, in bytes (the buffers waiting to spill and the flow begins).
+  size_t held_bytes() const;
 
   bool enabled() const { return enabled_; }
   void enable() { enabled_ = true; }
@@ -39,7 +52,7 @@ class Vcd {
   Id add_ascii(const std::string& name, const std::string& initial);
 
   void set(Id id, uint64_t value, const sc_core::sc_time& at) {
-    if (id != kNone) changes_.push_back({at.value(), id, value});
+    if (id != kNone) changes_.push({at.value(), next_change_++, id, value});
   }
   void set(Id id, uint64_t value) { set(id, value, sc_core::sc_time_stamp()); }
   void set_ascii(Id id, const char* text, const sc_core::sc_time& at) {
@@ -53,19 +66,20 @@ class Vcd {
   // the same key with a value >= `value` (the signal that satisfied it), if one came no later.
   void slice(const std::string& track, const std::string& label, const sc_core::sc_time& begin,
              const sc_core::sc_time& end) {
-    if (timeline_) slices_.push_back({track, label, begin.value(), end.value()});
+    if (timeline_) add_slice(kSliceEvents, track, label, begin.value(), end.value());
   }
   void flow_begin(const std::string& key, uint64_t value, const std::string& track, const sc_core::sc_time& at) {
-    if (timeline_) flows_.push_back({key, value, track, at.value(), true});
+    if (timeline_) add_flow_begin(key, value, track, at.value());
   }
   void flow_end(const std::string& key, uint64_t value, const std::string& track, const sc_core::sc_time& at) {
-    if (timeline_) flows_.push_back({key, value, track, at.value(), false});
+    if (timeline_) add_flow_end(key, value, track, at.value());
   }
 
   // Writes the file; returns false (with errno set) when it cannot be written.
-  bool write(const std::string& path, const std::string& date) const;
+  bool write(const std::string& path, const std::string& date);
   // Writes the timeline, every slice closed at `end`; false (with errno set) when it cannot be written.
-  bool write_timeline(const std::string& path, const sc_core::sc_time& end) const;
+  // Once per recording: the signals' events join the models' on disk.
+  bool write_timeline(const std::string& path, const sc_core::sc_time& end);
 
   static uint64_t pack(const char* text);  // up to 8 characters, big-endian, NUL-padded
 
@@ -76,27 +90,76 @@ class Vcd {
     uint64_t initial;
     bool ascii = false;
   };
-  struct Slice {
-    std::string track, label;
-    uint64_t begin_ps, end_ps;
-  };
-  struct Flow {
-    std::string key;
-    uint64_t value;
-    std::string track;
-    uint64_t at_ps;
-    bool begin;
-  };
-  struct Change {
-    uint64_t time_ps;
+  struct Change {  // ordered by time, then by the order they were recorded
+    uint64_t time_ps, seq;
     Id id;
     uint64_t value;
+    bool operator<(const Change& o) const { return time_ps != o.time_ps ? time_ps < o.time_ps : seq < o.seq; }
+    size_t memory() const { return sizeof(Change); }
+    void encode(std::string& out) const { put(out, *this); }
+    bool decode(RunReader& in) { return in.get(*this); }
   };
-  bool enabled_ = false, timeline_ = false;
-  std::vector<Slice> slices_;
-  std::vector<Flow> flows_;
+  // A timeline event: ordered by time; at one time a slice ends before the next begins, then counters,
+  // then flows; then the signals' events before the models' slices before the flows (their `source`),
+  // each in the order made. Its pid and tid are known only at the end: it names its track by number.
+  enum Source : uint8_t { kSignalEvents, kSliceEvents, kFlowEvents };
+  struct Event {
+    uint64_t ts = 0, seq = 0;
+    uint32_t track = 0;
+    uint8_t rank = 0, source = 0;
+    char ph = 0;
+    std::string name, tail;  // name JSON-quoted; tail: what follows the timestamp
+    bool operator<(const Event& o) const {
+      if (ts != o.ts) return ts < o.ts;
+      if (rank != o.rank) return rank < o.rank;
+      if (source != o.source) return source < o.source;
+      return seq < o.seq;
+    }
+    size_t memory() const { return sizeof(Event) + name.capacity() + tail.capacity(); }
+    void encode(std::string& out) const;
+    bool decode(RunReader& in);
+  };
+  // A track, numbered at the end in the order of its first use: signals (registration order), then the
+  // models' slices, then flows.
+  struct Track {
+    std::string name;
+    uint8_t source;
+    uint64_t first;
+  };
+  struct FlowBegin {
+    uint64_t at, value;
+    uint32_t track;
+  };
+  struct FlowEnd {
+    uint32_t key, track;
+    uint64_t value, at;
+  };
+
+  uint32_t track(const std::string& name, Source source, uint64_t seq);
+  void add_event(Source source, uint64_t ts, uint8_t rank, char ph, const std::string& name, uint32_t track,
+                 std::string tail);
+  void add_slice(Source source, const std::string& track, const std::string& label, uint64_t b, uint64_t e);
+  void add_flow_begin(const std::string& key, uint64_t value, const std::string& track, uint64_t at);
+  void add_flow_end(const std::string& key, uint64_t value, const std::string& track, uint64_t at);
+  template <class F>
+  void for_each_time(F f);  // the changes, a timestamp at a time, only the last value of a signal counting
+
+  bool enabled_ = false, timeline_ = false, timeline_written_ = false;
   std::vector<Signal> signals_;
-  std::vector<Change> changes_;
+  std::vector<uint32_t> signal_track_;
+  SpillSorter<Change> changes_;
+  uint64_t next_change_ = 0;
+  SpillSorter<Event> events_;
+  uint64_t next_event_[3] = {0, 0, 0};
+  std::vector<Track> tracks_;
+  std::unordered_map<std::string, uint32_t> track_of_;
+  // Flows: per key, the begins a later end could take (the earliest with a value at least the end's):
+  // sorted by time, values strictly rising. The ends wait on disk, in the order they came.
+  std::unordered_map<std::string, uint32_t> key_of_;
+  std::vector<std::string> keys_;
+  std::vector<std::vector<FlowBegin>> begins_;
+  std::unique_ptr<TempFile> ends_;
+  uint64_t end_count_ = 0;
 };
 
 }  // namespace gpumodel
