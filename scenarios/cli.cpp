@@ -56,6 +56,9 @@ std::string unwritable(const std::string& path) {
   if (path.empty()) return "the path is empty";
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
+  // A symbolic link to nothing: writing would create its target somewhere else, or fail after the run.
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(path, ec)))
+    return "a symbolic link to '" + fs::read_symlink(path, ec).string() + "', which does not exist";
   if (fs::exists(st)) {
     if (fs::is_directory(st)) return "it is a directory";
     if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
@@ -68,11 +71,13 @@ std::string unwritable(const std::string& path) {
   return "";
 }
 
+// Whether two paths name one file: the same file if both exist (hard links too), else the same path
+// once made absolute, its links resolved and `.` and `..` folded ("x", "./x" and "$PWD/x" are one).
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   std::error_code ec1, ec2;
   if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
-  return fs::weakly_canonical(a, ec1) == fs::weakly_canonical(b, ec2);
+  return fs::weakly_canonical(fs::absolute(a, ec1), ec1) == fs::weakly_canonical(fs::absolute(b, ec2), ec2);
 }
 
 }  // namespace
@@ -358,9 +363,7 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       throw ConfigError("--results and --timeline name the same file '" + req.results_path + "'; name two files");
   }
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
-  // The scenario's own needs first (see run_scenario).
-  if (const ScenarioInfo* info = find_scenario(req.opt.scenario); info && info->validate) info->validate(ps);
-  Platform::validate(ps);
+  validate_scenario(ps, req.opt.scenario);
   return req;
 }
 

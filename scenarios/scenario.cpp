@@ -110,9 +110,9 @@ void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc
 }
 }  // namespace
 
-sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
-  const ScenarioInfo* info = find_scenario(opt.scenario);
-  if (!info) throw ConfigError("unknown scenario '" + opt.scenario + "'");
+void validate_scenario(const ParamSet& ps, const std::string& scenario) {
+  const ScenarioInfo* info = find_scenario(scenario);
+  if (!info) throw ConfigError("unknown scenario '" + scenario + "'");
   // The scenario's own needs first: its message says what it runs on (hybrid_present on topology = dgpu
   // names the topology, not a display key the dGPU platform cannot take).
   if (info->validate) info->validate(ps);
@@ -120,7 +120,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     // F9: these scenarios use native fences; without them the OS would give monitored fences instead and
     // the run would measure something else. The settings are cross_adapter_fence's.
     auto refuse = [&](const std::string& key, const std::string& allowed) {
-      throw ConfigError(key + " = " + ps.get_enum(key) + ": scenario '" + opt.scenario +
+      throw ConfigError(key + " = " + ps.get_enum(key) + ": scenario '" + scenario +
                         "' uses native fences (F9); allowed: " + key + " = " + allowed +
                         " (cross_adapter_fence runs without them)");
     };
@@ -130,6 +130,11 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
       refuse("igpu.kmd_native_gpu_fence", "if_enabled or always");
   }
   Platform::validate(ps);
+}
+
+sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
+  validate_scenario(ps, opt.scenario);
+  const ScenarioInfo* info = find_scenario(opt.scenario);
   Vcd vcd;
   if (!opt.vcd_path.empty()) vcd.enable();
   if (!opt.timeline_path.empty()) vcd.enable_timeline();

@@ -62,6 +62,9 @@ void report_engine_faults(const Platform& p, Results& r);
 
 // Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
 // Call once per process (SystemC elaborates once).
+// Refuses (ConfigError: exit 2) what `scenario` cannot run with `ps`: its own checks, the native-fence
+// settings it needs, the platform's. The CLI calls it before it prints anything; run_scenario again.
+void validate_scenario(const ParamSet& ps, const std::string& scenario);
 sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r);
 
 // Scenario registrations (one per driver file).

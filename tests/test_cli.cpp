@@ -1,6 +1,7 @@
 // The command line as a user meets it: every kind of bad input exits 2 with one message on stderr that
 // names the key or file and what is allowed.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "scenarios/cli.h"
@@ -317,4 +318,38 @@ TEST_CASE("The progress line shows the scenario's own count and a cut-off run is
   CHECK(ja["sim_time_ns"].get<double>() <= 3e6);
   CHECK(ja["sim_time_ns"].get<double>() > 2.9e6);
   CHECK(ja == jb);
+}
+
+TEST_CASE("CLI: outputs that name one file two ways, relative or absolute, and a results path through a dangling link are refused before the run", "[H4]") {
+  // Run from a scratch directory, as a user gives relative names: "x" and "./x", "$PWD/z" and "z" are
+  // one file that does not exist yet; the second output would overwrite the first after the run.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::absolute("cli_same_file_scratch");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cd = "cd '" + dir.string() + "' && ";
+  const std::string ini = scenario("mmio_roundtrip");
+  expect_bad_input(ini + " --vcd=x --results=./x", "--results and --vcd name the same file");
+  expect_bad_input(ini + " --vcd=x --timeline=./x", "--timeline and --vcd name the same file");
+  expect_bad_input(ini + " --timeline=x --results=" + fs::absolute("x").string(), "--results and --timeline name the same file");
+  // run_cli runs the binary in the test's directory; the same with a cd into the scratch directory:
+  const Run r = run_cli(ini + " --vcd=" + (dir / "z").string() + " --results=z");  // two different files here
+  CHECK(r.code == 0);
+  fs::remove("z");
+  fs::remove(dir / "z");
+  {
+    const std::string cmd = cd + GPUMODEL_BIN + std::string(" ") + ini + " --vcd=" + (dir / "z").string() +
+                            " --results=z >out.txt 2>err.txt; echo $? >rc.txt";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    CHECK(slurp((dir / "rc.txt").string()) == "2\n");
+    CHECK(slurp((dir / "err.txt").string()).find("--results and --vcd name the same file") != std::string::npos);
+    CHECK(slurp((dir / "out.txt").string()).empty());
+    CHECK_FALSE(fs::exists(dir / "z"));
+  }
+  // A results path that is a symbolic link to a file in a directory that does not exist: refused now,
+  // not after the whole run.
+  fs::create_symlink(dir / "no_such_dir" / "r.json", dir / "dangling.json");
+  expect_bad_input(ini + " --results=" + (dir / "dangling.json").string(), "which does not exist");
+  expect_bad_input(ini + " --vcd=" + (dir / "dangling.json").string(), "--vcd: cannot write");
+  fs::remove_all(dir);
 }

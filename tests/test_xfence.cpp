@@ -378,4 +378,11 @@ TEST_CASE("cross_adapter_fence refuses impossible combinations before elaboratio
   const auto gw = run_cli(tb::scenario("gpu_wait") + " --gpu.kmd_native_gpu_fence=never");
   CHECK(gw.code == 2);
   CHECK(gw.err.find("gpu.kmd_native_gpu_fence") != std::string::npos);
+  const auto hp = run_cli(tb::scenario("hybrid_present") + " --igpu.kmd_native_gpu_fence=never");
+  CHECK(hp.code == 2);
+  CHECK(hp.err.find("igpu.kmd_native_gpu_fence") != std::string::npos);
+  // Refused before anything is printed: no configuration on stdout, as for every other refusal.
+  CHECK(fs.out.empty());
+  CHECK(gw.out.empty());
+  CHECK(hp.out.empty());
 }
