@@ -73,15 +73,26 @@ class CopyBandwidth : public ScenarioDriver {
     }
     r.check(ok, "copied data differs from the source pattern");
     r.check(t1 > t0, "GPU timestamps did not advance across the copy");
-    const double dur = double(t1 - t0);
+    // GPU timestamps count ticks of gpu.timestamp_tick_ps, not nanoseconds.
+    const double tick_ns = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+    const double dur = double(t1 - t0) * tick_ns;
+    const double gbps = dur > 0 ? double(bytes_) / dur : 0.0;
     r.metric("bytes", bytes_);
-    r.metric("duration_ns", t1 - t0);
-    r.metric("effective_gbps", dur > 0 ? double(bytes_) / dur : 0.0);
+    r.metric("duration_ns", dur);
+    r.metric("effective_gbps", gbps);
     const double rate = p.link.bytes_per_ns();
     const double mps = p.link.max_payload();
     const double cpl = double(p.params.get_int("link.completion_bytes"));
-    r.metric("link_limit_gbps", h2d_ ? rate * cpl / (cpl + PcieLink::kCplOverhead)
-                                     : rate * mps / (mps + PcieLink::kMwrOverhead));
+    const double limit = h2d_ ? rate * cpl / (cpl + PcieLink::kCplOverhead) : rate * mps / (mps + PcieLink::kMwrOverhead);
+    r.metric("link_limit_gbps", limit);
+    // The copy cannot beat the link: its bytes take at least bytes / limit between the two TIMESTAMPs.
+    // Each TIMESTAMP rounds its time down to a tick, so the measured duration is at least that less one
+    // tick, and at least one tick (t1 > t0): the measured rate is at most bytes over the larger of the two.
+    const double least_ns = std::max(tick_ns, double(bytes_) / limit - tick_ns);
+    if (t1 > t0)
+      r.check(gbps <= double(bytes_) / least_ns * (1 + 1e-12),
+              "the measured bandwidth exceeds the link's payload rate (" + std::to_string(gbps) + " > " +
+                  std::to_string(limit) + " GB/s, one timestamp tick of " + std::to_string(tick_ns) + " ns allowed)");
     r.metric("link_up_busy_ns", to_ns(p.link.up().busy_total));
     r.metric("link_down_busy_ns", to_ns(p.link.down().busy_total));
   }

@@ -37,20 +37,29 @@ class GpuWait : public ScenarioDriver {
   }
 
   void finish(Platform& p, Results& r) override {
-    const double tick_ps = double(p.params.get_int("gpu.timestamp_tick_ps"));
-    const double decode_ns = to_ns(p.gpu.nodes[1]->engine_period()) * double(p.params.get_int("node.decode_cycles"));
-    // B's TIMESTAMP value is taken after its decode; its packet started one decode earlier.
-    const double b_start_ns = double(p.sysmem.peek64(ts_)) * tick_ps / 1000.0 - decode_ns;
-    const double unblock = b_start_ns - to_ns(p.gpu.nodes[0]->last_signal_start());
+    // B's TIMESTAMP counts ticks of gpu.timestamp_tick_ps, rounded down, taken after B's decode; its
+    // packet started one decode earlier. The figure puts A's signal start on the same clock (rounded
+    // down to a tick like a TIMESTAMP), so the two ends share one resolution: exact when both fall on a
+    // tick (the default 1 ns tick), within one tick and unbiased otherwise.
+    const uint64_t tick = uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
+    const uint64_t b_ticks = p.sysmem.peek64(ts_);
+    const sc_core::sc_time decode = p.gpu.nodes[1]->engine_period() * double(p.params.get_int("node.decode_cycles"));
+    auto ticks = [tick](const sc_core::sc_time& t) { return t.value() / tick; };  // as a TIMESTAMP reads t
+    const sc_core::sc_time signal_start = p.gpu.nodes[0]->last_signal_start();
+    const double unblock =
+        (double(b_ticks * tick) - double(decode.value()) - double(ticks(signal_start) * tick)) / 1000.0;
     r.metric("signal_to_unblock_ns", unblock);
     const uint64_t fence_irqs = p.gpu.cmp.fence_interrupts(), unblocks = p.gpu.cmp.gpu_unblocks();
     r.metric("cpu_interrupts", p.cpu.interrupts());
     r.metric("fence_interrupts", fence_irqs);
     r.metric("gpu_unblocks", unblocks);
-    r.check(unblock > 0, "node B ran before node A signalled");
-    // A signal releases: B's work may not start before A's CV write (and what A wrote before it) is
-    // visible (F5; the CMP barriers before it unblocks).
-    r.check(cv_visible_ != sc_core::SC_ZERO_TIME && b_start_ns >= to_ns(cv_visible_),
+    // B's work started after A's signal started, and (F5; the CMP barriers before it unblocks) after
+    // A's CV write (and what A wrote before it) was visible: B's TIMESTAMP, one decode later, cannot read
+    // an earlier tick than either time plus that decode would. (A comparison of the rounded timestamp
+    // with an exact time would fail a right order whenever both fall in one tick.)
+    r.check(b_ticks > 0 && b_ticks >= ticks(signal_start + decode) && unblock >= 0 - double(tick) / 1000.0,
+            "node B ran before node A signalled");
+    r.check(cv_visible_ != sc_core::SC_ZERO_TIME && b_ticks >= ticks(cv_visible_ + decode),
             "node B ran before node A's CurrentValue write was visible");
     if (kind_.legacy) {  // F5: no GPU wait; the OS releases B's work after the signal interrupt
       r.check(unblocks == 0, "legacy fence: node B was unblocked on the GPU");

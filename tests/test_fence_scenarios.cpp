@@ -298,3 +298,30 @@ TEST_CASE("fence_race: an interrupt storm makes waiters late, not lost", "[F7][F
   CHECK(m(j, "max_reach_to_wake_ns") > 100000);  // past monitor.wake_bound_ns: the storm is real
   CHECK(j["verdict"] == "pass");
 }
+
+TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same figures at any tick, within one tick", "[F5][H2]") {
+  // copy_bandwidth: the 16 MiB d2h copy takes 647.65 us between its TIMESTAMPs (1 ps ticks). A tick of
+  // 1 us rounds each end down, so the duration is off by less than one tick (0.15 %), never by the
+  // factor of the tick in ns (1000: 25,890 GB/s on a 26 GB/s link), nor its inverse at a 1 ps tick.
+  const auto fine = run("copy_bandwidth", "--gpu.timestamp_tick_ps=1", "tick_copy_1");
+  const double exact_ns = m(fine, "duration_ns");
+  CHECK(exact_ns == Approx(647651.812).margin(0.001));
+  for (const char* tick : {"1000", "1000000"}) {
+    const auto j = run("copy_bandwidth", std::string("--gpu.timestamp_tick_ps=") + tick, std::string("tick_copy_") + tick);
+    const double tick_ns = std::stod(tick) / 1000.0;
+    CHECK(std::abs(m(j, "duration_ns") - exact_ns) < tick_ns);
+    CHECK(m(j, "effective_gbps") == Approx(16777216.0 / m(j, "duration_ns")));
+    CHECK(m(j, "effective_gbps") < m(j, "link_limit_gbps") * (1 + tick_ns / exact_ns));
+  }
+  // gpu_wait, the signal at once: the exact figure (1 ps ticks) and the one a 1 us tick gives differ by
+  // less than a tick, and the order checks (B after A's signal and after its CV write was visible) hold
+  // at the coarse tick too: its TIMESTAMP and the exact times are compared on one clock.
+  const auto g1 = run("gpu_wait", "--gpu.timestamp_tick_ps=1 --workload.signal_delay_us=0", "tick_wait_1");
+  const auto g2 = run("gpu_wait", "--gpu.timestamp_tick_ps=1000000 --workload.signal_delay_us=0", "tick_wait_1us");
+  CHECK(g2["verdict"] == "pass");
+  CHECK(std::abs(m(g2, "signal_to_unblock_ns") - m(g1, "signal_to_unblock_ns")) < 1000.0);
+  // At the default 1 ns tick both ends of the figure are rounded alike: within 1 ns of the exact one.
+  const auto g3 = run("gpu_wait", "", "tick_wait_default");
+  const auto g4 = run("gpu_wait", "--gpu.timestamp_tick_ps=1", "tick_wait_default_1");
+  CHECK(std::abs(m(g3, "signal_to_unblock_ns") - m(g4, "signal_to_unblock_ns")) < 1.0);
+}
