@@ -110,7 +110,7 @@ ScenarioInfo copy_bandwidth_scenario() {
                            "A: 16 MiB, long enough that the ~1 us start-up is < 0.2 % of the transfer",
                            o);
             ps.declare_enum("copy.direction", "d2h", {"h2d", "d2h"},
-                            "A: d2h, the posted-write direction PARAMETERS.md derives its effective "
+                            "A: d2h, the posted-write direction docs/calibration.md derives its effective "
                             "bandwidth figures for",
                             o);
           },

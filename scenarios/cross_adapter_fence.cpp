@@ -1,4 +1,4 @@
-// cross_adapter_fence: seed 003's cross-adapter native fence on the hybrid platform (F15), and the
+// cross_adapter_fence: the native fence document's cross-adapter native fence on the hybrid platform (F15), and the
 // seed's future GPU-to-GPU signal as an exploration (F20). One fence, created on the dGPU with type
 // DEFAULT and opened on the iGPU; a waiter on one adapter, a signaller on the other:
 //   xfence.scenario = 1   both adapters native; the iGPU waits, the dGPU signals
@@ -145,7 +145,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
     while (next_cv_ <= signals_ && v >= next_cv_) {
       cv_visible_[next_cv_] = sc_time_stamp();
       // A GPU signal starts when the signaller's engine executes it: its SIGNAL packet (native), or the
-      // INTERRUPT whose MSI tells VidSch the signal reached the head (seed 003 2b): the CMP's last MSI.
+      // INTERRUPT whose MSI tells VidSch the signal reached the head (Native GPU fence object 2b): the CMP's last MSI.
       if (signaller_gpu_)
         signalled_[next_cv_] = fs_->handle ? hw(p, signaller_).nodes[0]->last_signal_start() : hw(p, signaller_).cmp.last_msi_issued();
       ++next_cv_;
@@ -315,21 +315,21 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
 
 ScenarioInfo cross_adapter_fence_scenario() {
   return {"cross_adapter_fence",
-          "seed 003's cross-adapter native fence (F15): scenarios 1, 2a, 2b, each wait/signal pair; F20's GPU doorbell",
+          "the native fence document's cross-adapter native fence (F15): scenarios 1, 2a, 2b, each wait/signal pair; F20's GPU doorbell",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_enum("xfence.scenario", "1", {"1", "2a", "2b"},
-                            "Q: seed 003 'Cross-adapter wait/signal combinations': 1 = both GPUs native, the iGPU "
+                            "Q: Native GPU fence object 'Cross-adapter wait/signal combinations': 1 = both GPUs native, the iGPU "
                             "waits, the dGPU signals; 2a = the iGPU without native fences waits, the dGPU signals; "
                             "2b = the iGPU without native fences signals, the dGPU waits (2a/2b need "
                             "igpu.kmd_native_gpu_fence = never)",
                             o);
             ps.declare_enum("xfence.pair", "gpu_gpu", {"gpu_gpu", "gpu_cpu", "cpu_gpu", "cpu_cpu"},
-                            "Q: seed 003's tables, one column pair: <waiter>_<signaller>, each from the GPU (a WAIT / "
+                            "Q: the native fence document's tables, one column pair: <waiter>_<signaller>, each from the GPU (a WAIT / "
                             "a SIGNAL in a queue) or the CPU (WaitForSynchronizationObjectFromCpu / "
                             "SignalSynchronizationObjectFromCpu)",
                             o);
             ps.declare_bool("xfence.gpu_doorbell", false,
-                            "Q: F20, seed 003 'Future GPU-to-GPU cross-adapter signal' (an exploration): each CMP "
+                            "Q: F20, Native GPU fence object 'Future GPU-to-GPU cross-adapter signal' (an exploration): each CMP "
                             "rings the other adapter's doorbell register with the fence's cross-adapter id, so MV "
                             "leaves 0; needs both adapters native (xfence.scenario = 1)",
                             o);
@@ -358,7 +358,7 @@ ScenarioInfo cross_adapter_fence_scenario() {
             // reported in the results.
             if (ga == "never")
               throw ConfigError("gpu.kmd_native_gpu_fence = never: every xfence.scenario has the dGPU support native "
-                                "fences (seed 003); allowed: gpu.kmd_native_gpu_fence = if_enabled or always");
+                                "fences (Native GPU fence object); allowed: gpu.kmd_native_gpu_fence = if_enabled or always");
             if (ga == "if_enabled" && !os_on)
               throw ConfigError("os.native_fence_feature = disabled: the dGPU's driver (gpu.kmd_native_gpu_fence = "
                                 "if_enabled) then has no native fences, and every xfence.scenario has a native dGPU; "

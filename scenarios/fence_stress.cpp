@@ -152,11 +152,11 @@ ScenarioInfo fence_stress_scenario() {
   return {"fence_stress", "simulator speed: many signals on many fences across nodes, no waiter",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000,
-                           "A: scenarios/fence_stress.ini asks for the issue's 1,000,000", o);
-            ps.declare_int("workload.fences", 1024, "fences", 1, 60000, "A: the issue's minimum, 1,000+", o);
+                           "A: 100,000 signals measure the cost per signal past start-up; scenarios/fence_stress.ini asks for 1,000,000", o);
+            ps.declare_int("workload.fences", 1024, "fences", 1, 60000, "A: over a thousand fences, where a per-fence structure starts to show in the cost per signal", o);
             ps.declare_int("workload.hw_queues", 0, "queues", 0, regs::kMaxHwQueues,
                            "A: 0 = one streaming queue per node (gpu.nodes), as before the parameter; N = N "
-                           "queues, queue k on node k mod gpu.nodes (issue 11: the cost of a signal measured "
+                           "queues, queue k on node k mod gpu.nodes (the cost of a signal measured "
                            "from 1 to 1,024 queues); at most gpu.hw_queues",
                            o);
             ps.declare_int("bench.switches", 2000000, "switches", 2, 100000000,

@@ -8,7 +8,7 @@ using namespace sc_core;
 
 void Monitors::declare_params(ParamSet& ps) {
   ps.declare_real("monitor.wake_bound_ns", 100000, "ns", 1, 1e12,
-                  "A: 100 us, ten times the 5-10 us signal-to-wake path (PARAMETERS.md), so queueing "
+                  "A: 100 us, ten times the 5-10 us signal-to-wake path (docs/calibration.md), so queueing "
                   "behind other DPCs does not count, a lost interrupt (rescued only by a later signal "
                   "or never) does");
   ps.declare_int("trace.fences", 4, "fences", 0, 64, "A: the first four fences are traced in the VCD");
@@ -127,7 +127,7 @@ void Monitors::watch_value(uint64_t addr, Memory& m, bool cv) {
     vp->base = page * 4096;
     vp->mem = &m;
     // One watch per page: the state a signal's CV write touches is this page's, not a word's, so
-    // 16,384 fences stay in the host's caches (issue 11 item 6).
+    // 16,384 fences stay in the host's caches.
     m.watch_page(vp->base, [this, vp](uint64_t a, unsigned len) { value_page_written(*vp, a, len); });
   }
   const unsigned i = unsigned(addr % 4096) / 8;

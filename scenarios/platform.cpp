@@ -25,18 +25,18 @@ uint64_t stolen_bytes(const ParamSet& ps, Topology t) {
 void Platform::declare_params(ParamSet& ps) {
   ps.declare_enum("platform.topology", "dgpu", {"dgpu", "hybrid"},
                   "A: dgpu = one discrete adapter behind the link (a desktop); hybrid = an integrated "
-                  "adapter on the host side plus the discrete one (a hybrid laptop, seed 004)");
+                  "adapter on the host side plus the discrete one (a hybrid laptop, CASO support)");
   Memory::declare_params(ps, "sysmem.", false);
   ps.declare_real("rc.latency_ns", 30, "ns", 0, 1e6,
                   "A: root-complex crossing each way; with 2 x 200 ns link hops and 90 ns DRAM it "
-                  "reproduces the 550 ns small-read round trip (PARAMETERS.md, pcie-bench)");
+                  "reproduces the 550 ns small-read round trip (docs/calibration.md, pcie-bench)");
   PcieLink::declare_params(ps);
   Iommu::declare_params(ps);
   VidMm::declare_params(ps);
   GpuAdapter::declare_params(ps);
   GpuAdapter::declare_integrated_params(ps);
   ps.declare_enum("display.adapter", "auto", {"auto", "none", "gpu", "igpu"},
-                  "A: which adapter drives the panel; auto = the iGPU on a hybrid platform (seed 004: the "
+                  "A: which adapter drives the panel; auto = the iGPU on a hybrid platform (CASO support: the "
                   "integrated adapter drives a laptop's panel), none on a dgpu platform");
   DisplayEngine::declare_params(ps);
   Cpu::declare_params(ps);
@@ -60,7 +60,7 @@ void Platform::validate_linked_engines(const ParamSet& ps) {
   if (ps.get_int("gpu.nodes") % ps.get_int("gpu.linked_engines") != 0)
     throw ConfigError("gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) + " cannot be split evenly over gpu.linked_engines = " +
                       std::to_string(ps.get_int("gpu.linked_engines")) +
-                      " (every engine of a linked adapter has the same node count, seed 001); allowed: gpu.nodes a "
+                      " (every engine of a linked adapter has the same node count, TDR in Windows 8 and later); allowed: gpu.nodes a "
                       "multiple of gpu.linked_engines");
 }
 
@@ -75,7 +75,7 @@ void Platform::validate(const ParamSet& ps) {
   // F19: the optimized interrupt names a queue whose log the OS reads; without logs it names nothing.
   if (ps.get_bool("kmd.optimized_native_fence_signaled_interrupt") && !ps.get_bool("vidsch.native_fence_logs"))
     throw ConfigError("kmd.optimized_native_fence_signaled_interrupt = true needs vidsch.native_fence_logs = true: the "
-                      "optimized interrupt names the HW queue whose log holds the signal (seed 003); allowed: "
+                      "optimized interrupt names the HW queue whose log holds the signal (Native GPU fence object); allowed: "
                       "vidsch.native_fence_logs = true, or kmd.optimized_native_fence_signaled_interrupt = false");
   // A4: the paging process's window keeps its page tables resident in the dGPU's page-table memory; a
   // window whose tables would take more than half of it cannot be built.

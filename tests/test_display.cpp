@@ -112,7 +112,7 @@ TEST_CASE("display modes: line and frame times exact from the pixel clock", "[C6
     CHECK(t.line_start(0, 1) == o + pst(681481481));
     CHECK(t.vblank_start(0) == o + px_time(1125 * 2200, 148500000));
     CHECK(t.row_bytes() == 7680);
-    CHECK(t.frame_bytes() == 8294400);  // PARAMETERS.md: bytes per 1080p frame at 4 B/px
+    CHECK(t.frame_bytes() == 8294400);  // docs/calibration.md: bytes per 1080p frame at 4 B/px
   }
   {
     // 2160p60, CTA VIC 97: line 4400 px / 594 MHz = 7,407,407.4 ps; frame 4400 x 2250 = 9,900,000 px =
@@ -190,7 +190,7 @@ TEST_CASE("display: Scan-out formats: the tier-3 minimum list and its bytes per 
   CHECK(bytes_per_pixel("R16G16B16A16_FLOAT") == 8);
   CHECK(display_format_names().size() == 6);
   CHECK_THROWS_AS(bytes_per_pixel("R5G6B5_UNORM"), ConfigError);
-  // FP16 x 4 doubles the 1080p frame: 16,588,800 B (PARAMETERS.md).
+  // FP16 x 4 doubles the 1080p frame: 16,588,800 B (docs/calibration.md).
   ScanTiming t(display_mode("1920x1080@60"), bytes_per_pixel("R16G16B16A16_FLOAT"), 0, SC_ZERO_TIME);
   CHECK(t.frame_bytes() == 16588800);
 }
@@ -457,7 +457,7 @@ TEST_CASE("display: Underflow: the default platform never underflows over two fr
 }
 
 TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s, 0.594 GB/s during active pixels", "[C6][H1]") {
-  // Over whole frames: 1920 x 1080 x 4 B = 8,294,400 B per frame x 60 Hz = 497,664,000 B/s (PARAMETERS.md
+  // Over whole frames: 1920 x 1080 x 4 B = 8,294,400 B per frame x 60 Hz = 497,664,000 B/s (docs/calibration.md
   // 0.50 GB/s). During active pixels the beam takes 4 B per pixel clock: 4 x 148.5e6 = 594,000,000 B/s.
   // Measured between two vblank starts, where the FIFO is empty (frame n fetched, frame n+1 not yet
   // latched), and as consumed bytes over the active time.

@@ -1,4 +1,4 @@
-// The native fence's ordering contract (seed 003, "Synchronization issues"), each safety mechanism on
+// The native fence's ordering contract (Native GPU fence object, "Synchronization issues"), each safety mechanism on
 // its own. One race throughout: an engine executes SIGNAL(f, 1) while a CPU thread starts waiting on
 // (f, 1), so the OS lowers MV from UINT64_MAX to 0 through DxgkDdiUpdateMonitoredValues. The engine's
 // conditional check reads the old shadow MV and raises nothing (asserted: the race is real). Three

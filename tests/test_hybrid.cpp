@@ -1,6 +1,6 @@
-// The hybrid platform's scenarios through the CLI (seed 004: C1-C6, H1): what each present path costs
+// The hybrid platform's scenarios through the CLI (CASO support: C1-C6, H1): what each present path costs
 // per frame, the caps and checks that pick it, and whether scan-out keeps up with the refresh. Every
-// figure is checked against a derivation from the parameters (or PARAMETERS.md where the issue names
+// figure is checked against a derivation from the parameters (or docs/calibration.md where the issue names
 // one), never against a number copied from a run.
 #include <cmath>
 #include <regex>
@@ -33,7 +33,7 @@ TEST_CASE("hybrid_present defaults: one copy (CASO) moves one surface over the l
   CHECK(m["path"].get<std::string>().rfind("one_copy: tier 3", 0) == 0);
   // Copy 1 is 8,294,400 B of posted writes across the link: no faster than the wire allows
   // (8,294,400 / 13.23 B/ns = 626.9 us), and within 0.5 % of it (its start-up: the first VRAM read, the
-  // last write's flight and the barrier, about 1 us). PARAMETERS.md's round figure is 0.64 ms: within 3 %.
+  // last write's flight and the barrier, about 1 us). docs/calibration.md's round figure is 0.64 ms: within 3 %.
   const double wire_ns = kSurface / kGen4x8Posted;
   INFO("copy1 mean " << mean(m, "copy1_ns") << " ns, wire " << wire_ns << " ns");
   CHECK(mean(m, "copy1_ns") >= wire_ns);
@@ -51,7 +51,7 @@ TEST_CASE("hybrid_present defaults: one copy (CASO) moves one surface over the l
   CHECK(m["frames_dropped"] == 0);
   CHECK(m["underflows"] == 0);
   CHECK(j["monitors"]["scanout_underflow"]["violations"] == 0);
-  // Scan-out, PARAMETERS.md: 1080p60 RGBA8 averages 8,294,400 B x 60 Hz = 0.497664 GB/s, and 148.5 MHz
+  // Scan-out, docs/calibration.md: 1080p60 RGBA8 averages 8,294,400 B x 60 Hz = 0.497664 GB/s, and 148.5 MHz
   // x 4 B = 0.594 GB/s during active pixels. The window is not a whole number of refreshes: the fetch
   // buffer's level at its two ends differs by at most its 262,144 B, against more than 1 GB fetched.
   const double refresh_hz = 148.5e6 / (2200.0 * 1125.0);
@@ -243,7 +243,7 @@ TEST_CASE("scanout_underflow: a small FIFO underflows, the FIFO the scenario rep
 
 TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its height of 4 rows, in system memory",
           "[C2][C3]") {
-  // d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128, _HEIGHT_ALIGNMENT 4 (PARAMETERS.md).
+  // d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128, _HEIGHT_ALIGNMENT 4 (docs/calibration.md).
   PhysHeap sys(0x1'0000'0000ull, 1ull << 30, "sysmem.size_bytes");
   VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes", nullptr, 64ull << 20);  // no page-table memory: entries kept only in VidMm
   struct Case {

@@ -12,7 +12,7 @@
 
 using namespace tb;
 
-TEST_CASE("copy_bandwidth d2h lands within 2 % of PARAMETERS.md's derived posted-write figures", "[H2][H4]") {
+TEST_CASE("copy_bandwidth d2h lands within 2 % of docs/calibration.md's derived posted-write figures", "[H2][H4]") {
   struct Case {
     int gen, lanes;
     double published_gbps;

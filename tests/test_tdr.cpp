@@ -1,4 +1,4 @@
-// Per-engine TDR (seed 001, SPEC T1-T10): the hardware's preemption and reset as the KMD drives them
+// Per-engine TDR (TDR in Windows 8 and later, SPEC T1-T10): the hardware's preemption and reset as the KMD drives them
 // through BAR0, and the six TDR scenarios through the CLI. Times are checked exactly where the model's
 // arithmetic gives them (preemption points, the watchdog's deadlines) and against bounds derived from
 // the parameters where an MMIO round trip or a poll interval enters.
@@ -174,7 +174,7 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
   CHECK(p.kmd.driver_last_completed(0) == 3);                      // then packet 3's completion
   CHECK(b.completed(3));                        // the node runs again
   // The reset takes 174 us from the control write's arrival (about 0.3 us after t0); the KMD polls its
-  // status every 10 us plus a 1.0 us MMIO read (PARAMETERS.md 0.9-1.1 us), then reads the fence
+  // status every 10 us plus a 1.0 us MMIO read (docs/calibration.md 0.9-1.1 us), then reads the fence
   // register once more: the call returns within one poll and two reads of the reset's end.
   CHECK(t1 - t0 >= us_(174));
   CHECK(t1 - t0 <= us_(174 + 0.5 + 10 + 2 * 1.1));
@@ -262,7 +262,7 @@ TEST_CASE("tdr_engine_reset: T3's steps in order, the watchdog's deadlines exact
   const double prep = step_t(m, "prepare") - step_t(m, "flushdpc");
   CHECK(prep >= 50e3 + 4 * 900);
   CHECK(prep <= 50e3 + 4 * 1100);
-  // reset_ns: node.reset_ns = 174 us, seen within a 10 us poll and two MMIO reads; PARAMETERS.md's
+  // reset_ns: node.reset_ns = 174 us, seen within a 10 us poll and two MMIO reads; docs/calibration.md's
   // engine reset range is 0.1-10 ms.
   const double reset = m["reset_ns"];
   CHECK(reset >= 174e3);
@@ -324,7 +324,7 @@ TEST_CASE("tdr_engine_reset: paging packets submitted too late come back first w
 }
 
 TEST_CASE("tdr_paging_hit: the engine reset hits a paging packet, the adapter resets (TdrReason 9) in "
-          "PARAMETERS.md's 1-4 s, the allocation's owner goes to error state, the system device does not",
+          "docs/calibration.md's 1-4 s, the allocation's owner goes to error state, the system device does not",
           "[T7][T5]") {
   const nlohmann::json j = run_json(scenario("tdr_paging_hit"), "paging");
   const auto& m = j["metrics"];

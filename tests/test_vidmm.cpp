@@ -1,4 +1,4 @@
-// GPU virtual memory and the memory manager (seed 002, SPEC A1-A4, F10): the GPU MMU's translation and
+// GPU virtual memory and the memory manager (Allocation notifications, SPEC A1-A4, F10): the GPU MMU's translation and
 // TLB timing, page faults, TLB invalidation, the IOMMU, VidMm's notifications and the paging process's VA.
 // Exact times come from the default parameters: a walk is four reads of VRAM (vram.read_latency_ns 250 ns
 // plus the transfer at 1008 GB/s; gpu.fabric_latency_ns 0), three of 8 bytes and the dual PDE's 16.

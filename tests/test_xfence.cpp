@@ -1,4 +1,4 @@
-// Cross-adapter native fences on the hybrid platform (seed 003): enablement (F9), the cross-adapter fence
+// Cross-adapter native fences on the hybrid platform (Native GPU fence object): enablement (F9), the cross-adapter fence
 // itself (F15: type DEFAULT only, one CurrentValue page shared by both GPUs, MV held at 0, the OS's
 // forwarding; scenarios 1, 2a, 2b with every wait/signal pair) and the GPU-to-GPU doorbell exploration
 // (F20). In-process benches build one platform per TEST_CASE; the scenario runs go through the CLI.

@@ -30,7 +30,7 @@ struct ParamSpec {
   std::string unit;           // "ns", "bytes", "" ...
   double min = 0, max = 0;    // inclusive range for Int and Real
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
-  std::string source;         // where the default comes from (PARAMETERS.md row, standard, derivation)
+  std::string source;         // where the default comes from (docs/calibration.md row, standard, derivation)
   std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
   // A scenario sharing the key with its own default, source or range: scenario -> what it declared.
   struct Variant {

@@ -17,10 +17,10 @@ constexpr size_t kUnderflowRecords = 64;
 
 void DisplayEngine::declare_params(ParamSet& ps) {
   ps.declare_enum("display.mode", "1920x1080@60", display_mode_names(),
-                  "PARAMETERS.md Display and hybrid graphics, mode table (CTA VIC 16 / VIC 97 per Linux "
+                  "docs/calibration.md Display and hybrid graphics, mode table (CTA VIC 16 / VIC 97 per Linux "
                   "drm_edid.c; CVT-RBv2 derived)");
   ps.declare_enum("display.format", "R8G8B8A8_UNORM", display_format_names(),
-                  "Q: seed C4, the tier-3 minimum scan-out format list");
+                  "Q: CASO support C4, the tier-3 minimum scan-out format list");
   ps.declare_int("display.fifo_bytes", 262144, "bytes", 64, int64_t(16) << 20,
                  "Q: 256 KB detile buffer per pipe, DCN 3.2, amdgpu DML det_buffer_size_kbytes");
   ps.declare_int("display.request_bytes", 8192, "bytes", 64, 65536,

@@ -33,7 +33,7 @@ const std::vector<DisplayMode>& display_modes() {
       // VESA CVT reduced blanking v2 (derived): H blank fixed at 80 (FP 8, sync 32, BP 40) -> 2640;
       // V sync 8 and V back porch 6 fixed, the front porch (89) makes up the 460 us minimum V blank
       // -> 1543 lines; clock 2640 x 1543 x 144 rounded down to the 1 kHz step: 586.586 MHz
-      // (PARAMETERS.md: not 483 MHz, which gives 120 Hz).
+      // (docs/calibration.md: not 483 MHz, which gives 120 Hz).
       {"2560x1440@144", 586586000, 2560, 8, 32, 40, 1440, 89, 8, 6},
   };
   return modes;

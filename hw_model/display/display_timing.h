@@ -28,7 +28,7 @@ struct DisplayMode {
   double refresh_hz() const { return double(pixel_clock_hz) / (double(h_total()) * v_total()); }
 };
 
-// The modes of PARAMETERS.md "Display and hybrid graphics", in that order.
+// The modes of docs/calibration.md "Display and hybrid graphics", in that order.
 const std::vector<DisplayMode>& display_modes();
 std::vector<std::string> display_mode_names();
 const DisplayMode& display_mode(const std::string& name);  // ConfigError when unknown

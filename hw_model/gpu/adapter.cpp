@@ -7,7 +7,7 @@ using namespace sc_core;
 void GpuAdapter::declare_params(ParamSet& ps) {
   ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes, "A: two engines (3D/compute and copy) by default");
   ps.declare_int("gpu.linked_engines", 1, "adapters", 1, 2,
-                 "Q: seed 001 T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
+                 "Q: TDR in Windows 8 and later T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
                  "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
                  "A: 1 (a single GPU)");
   ps.declare_int("gpu.hw_queues", 8, "queues", 1, regs::kMaxHwQueues,
@@ -15,7 +15,7 @@ void GpuAdapter::declare_params(ParamSet& ps) {
                  "manage (BAR0 caps [31:22])");
   ps.declare_real("gpu.fabric_latency_ns", 0, "ns", 0, 1e6,
                   "D: 0, already inside the 500-cycle local access and the device-measured 550 ns "
-                  "DMA round trip (PARAMETERS.md); raise it to model a deeper on-chip network");
+                  "DMA round trip (docs/calibration.md); raise it to model a deeper on-chip network");
   Memory::declare_params(ps, "vram.", true);
   Cmp::declare_params(ps);
   GpuMmu::declare_params(ps);
@@ -35,7 +35,7 @@ void GpuAdapter::declare_integrated_params(ParamSet& ps) {
                   "A: a laptop iGPU's graphics clock (Intel Xe-LP parts boost to 1.3-1.45 GHz); "
                   "topology = hybrid only");
   ps.declare_int("igpu.timestamp_tick_ps", 52083, "ps", 1, 1000000,
-                 "Q: PARAMETERS.md GPU timestamp tick, iGPU 52.08 ns (19.2 MHz, Intel Gen11/12, Mesa "
+                 "Q: docs/calibration.md GPU timestamp tick, iGPU 52.08 ns (19.2 MHz, Intel Gen11/12, Mesa "
                  "intel_device_info); topology = hybrid only");
   ps.declare_real("igpu.bar0_read_latency_ns", 170, "ns", 0, 1e6,
                   "A: an uncached MMIO read of an on-die register block: 0.3 us end to end with the "

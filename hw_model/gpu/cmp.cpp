@@ -12,7 +12,7 @@ using namespace sc_core;
 
 void Cmp::declare_params(ParamSet& ps) {
   ps.declare_real("cmp.clock_mhz", 1000, "MHz", 1, 1e5,
-                  "A: PARAMETERS.md GPU, CMP clock 1.0 GHz (microcontroller-class scheduler)");
+                  "A: docs/calibration.md GPU, CMP clock 1.0 GHz (microcontroller-class scheduler)");
   ps.declare_int("cmp.doorbell_cycles", 64, "cycles", 0, 1 << 24,
                  "A: firmware path doorbell -> run-list update -> node kick, 64 CMP cycles");
   ps.declare_int("cmp.interrupt_cycles", 32, "cycles", 0, 1 << 24,
@@ -23,17 +23,17 @@ void Cmp::declare_params(ParamSet& ps) {
   ps.declare_int("cmp.mv_update_cycles", 40, "cycles", 0, 1 << 24,
                  "A: firmware decode of a MonitoredValue update command, 40 CMP cycles");
   ps.declare_real("cmp.barrier_ns", 200, "ns", 0, 1e6,
-                  "Q (low confidence): PARAMETERS.md memory barrier, system scope ~200 ns (the CMP "
+                  "Q (low confidence): docs/calibration.md memory barrier, system scope ~200 ns (the CMP "
                   "synchronises with engine writes that may target system memory)");
   ps.declare_bool("cmp.barrier", true,
-                  "Q: F7, seed 003 'Synchronization within the GPU': the barrier between writing the "
+                  "Q: F7, Native GPU fence object 'Synchronization within the GPU': the barrier between writing the "
                   "shadow MV and reading CV; false reproduces the lost interrupt");
   ps.declare_bool("cmp.mv_update_check", true,
-                  "Q: F7 step 3, seed 003: after the barrier the CMP reads CV and interrupts iff CV > "
+                  "Q: F7 step 3, Native GPU fence object: after the barrier the CMP reads CV and interrupts iff CV > "
                   "MV; false is a test setting that leaves the OS's F8 re-read as the only report of a "
                   "signal racing an MV update");
   ps.declare_enum("cmp.mv_source", "shadow", {"shadow", "memory"},
-                  "Q: seed 003 'Synchronization within the GPU': shadow = the CMP keeps a shadow MV in "
+                  "Q: Native GPU fence object 'Synchronization within the GPU': shadow = the CMP keeps a shadow MV in "
                   "local memory that the engines check (what many discrete GPUs do; MV updates go "
                   "through the CMP in the F7 order); memory = the engine reads the MonitoredValue the "
                   "OS writes, after its CV write, and the CMP keeps no shadow");
@@ -41,13 +41,13 @@ void Cmp::declare_params(ParamSet& ps) {
                   "Q: F12: the interrupt names the signaled fences (pSignaledNativeFenceArray); false "
                   "reports NULL, so the OS scans every waiter");
   ps.declare_enum("cmp.fence_irq_queue", "running", {"running", "null"},
-                  "Q: F19, seed 003 'Optimized native fence signaled interrupt': with the optimized interrupt "
+                  "Q: F19, Native GPU fence object 'Optimized native fence signaled interrupt': with the optimized interrupt "
                   "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
                   "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
   ps.declare_real("cmp.adapter_reset_ms", 3100, "ms", 1000, 4000,
-                  "F: PARAMETERS.md adapter-wide reset 1-4 s; a BACO reset took 3.1 s (pop-os cosmic-epoch "
+                  "F: docs/calibration.md adapter-wide reset 1-4 s; a BACO reset took 3.1 s (pop-os cosmic-epoch "
                   "issue 3764 log timestamps)");
 }
 

@@ -59,7 +59,7 @@ class WaitingQueues {
 };
 
 // What a signal reads and writes of a fence slot: 32 bytes, half a host cache line, so 16,384 fences'
-// entries (512 KB) stay in a core's cache beside their values (issue 11 item 6). The MV's address and
+// entries (512 KB) stay in a core's cache beside their values. The MV's address and
 // the handle, read only off that path, sit in FenceNames.
 struct alignas(32) FenceEntry {
   uint64_t cv_addr = 0;

@@ -1,6 +1,6 @@
-// The native fence log buffer (seed 003 'Native fence log buffer design', F16): the byte layout the GPU
+// The native fence log buffer (Native GPU fence object 'Native fence log buffer design', F16): the byte layout the GPU
 // writes and Dxgkrnl reads, DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY / _BUFFER of d3dukmdt.h (public WDK
-// header mirrors; PARAMETERS.md: a 4096-B buffer, a 40-B header, 48-B entries, so 84 entries).
+// header mirrors; docs/calibration.md: a 4096-B buffer, a 40-B header, 48-B entries, so 84 entries).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +34,7 @@ static_assert(sizeof(Entry) == 48 && offsetof(Entry, fence_observed_gpu_timestam
 
 constexpr uint64_t kBufferBytes = 4096;  // seed: "two dedicated 4-KB log buffers per HWQueue"
 constexpr uint32_t kEntries = uint32_t((kBufferBytes - sizeof(Header)) / sizeof(Entry));  // 84
-static_assert(kEntries == 84, "PARAMETERS.md: 84 entries");
+static_assert(kEntries == 84, "docs/calibration.md: 84 entries");
 
 inline uint64_t entry_offset(uint32_t index) { return sizeof(Header) + uint64_t(index) * sizeof(Entry); }
 

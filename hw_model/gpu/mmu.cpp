@@ -18,7 +18,7 @@ void GpuMmu::declare_params(ParamSet& ps) {
                  "'Supporting x86-64 Address Translation for 100s of GPU Lanes', HPCA 2014); 0 = none");
   ps.declare_real("mmu.invalidate_ns", 250, "ns", 0, 1e6,
                   "A: a FLUSH_TLB's invalidation handshake with every TLB of the adapter after its release, "
-                  "250 ns (about a system-scope barrier, PARAMETERS.md ~200 ns, plus the acknowledgement)");
+                  "250 ns (about a system-scope barrier, docs/calibration.md ~200 ns, plus the acknowledgement)");
 }
 
 GpuMmu::GpuMmu(const ParamSet& ps, Read read) : read_(std::move(read)) {

@@ -9,7 +9,7 @@
 // there; re-enabling the queue clears it), counts the fault and keeps a message naming the node, queue,
 // ring offset and reason for the results; the model runs on.
 //
-// Packet scheduling (seed 001): a FENCE ends each DMA packet. A preemption request (BAR0 kNControl) is
+// Packet scheduling (TDR in Windows 8 and later): a FENCE ends each DMA packet. A preemption request (BAR0 kNControl) is
 // taken at the next DMA-packet boundary, or, with node.preemption = mid_command, also at the next
 // preemption point inside a COMPUTE (every node.preempt_point_cycles from its start, unless the dispatch
 // disabled preemption) and on a blocked WAIT: the node saves its state (node.preempt_save_ns), drops the

@@ -22,7 +22,7 @@ enum class Op : uint8_t {
                      // [, seq, hNativeFence]: the logged form, 6 dwords (F16, F17): see kLoggedFenceOpDwords
   Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
                      // [, seq, hNativeFence]: the logged form: WAIT_UNBLOCKED logged when it unblocks
-  Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, seed 001): once every
+  Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, TDR in Windows 8 and later): once every
                      // earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as
                      // the node's last completed fence ID, and interrupt (DMA completed). A preemption
                      // boundary.
@@ -32,7 +32,7 @@ enum class Op : uint8_t {
   FlushTlb = 0x0B,      // root: a release, then invalidate every TLB of the adapter for that space (0 = all):
                         // DXGK_OPERATION_FLUSH_TLB after a page-table update
 };
-// SIGNAL and WAIT with the UMD's log instruction (seed 003 'Log buffer mechanism': "immediately after UMD
+// SIGNAL and WAIT with the UMD's log instruction (Native GPU fence object 'Log buffer mechanism': "immediately after UMD
 // inserts a native fence wait or signal instruction ... it also inserts a command instructing the GPU to
 // write a payload at a particular entry"). The model carries that instruction in the same packet, two more
 // dwords: the UMD's running entry sequence number for this queue's log (the UMD owns the progression; the

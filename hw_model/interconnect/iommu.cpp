@@ -12,7 +12,7 @@ using namespace sc_core;
 
 void Iommu::declare_params(ParamSet& ps) {
   ps.declare_enum("iommu.model", "physical", {"physical", "gpuva_iommu", "gpuva_iommu_global"},
-                  "Q: seed 002 (A3) / DXGK_VIDMMCAPS IoMmu addressing models: physical = no DMA remapping; "
+                  "Q: Allocation notifications (A3) / DXGK_VIDMMCAPS IoMmu addressing models: physical = no DMA remapping; "
                   "gpuva_iommu = GpuVaIoMmu, a domain per adapter; gpuva_iommu_global = GpuVaIoMmuGlobal, one "
                   "domain shared by every adapter");
   ps.declare_int("iommu.iotlb_entries", 64, "entries", 1, 1 << 16,

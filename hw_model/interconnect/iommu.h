@@ -1,5 +1,5 @@
 // The host's IOMMU (DMA remapping, in the root complex): translates the adapters' DMA into system
-// memory under the addressing model iommu.model (seed 002, A3):
+// memory under the addressing model iommu.model (Allocation notifications, A3):
 //  * physical: no remapping; a DMA address is a physical address (the IOMMU passes it through).
 //  * gpuva_iommu: each adapter has its own domain (a root table per requester port).
 //  * gpuva_iommu_global: every adapter shares one domain (the OS programs the same root for each port).

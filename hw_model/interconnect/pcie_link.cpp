@@ -36,10 +36,10 @@ double PcieLink::dll_overhead(int gen, int lanes, unsigned mps) {
 
 void PcieLink::declare_params(ParamSet& ps) {
   ps.declare_int_choices("link.gen", 4, "", {3, 4, 5},
-                         "PARAMETERS.md PCIe-like link: desktop dGPU on Gen4 (8/16/32 GT/s per lane, "
+                         "docs/calibration.md PCIe-like link: desktop dGPU on Gen4 (8/16/32 GT/s per lane, "
                          "128b/130b; PCI-SIG rates as in pcie-bench pcie-model, Intel AN 829)");
   ps.declare_int_choices("link.lanes", 16, "lanes", {1, 2, 4, 8, 16},
-                         "PARAMETERS.md PCIe-like link: desktop dGPU x16");
+                         "docs/calibration.md PCIe-like link: desktop dGPU x16");
   ps.declare_int_choices("link.max_payload_bytes", 256, "bytes", {128, 256, 512, 1024, 2048, 4096},
                          "Q: 256 B common on root ports (PCIe spec range 128-4096; PLX PEX 8532)");
   ps.declare_int_choices("link.max_read_request_bytes", 512, "bytes",

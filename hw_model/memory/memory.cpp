@@ -25,18 +25,18 @@ bool whole_qword(const tlm::tlm_generic_payload& t, unsigned off) {
 void Memory::declare_params(ParamSet& ps, const std::string& p, bool local) {
   if (local) {
     ps.declare_real(p + "read_latency_ns", 250, "ns", 0, 1e6,
-                    "PARAMETERS.md GPU: local memory access 400-600 engine cycles, default 500 at the "
+                    "docs/calibration.md GPU: local memory access 400-600 engine cycles, default 500 at the "
                     "2.0 GHz engine clock = 250 ns (CUDA C++ Best Practices Guide, Memory Instructions)");
     ps.declare_real(p + "write_latency_ns", 250, "ns", 0, 1e6,
                     "D: a write is visible when it reaches the same point a read samples, so it takes "
-                    "the read path's 250 ns (PARAMETERS.md local memory access)");
+                    "the read path's 250 ns (docs/calibration.md local memory access)");
     ps.declare_real(p + "bandwidth_gbps", 1008, "GB/s", 0.001, 1e5,
                     "Q: RTX 4090 GDDR6X 1008 GB/s (vendor specification page)");
     ps.declare_int(p + "size_bytes", int64_t(16) << 30, "bytes", 1 << 20, int64_t(1) << 40,
                    "A: 16 GiB of VRAM, a desktop dGPU");
   } else {
     ps.declare_real(p + "read_latency_ns", 90, "ns", 0, 1e6,
-                    "D: 550 ns GPU small-read round trip (PARAMETERS.md, pcie-bench) minus 2 x 200 ns "
+                    "D: 550 ns GPU small-read round trip (docs/calibration.md, pcie-bench) minus 2 x 200 ns "
                     "link hop minus 2 x 30 ns root complex = 90 ns; typical loaded DDR4/DDR5 latency");
     ps.declare_real(p + "write_latency_ns", 90, "ns", 0, 1e6,
                     "D: equal to the read latency, so a read never passes an earlier write (PCIe "

@@ -5,7 +5,7 @@ namespace gpumodel {
 using namespace sc_core;
 
 void Cpu::declare_params(ParamSet& ps) {
-  const char* cst = "Q: Linux drivers/idle/intel_idle.c skl_cstates (PARAMETERS.md CPU idle states)";
+  const char* cst = "Q: Linux drivers/idle/intel_idle.c skl_cstates (docs/calibration.md CPU idle states)";
   ps.declare_real("cpu.c1_exit_ns", 2000, "ns", 0, 1e7, cst);
   ps.declare_real("cpu.c1_residency_ns", 2000, "ns", 0, 1e7, cst);
   ps.declare_real("cpu.c1e_exit_ns", 10000, "ns", 0, 1e7, cst);
@@ -22,10 +22,10 @@ void Cpu::declare_params(ParamSet& ps) {
                   "A: a core whose thread just blocked on a short GPU wait sits in C1 (the menu "
                   "governor's choice for idle periods under C1E's 20 us target residency)");
   ps.declare_real("cpu.interrupt_entry_ns", 500, "ns", 0, 1e7,
-                  "D: PARAMETERS.md MSI arrival -> ISR entry 0.5 us (0.3-1 us; APIC delivery + "
+                  "D: docs/calibration.md MSI arrival -> ISR entry 0.5 us (0.3-1 us; APIC delivery + "
                   "interrupt entry; Intel 'Reducing Interrupt Latency Through MSI')");
   ps.declare_real("cpu.isr_ns", 2000, "ns", 0, 1e8,
-                  "Q/A: PARAMETERS.md ISR duration, default 2 us (<= 25 us guideline, Microsoft "
+                  "Q/A: docs/calibration.md ISR duration, default 2 us (<= 25 us guideline, Microsoft "
                   "'Measuring DPC/ISR time'); interrupt -> DPC start then lands at 2.5 us, inside "
                   "LatencyMon's 1.2-2.7 us");
   ps.declare_real("cpu.dpc_ns", 1000, "ns", 0, 1e8,
@@ -34,7 +34,7 @@ void Cpu::declare_params(ParamSet& ps) {
                   "D: LatencyMon interrupt -> waiting user thread running 3.3-9.1 us; minus 0.5 entry, "
                   "2 ISR, 1 DPC leaves ~2 us for ready -> dispatch -> context switch");
   ps.declare_real("cpu.mmio_write_ns", 100, "ns", 0, 1e6,
-                  "Q: PARAMETERS.md CPU write to a BAR, issue cost ~0.1 us (NVIDIA gdrcopy README)");
+                  "Q: docs/calibration.md CPU write to a BAR, issue cost ~0.1 us (NVIDIA gdrcopy README)");
   ps.declare_real("cpu.memcpy_gbps", 20, "GB/s", 0.001, 1e4,
                   "A: single-core store bandwidth into cached system memory");
 }

@@ -5,7 +5,7 @@
 // threads are SC_THREADs that block on KEvents. Simplification: an ISR or DPC that arrives while an app
 // thread is running does not stretch that thread's own time.
 //
-// Parameters: cpu.* (idle states from intel_idle skl_cstates, costs from PARAMETERS.md).
+// Parameters: cpu.* (idle states from intel_idle skl_cstates, costs from docs/calibration.md).
 // Trace: cpu.context (C1 / C1E / C3 / C6 / exit / ISR / DPC / wake / thread / idle0), cpu.threads.
 #pragma once
 #include <cstdint>

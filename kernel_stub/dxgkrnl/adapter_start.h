@@ -1,4 +1,4 @@
-// Dxgkrnl's adapter start (seed 004, C1): DxgkDdiStartDevice, then the driver caps, then the checks the
+// Dxgkrnl's adapter start (CASO support, C1): DxgkDdiStartDevice, then the driver caps, then the checks the
 // OS makes before it lets an adapter run. A failed start is a value with its reason, never a crash.
 //  * The cross-adapter tiers must form a superset chain: Texture (tier 2) needs CrossAdapterResource
 //    (tier 1), Scanout (tier 3) needs Texture.

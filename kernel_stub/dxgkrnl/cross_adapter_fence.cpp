@@ -5,7 +5,7 @@
 namespace gpumodel {
 
 bool CrossAdapterFence::mv_held_at_zero() const {
-  if (!os->gpu_doorbell()) return true;  // seed 003: "MonitoredValue ... to 0 for its lifetime"
+  if (!os->gpu_doorbell()) return true;  // Native GPU fence object: "MonitoredValue ... to 0 for its lifetime"
   for (const NativeFence* f : instances)
     if (f && !f->handle) return true;  // a monitored-fence instance hears of GPU signals only through the CPU
   return false;

@@ -1,10 +1,10 @@
-// Dxgkrnl's cross-adapter native fences (F15, seed 003 "Cross-adapter native fences"), one object per
+// Dxgkrnl's cross-adapter native fences (F15, Native GPU fence object "Cross-adapter native fences"), one object per
 // machine (owned by the platform) linking each adapter's instance of a fence:
 //  * created with D3DDDI_NATIVEFENCE_TYPE_DEFAULT only; any other type fails creation with a reason;
 //  * one CurrentValue page in system memory that every adapter maps into its own GPU VA spaces;
 //  * per adapter an instance (VidSch's NativeFence): native where the adapter has native fences (its own
 //    MonitoredValue, held at 0 for the fence's lifetime, so every GPU signal interrupts), else a
-//    monitored fence the OS tracks on the CPU (seed 003 scenarios 2a/2b);
+//    monitored fence the OS tracks on the CPU (the native fence document's scenarios 2a/2b);
 //  * a value an adapter's VidSch observes (its interrupt's DPC, a CPU signal, a signal VidSch wrote) is
 //    forwarded once to every other adapter: DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly = TRUE)
 //    where native (its KMD makes the CMP rescan the queues waiting on it), a scan of the monitored

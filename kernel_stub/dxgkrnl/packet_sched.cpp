@@ -35,17 +35,17 @@ void PacketScheduler::declare_params(ParamSet& ps) {
                   "A: the scheduler asks a node to preempt a packet that has run 2 ms (a scheduling "
                   "quantum; Windows does not document its GPU quantum)");
   ps.declare_real("vidsch.tdr_delay_ms", 2000, "ms", 0.001, 1e6,
-                  "Q: PARAMETERS.md TdrDelay 2 s (Microsoft 'TDR registry keys'): a preemption not done "
+                  "Q: docs/calibration.md TdrDelay 2 s (Microsoft 'TDR registry keys'): a preemption not done "
                   "within it is a timeout; scenarios shorten it");
   ps.declare_real("vidsch.tdr_prepare_us", 50, "us", 0, 1e6,
                   "A: T3 step 6, suspending the node's scheduling and preparing the reset, 50 us");
   ps.declare_bool("vidsch.validate_aborted_fence_id", true,
-                  "Q: seed 001 T3 step 8 / T4, the OS checks LastAbortedFenceId against its snapshot; false is a "
+                  "Q: TDR in Windows 8 and later T3 step 8 / T4, the OS checks LastAbortedFenceId against its snapshot; false is a "
                   "test setting that leaves the monitor tdr_rules as the only guard");
   ps.declare_int("vidsch.tdr_limit_count", 5, "timeouts", 1, 1000,
-                 "Q: PARAMETERS.md TdrLimitCount 5 within TdrLimitTime, then bug check 0x116");
+                 "Q: docs/calibration.md TdrLimitCount 5 within TdrLimitTime, then bug check 0x116");
   ps.declare_real("vidsch.tdr_limit_time_ms", 60000, "ms", 1, 1e7,
-                  "Q: PARAMETERS.md TdrLimitTime 60 s");
+                  "Q: docs/calibration.md TdrLimitTime 60 s");
 }
 
 PacketScheduler::PacketScheduler(const ParamSet& ps, Cpu& cpu, Vcd& vcd, const std::string& adapter,

@@ -1,4 +1,4 @@
-// VidSch's packet-scheduling path (seed 001, SPEC T1-T10), beside the HW-queue path: per node a software
+// VidSch's packet-scheduling path (TDR in Windows 8 and later, SPEC T1-T10), beside the HW-queue path: per node a software
 // queue of DMA packets, each with a SubmissionFenceId that grows per node; at most vidsch.hw_queue_depth
 // of them in the node's hardware queue (the KMD's ring). The ISR reports DMA_COMPLETED with the fence ID
 // the hardware wrote and the DPC retires packets up to it; DMA_PREEMPTED returns what did not complete
@@ -56,7 +56,7 @@ void chain(std::function<R(A...)>& slot, G g) {
 // A paging operation (DXGKARG_BUILDPAGINGBUFFER, the operations used): a transfer copies, a fill
 // writes zeros (from a zero page); UpdatePageTable writes page-table entries (DXGK_OPERATION_UPDATE_PAGE_TABLE,
 // followed by DXGK_OPERATION_FLUSH_TLB of `root`); NotifyAlloc (DXGK_OPERATION_NOTIFY_ALLOC, WDDM 3.2,
-// seed 002) tells the driver an allocation mapped at [dst, dst + bytes) of the paging process's VA is
+// Allocation notifications) tells the driver an allocation mapped at [dst, dst + bytes) of the paging process's VA is
 // about to be evicted or unmapped from the IOMMU. `wait_slot`/`wait_value`: the operation waits on the
 // GPU for a fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
 struct DxgkPagingOp {

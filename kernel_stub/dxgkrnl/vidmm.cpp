@@ -155,11 +155,11 @@ void VidMm::declare_params(ParamSet& ps) {
                  "system-memory segments; a new allocation beyond it evicts the least recently used (a budget "
                  "as VidMm derives from the system's memory)");
   ps.declare_bool("vidmm.fault_skip_eviction_notify", false,
-                  "A: fault injection (seed 002 A2, A3): VidMm evicts without the NOTIFY_ALLOC operations the "
+                  "A: fault injection (Allocation notifications A2, A3): VidMm evicts without the NOTIFY_ALLOC operations the "
                   "flags ask for (NotifyEviction, NotifyIoMmuUnmap); the eviction_without_notify monitor must "
                   "report it");
   ps.declare_bool("vidmm.fault_iommu_unmap_without_wait", false,
-                  "A: fault injection (seed 002 A3): VidMm unmaps from the IOMMU without waiting for the paging "
+                  "A: fault injection (Allocation notifications A3): VidMm unmaps from the IOMMU without waiting for the paging "
                   "operations; the use_after_unmap monitor must report the engine's late access");
 }
 
@@ -211,7 +211,7 @@ void VidMm::start(bool hardware_scheduling) {
   uint32_t mb = 0;
   const bool ok = kmd_->DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(0, &mb);  // not a linked adapter: index 0
   paging_va_from_driver_ = ok && mb != 0;
-  // Hardware-scheduling log buffers: two 4 KiB logs per HW queue (SPEC F16; PARAMETERS.md).
+  // Hardware-scheduling log buffers: two 4 KiB logs per HW queue (SPEC F16; docs/calibration.md).
   const uint64_t log_bytes = hardware_scheduling ? uint64_t(kmd_->info().hw_queues) * 2 * 4096 : 0;
   paging_va_bytes_ = paging_va_from_driver_ ? uint64_t(mb) << 20 : paging_va_default(largest_local, log_bytes);
   // Its page tables are always resident: reserve them for the whole window now.

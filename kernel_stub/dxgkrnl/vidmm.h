@@ -2,7 +2,7 @@
 // adapter's local memory segment (bump-pointer), and owns the adapter's GPU VA spaces (gpu_va.h): the
 // system (paging) process's, space 0, which the CMP uses (F10), and one per app process.
 // System memory is one heap shared by every adapter's VidMm (one machine, one DRAM), so allocations
-// of two adapters never overlap; a cross-adapter resource (seed 004) is allocated there.
+// of two adapters never overlap; a cross-adapter resource (CASO support) is allocated there.
 //
 // Global allocations (allocate(): the driver's rings, fence pages, event ring, and what scenarios
 // allocate as shared resources) are mapped into every GPU VA space of every adapter that can reach
@@ -25,7 +25,7 @@
 
 namespace gpumodel {
 
-// The segments of seed 002: the implicit system-memory segment, the local segment (the dGPU's VRAM; the
+// The segments of Allocation notifications: the implicit system-memory segment, the local segment (the dGPU's VRAM; the
 // iGPU's stolen memory) and an aperture segment (system memory the GPU reaches through its page tables,
 // like the implicit one, but managed as a segment with a budget).
 enum class Segment { System, Local, Aperture };
@@ -54,7 +54,7 @@ class PhysHeap {
 };
 
 // A cross-adapter resource's layout (d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128,
-// D3DKMT_CROSS_ADAPTER_RESOURCE_HEIGHT_ALIGNMENT 4; PARAMETERS.md).
+// D3DKMT_CROSS_ADAPTER_RESOURCE_HEIGHT_ALIGNMENT 4; docs/calibration.md).
 struct CrossAdapterSurface {
   static constexpr uint32_t kPitchAlignment = 128;
   static constexpr uint32_t kHeightAlignment = 4;
@@ -133,7 +133,7 @@ class VidMm {
   // Writes entries straight into page-table memory (new mappings; see above).
   void write_entries(const std::vector<PteWrite>& w);
 
-  // ---- Residency and paging (seed 002). Dxgkrnl's side; the calls below run on a CPU thread. ----
+  // ---- Residency and paging (Allocation notifications). Dxgkrnl's side; the calls below run on a CPU thread. ----
   static void declare_params(ParamSet& ps);
   // The rest of the adapter's stack; `iommu_port`: the adapter's requester port on the IOMMU.
   // `vcd`, `adapter`: the trace <adapter>.vidmm.evict (the eviction's current step), added at the first one.
@@ -178,7 +178,7 @@ class VidMm {
   static constexpr uint64_t kPagingVaBase = 0xF000'0000'0000ull;   // the paging process's window (space 0)
   static constexpr uint64_t kProcessVaBase = 0x4000'0000'0000ull;  // app processes' private allocations
   static constexpr uint64_t kAliasVaBase = 0xE000'0000'0000ull;    // F10 aliases (space 0)
-  // D3D11/12 CrossAdapter resource (seed 004, C1-C3): in system memory, visible to every adapter.
+  // D3D11/12 CrossAdapter resource (CASO support, C1-C3): in system memory, visible to every adapter.
   CrossAdapterSurface allocate_cross_adapter(uint32_t width, uint32_t height, uint32_t bytes_per_pixel);
   uint64_t local_base() const { return local_.base(); }
   uint64_t local_size() const { return local_.size(); }

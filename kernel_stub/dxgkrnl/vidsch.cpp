@@ -16,19 +16,19 @@ constexpr uint64_t kInvalidSignaledHandle = 0x3A;  // P1: the model's subcode fo
 
 void VidSch::declare_params(ParamSet& ps) {
   ps.declare_bool("vidsch.resample_cv", true,
-                  "Q: F8, seed 003: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
+                  "Q: F8, Native GPU fence object: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
                   "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
                   "step 3's interrupt as the only report of a signal racing the update");
   ps.declare_bool("vidsch.native_fence_logs", false,
-                  "Q: F16, seed 003 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
+                  "Q: F16, Native GPU fence object 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
                   "per HW queue and reads them in the native fence interrupt's DPC; false: a WDDM 3.2 stack "
                   "without logs (the earlier scenarios' setting, so their figures stay comparable)");
   ps.declare_enum("vidsch.log_segment", "local", {"local", "system"},
-                  "Q: seed 003 'Future hardware requirements': \"reading only the log buffer ensures a single "
+                  "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
                   "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
                   "system: in the OS's pool");
   ps.declare_enum("os.native_fence_feature", "enabled", {"enabled", "disabled"},
-                  "Q: F9, seed 003 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
+                  "Q: F9, Native GPU fence object 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
                   "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
                   "driver that advertises NativeGpuFence anyway fails adapter start");
   PacketScheduler::declare_params(ps);
@@ -95,7 +95,7 @@ void VidSch::dpc() {
           packets_->on_completed(d.node, d.fence_id);
           continue;
         }
-        if (d.vector == Kmd::kSoftwareSignalVector) {  // seed 003 2b: a signal reached the head
+        if (d.vector == Kmd::kSoftwareSignalVector) {  // Native GPU fence object 2b: a signal reached the head
           software_signal();
           continue;
         }
@@ -522,7 +522,7 @@ void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
-  if (!f->handle) {  // seed 003 2a: a monitored fence: VidSch observes the new value and scans its lists
+  if (!f->handle) {  // Native GPU fence object 2a: a monitored fence: VidSch observes the new value and scans its lists
     scan({f});
     return;
   }

@@ -89,7 +89,7 @@ class VidSch {
   // `vcd` and `adapter` name the packet scheduler's traces (<adapter>.vidsch.*).
   VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter = "gpu");
   void connect(Kmd& kmd);
-  // The packet-scheduling path (seed 001): DMA packets with fence IDs, the watchdog and TDR.
+  // The packet-scheduling path (TDR in Windows 8 and later): DMA packets with fence IDs, the watchdog and TDR.
   PacketScheduler& packets() { return *packets_; }
   const PacketScheduler& packets() const { return *packets_; }
   VidSchObserver observer;
@@ -143,7 +143,7 @@ class VidSch {
   // (its MV of its own, held at 0 while x says so), else a monitored fence the OS tracks.
   NativeFence* OpenCrossAdapterInstance(int process, CrossAdapterFence& x, uint64_t cv_addr);
   // GPU work then a signal of (f, value): a SIGNAL packet where f is native; else (a cross-adapter fence
-  // opened as a monitored fence, seed 003 scenario 2b) an INTERRUPT after the work, whose DPC — the
+  // opened as a monitored fence, the native fence document's scenario 2b) an INTERRUPT after the work, whose DPC — the
   // signal at the head of the software context — writes CV from the CPU and propagates it.
   void RefreshMonitoredValue(NativeFence* f) { update_monitored_values({f}); }  // its MV rule changed
   void SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
@@ -153,7 +153,7 @@ class VidSch {
 
   // Results.
   uint64_t fence_interrupts() const { return fence_interrupts_; }
-  uint64_t software_signals() const { return software_signals_; }  // seed 003 2b: CV written by VidSch
+  uint64_t software_signals() const { return software_signals_; }  // Native GPU fence object 2b: CV written by VidSch
   struct DmaFault {  // DXGK_INTERRUPT_DMA_FAULTED as the DPC saw it
     int node;
     uint64_t va;

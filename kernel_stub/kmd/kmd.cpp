@@ -14,11 +14,11 @@ using namespace sc_core;
 
 void Kmd::declare_params(ParamSet& ps) {
   ps.declare_bool("kmd.optimized_native_fence_signaled_interrupt", false,
-                  "Q: seed 003 'Optimized native fence signaled interrupt': DXGK_VIDSCHCAPS::"
+                  "Q: Native GPU fence object 'Optimized native fence signaled interrupt': DXGK_VIDSCHCAPS::"
                   "OptimizedNativeFenceSignaledInterrupt, optional; the driver reports it and sets the CMP "
                   "to name the HW queue (needs vidsch.native_fence_logs)");
   ps.declare_bool("kmd.native_fence_log_barrier", true,
-                  "Q: F17, seed 003 'Synchronously updating the native fence log': in "
+                  "Q: F17, Native GPU fence object 'Synchronously updating the native fence log': in "
                   "DxgkDdiUpdateNativeFenceLogs the KMD inserts a memory barrier per HW queue; false is a "
                   "test setting (the OS may read an entry the GPU has not yet made visible)");
   ps.declare_int_choices("kmd.ring_bytes", 65536, "bytes", {4096, 16384, 65536, 262144, 1048576},
@@ -32,7 +32,7 @@ void Kmd::declare_params(ParamSet& ps) {
                   "Q: F11/F12 contract: the KMD names only live fences in pSignaledNativeFenceArray; "
                   "false models a KMD that forwards a destroyed fence's handle (the OS bug checks)");
   ps.declare_enum("kmd.mv_update_wait", "always", {"always", "lowered", "never"},
-                  "Q: F8, seed 003 'Synchronization between the GPU and CPU': DxgkDdiUpdateMonitoredValues "
+                  "Q: F8, Native GPU fence object 'Synchronization between the GPU and CPU': DxgkDdiUpdateMonitoredValues "
                   "returns only after the CMP acknowledged every update (always). 'lowered' waits only "
                   "when an MV went down: cheaper, and no interrupt is lost, but after a raise the OS's "
                   "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
@@ -43,12 +43,12 @@ void Kmd::declare_params(ParamSet& ps) {
                   "the system process's GPU VA and passes those VAs at creation; false = the KMD maps them itself");
   ps.declare_bool("kmd.notify_eviction", true,
                   "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyEviction set on compressed allocations (the driver "
-                  "decompresses them before they leave GPU access, seed 002's example)");
+                  "decompresses them before they leave GPU access, the allocation notifications document's example)");
   ps.declare_bool("kmd.notify_iommu_unmap", true,
                   "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyIoMmuUnmap set on allocations the driver caches "
                   "(it flushes its caches before the IOMMU unmap)");
   ps.declare_int("kmd.paging_va_mb", 0, "MiB", -1, 1 << 20,
-                 "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (seed 002: a driver "
+                 "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (Allocation notifications: a driver "
                  "with a large local segment should return 0); -1 = the call fails (the OS decides)");
   ps.declare_int("kmd.notify_eviction_cycles_per_kb", 256, "cycles", 0, 1 << 24,
                  "A: the NotifyEviction work is an in-place decompression pass: 256 engine cycles per KiB "
@@ -59,14 +59,14 @@ void Kmd::declare_params(ParamSet& ps) {
                  "A: the NotifyIoMmuUnmap work flushes the engine's caches of the allocation: 2,000 cycles (1 us "
                  "at 2 GHz, an L2 flush) then a system-scope barrier");
   ps.declare_bool("kmd.support_per_engine_tdr", true,
-                  "Q: seed 001 T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
+                  "Q: TDR in Windows 8 and later T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
                   "alone; false = every timeout resets the adapter (before Windows 8)");
   ps.declare_real("kmd.reset_poll_us", 10, "us", 0.01, 1e6,
                   "A: DxgkDdiResetEngine polls the node's status register every 10 us (a stall loop)");
   ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
                   "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
   ps.declare_enum("kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
-                  "Q: seed 001 T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
+                  "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
                   "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
                   "ID of the packet the reset aborted, or the last completed one when none was (T8)");
 }
@@ -77,32 +77,32 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
   ps.declare_enum(key + ".kmd_cross_adapter_caps", ig ? "resource+texture+scanout" : "resource+texture",
                   {"none", "resource", "texture", "scanout", "resource+texture", "resource+scanout",
                    "texture+scanout", "resource+texture+scanout"},
-                  std::string("Q: seed 004 C1, DXGK_VIDMMCAPS CrossAdapterResource (tier 1), ...Texture (2), "
+                  std::string("Q: CASO support C1, DXGK_VIDMMCAPS CrossAdapterResource (tier 1), ...Texture (2), "
                               "...Scanout (3), each tier implying those below; ") +
                       (ig ? "tier 3, which a HybridIntegrated WDDM 3.0 driver must declare"
                           : "A: tier 2 for the render adapter, which never scans a cross-adapter surface out") +
                       only);
   ps.declare_enum(key + ".kmd_hybrid_role", ig ? "integrated" : "discrete", {"none", "discrete", "integrated", "both"},
-                  "Q: seed 004 C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated; 'both' is a driver "
+                  "Q: CASO support C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated; 'both' is a driver "
                   "defect the OS refuses" + only);
   ps.declare_enum(key + ".kmd_primary_no_scanout", "beyond_minimum", {"never", "beyond_minimum", "always"},
-                  "Q: seed 004 C5, pfnCreateResource of a cross-adapter primary may answer "
+                  "Q: CASO support C5, pfnCreateResource of a cross-adapter primary may answer "
                   "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT only beyond the tier-3 minimum (C4: 1920x1080); "
                   "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" + only);
   ps.declare_enum(key + ".kmd_mpo_static_check", "pass", {"pass", "fail"},
                   "A: the driver's answer to the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 "
-                  "(seed 004 C5: a failure means two copies)" + only);
+                  "(CASO support C5: a failure means two copies)" + only);
   ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
-                  "Q: seed 004 C5, a StaticCheck must not change the driver's cached state; true models a "
+                  "Q: CASO support C5, a StaticCheck must not change the driver's cached state; true models a "
                   "driver that does (the monitor mpo_static_check_state reports it)" + only);
   ps.declare_enum(key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
-                  "Q: F9, seed 003 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
+                  "Q: F9, Native GPU fence object 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
                   "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
                   "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
                   "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
-                  "this adapter: seed 003 scenarios 2a/2b's iGPU)" + only);
+                  "this adapter: the native fence document's scenarios 2a/2b's iGPU)" + only);
   ps.declare_int(key + ".kmd_present_check_fails_at", 0, "frame", 0, 1000000000,
-                 "A: 0 = never; N = the present-time overlay check fails from frame N on (seed 004 C5: "
+                 "A: 0 = never; N = the present-time overlay check fails from frame N on (CASO support C5: "
                  "the present falls back to composition)" + only);
 }
 
@@ -252,7 +252,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   if (optimized_cap_)
     cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
   // Dxgkrnl's part of adapter start (it runs around this call): the DMA-remapping domain and the paging
-  // process's GPU VA (seed 002, A3/A4). This driver schedules with HW queues (hardware scheduling).
+  // process's GPU VA (Allocation notifications, A3/A4). This driver schedules with HW queues (hardware scheduling).
   mm_.start(true);
   if (info) *info = info_;
   return true;
@@ -431,7 +431,7 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
     out.flush_tlb(op.root);
   } else if (op.kind == DxgkPagingOp::NotifyAlloc) {
     if (op.notify == DxgkPagingOp::NotifyEviction) {
-      // Decompress in place before the allocation leaves GPU access (seed 002's example).
+      // Decompress in place before the allocation leaves GPU access (the allocation notifications document's example).
       out.compute(notify_cycles_per_kb_ * ((op.bytes + 1023) / 1024));
       if (notify_copy_) out.copy(op.dst, op.dst, op.bytes);
     } else {

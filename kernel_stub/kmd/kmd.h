@@ -89,7 +89,7 @@ struct KmdConfig {
   std::string key = "gpu";
 };
 
-// DXGK_DRIVERCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS), the fields seed 004 uses:
+// DXGK_DRIVERCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS), the fields CASO support uses:
 // MemoryManagementCaps (DXGK_VIDMMCAPS) cross-adapter tiers and the hybrid role (C1).
 struct DxgkDriverCaps {
   bool cross_adapter_resource = false;          // tier 1: copies through a cross-adapter resource
@@ -113,7 +113,7 @@ enum class NativeGpuFenceAnswer {
   Never       // no native fence support: the OS uses monitored fences on this adapter
 };
 
-// What a driver build reports and answers (seed 004), from <key>.kmd_* parameters.
+// What a driver build reports and answers (CASO support), from <key>.kmd_* parameters.
 struct DriverAnswers {
   DxgkDriverCaps caps;
   NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
@@ -127,7 +127,7 @@ struct DriverAnswers {
 DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key);
 DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role);
 
-// Packet scheduling (seed 001). DXGKARG_SUBMITCOMMAND, the fields used: the node (the adapter's node
+// Packet scheduling (TDR in Windows 8 and later). DXGKARG_SUBMITCOMMAND, the fields used: the node (the adapter's node
 // index: EngineOrdinal * nodes per engine + NodeOrdinal) and the packet's SubmissionFenceId.
 struct DxgkSubmitCommandArgs {
   uint32_t node = 0;
@@ -135,7 +135,7 @@ struct DxgkSubmitCommandArgs {
   const PacketWriter* commands = nullptr;
   int process = 1;  // the context's process: its GPU VA space (the packet starts with SET_PAGE_TABLE)
 };
-// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (seed 001) the
+// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (TDR in Windows 8 and later) the
 // LastCompletedFenceId the hardware left readable.
 struct DxgkResetEngineArgs {
   uint32_t node_ordinal = 0, engine_ordinal = 0;
@@ -217,7 +217,7 @@ class Kmd {
   // cross-adapter doorbell is (a physical address); the KMD programs it into the CMP through BAR0.
   void DxgkDdiSetCrossAdapterDoorbell(uint64_t peer_doorbell);
   // A cross-adapter fence opened as a monitored fence here (no NativeGpuFence): a GPU signal is an
-  // INTERRUPT packet with this vector after the work; its DPC writes CV from the CPU (seed 003, 2b).
+  // INTERRUPT packet with this vector after the work; its DPC writes CV from the CPU (Native GPU fence object, 2b).
   static constexpr uint32_t kSoftwareSignalVector = 0x33;
   VidSch& os() { return sch_; }  // the Dxgkrnl instance this driver reports to
 
@@ -245,7 +245,7 @@ class Kmd {
   void DxgkDdiSetVidPnSourceVisibility(bool visible);
   void DxgkDdiControlInterrupt(bool vblank);
 
-  // Packet scheduling and TDR (seed 001, T1). The KMD keeps one ring per node (a HW queue it creates
+  // Packet scheduling and TDR (TDR in Windows 8 and later, T1). The KMD keeps one ring per node (a HW queue it creates
   // at the node's first packet); each packet ends with a FENCE that writes its SubmissionFenceId to a
   // per-node fence word in memory and interrupts (DMA completed). The ISR reports the ID it reads there.
   bool support_per_engine_tdr() const { return per_engine_tdr_; }  // DXGK_DRIVERCAPS::SupportPerEngineTDR

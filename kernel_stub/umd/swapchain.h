@@ -1,4 +1,4 @@
-// The thin user-mode role of seed 004 (C2, C3, C5): a DXGI flip-model swap chain whose app renders on
+// The thin user-mode role of CASO support (C2, C3, C5): a DXGI flip-model swap chain whose app renders on
 // one adapter while another drives the display. At creation (and ResizeBuffers) it picks the present
 // path from what the display adapter's driver says:
 //   1. the display adapter's cross-adapter tier, read early: below tier 3 -> two copies;

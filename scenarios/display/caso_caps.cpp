@@ -1,4 +1,4 @@
-// caso_caps (seed 004: C1, C4, C5): which caps and checks pick the present path, and what happens when
+// caso_caps (CASO support: C1, C4, C5): which caps and checks pick the present path, and what happens when
 // one fails. On the hybrid platform, in one run:
 //  * C1: the iGPU's driver is replaced (Kmd::install_driver: another build on the same hardware) by
 //    one declaring each of the 8 combinations of the three cross-adapter tiers, once as a

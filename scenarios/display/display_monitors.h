@@ -1,4 +1,4 @@
-// Monitors of seed 004's promises (display side). They observe through read-only hooks and never drive
+// Monitors of the CASO document's promises (display side). They observe through read-only hooks and never drive
 // the model; a violation fails the run unless the scenario expects it.
 //  * scanout_underflow (C6): the beam needed a pixel the scan-out DMA had not delivered (the display
 //    engine's underflow, with frame and line). Every display engine of the platform is watched.

@@ -1,4 +1,4 @@
-// hybrid_present (seed 004: C2, C3, C5, C6): on a hybrid laptop an app renders on the dGPU and the iGPU
+// hybrid_present (CASO support: C2, C3, C5, C6): on a hybrid laptop an app renders on the dGPU and the iGPU
 // drives the panel. Each frame: the dGPU's 3D engine renders (workload.render_us of engine work, then
 // the frame's number written into the render target's first qword as its tag), the app presents, and
 // the frame travels one of three paths to the iGPU's display engine:
@@ -12,7 +12,7 @@
 //
 // Cross-adapter synchronisation: native fences, each signalled by the GPU that did the work and waited
 // on by the CPU (an interrupt, then Dxgkrnl's present thread issues the next step). The dGPU cannot
-// wake the iGPU's engines (no GPU-to-GPU doorbell; seed 003 names that as the future design), so each
+// wake the iGPU's engines (no GPU-to-GPU doorbell; Native GPU fence object names that as the future design), so each
 // cross-adapter step costs one interrupt and one CPU hop; within one adapter, the copy engine waits on
 // the render fence on the GPU (a WAIT packet, no CPU).
 //
@@ -283,7 +283,7 @@ ScenarioInfo hybrid_present_scenario() {
                             "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
                             "every phase equally represented, no sampling noise); random = uniform, seeded", o);
             ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
-                            "Q: seed 004 C5: auto = what the display driver's caps and checks allow", o);
+                            "Q: CASO support C5: auto = what the display driver's caps and checks allow", o);
             ps.declare_int("present.buffers", 3, "buffers", 2, 8,
                            "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
             ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,

@@ -1,4 +1,4 @@
-// scanout_underflow (seed 004: C6): does scan-out from system memory across the link keep up with the
+// scanout_underflow (CASO support: C6): does scan-out from system memory across the link keep up with the
 // refresh while the link is loaded? The dGPU's display engine (display.adapter = gpu) scans a
 // cross-adapter surface in system memory, so every scan-out request crosses the link: the request up,
 // the completion with its pixels down. Meanwhile the dGPU's copy engine runs bulk copies over the same

@@ -169,11 +169,11 @@ ScenarioInfo fence_log_scan_scenario() {
           "interrupt, an overrun",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_int("workload.fences", 1024, "fences", 1, 60000,
-                           "A: the issue's range is 64 to 16,384 (60,000 the most a device is asked to hold)", o);
+                           "A: swept from 64 to 16,384 in the README's table (60,000 the most a device is asked to hold)", o);
             ps.declare_int("workload.hw_queues", 4, "queues", 1, 1024,
                            "A: four HW queues of one process; at most gpu.hw_queues", o);
             ps.declare_int("workload.signals_per_interrupt", 4, "signals", 1, 1000,
-                           "A: 'a few fences signaled per interrupt' (issue 11); above 84 (a log's entries) "
+                           "A: 'a few fences signaled per interrupt'; above 84 (a log's entries) "
                            "each round overruns its queue's log (F18)", o);
             ps.declare_int("workload.rounds", 32, "rounds", 1, 100000,
                            "A: 32 interrupts, enough that one round's cost is the mean", o);

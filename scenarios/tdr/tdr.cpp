@@ -1,4 +1,4 @@
-// The TDR scenarios (seed 001, SPEC T1-T10), one driver with six expectations. The dGPU runs packet
+// The TDR scenarios (TDR in Windows 8 and later, SPEC T1-T10), one driver with six expectations. The dGPU runs packet
 // scheduling: one app device with a render context on each of the first workload.render_nodes nodes
 // (of engine 0, and of engine 1 on a linked adapter), each submitting COMPUTE packets of
 // workload.packet_us back to back (three in flight); optionally a second app on the hang node
@@ -498,7 +498,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
             ps.declare_real("workload.packet_us", 500, "us", 10, 1e6,
                             "A: half a millisecond of engine work per render DMA packet", o);
             ps.declare_int("workload.render_nodes", 3, "nodes", 1, 16,
-                           "A: seed 001's picture: three nodes (3D, video, copy) busy with render work", o);
+                           "A: the TDR document's picture: three nodes (3D, video, copy) busy with render work", o);
             ps.declare_int("workload.hang_node", 1, "node", 0, 15, "A: NodeOrdinal 1 hangs", o);
             ps.declare_int("workload.hang_engine", 0, "engine", 0, 1, "A: EngineOrdinal 0 (T2)", o);
             ps.declare_int("workload.hang_after", 4, "packets", 0, 1000000,

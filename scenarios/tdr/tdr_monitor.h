@@ -1,4 +1,4 @@
-// Monitor tdr_rules (seed 001): watches the packet scheduler's notifications, never drives it, and counts
+// Monitor tdr_rules (TDR in Windows 8 and later): watches the packet scheduler's notifications, never drives it, and counts
 // every break of the sequence's rules:
 //  * T4: the LastAbortedFenceId a reset returned lies within [last completed, last submitted] of the
 //    snapshot;

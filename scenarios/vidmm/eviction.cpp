@@ -1,4 +1,4 @@
-// Allocation notifications (seed 002, A1-A4): VidMm evicts under its budget, the driver is told first.
+// Allocation notifications (Allocation notifications, A1-A4): VidMm evicts under its budget, the driver is told first.
 //   eviction_notify: two allocations of workload.alloc_mb in an aperture (or the implicit system) segment,
 //     one compressed (the driver sets NotifyEviction, A1), one not; the budget holds two, so two later
 //     allocations evict them, least recently used first. The compressed one is mapped chunk by chunk into

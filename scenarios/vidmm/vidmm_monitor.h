@@ -1,4 +1,4 @@
-// Monitors of seed 002's promises (A2, A3), independent of VidMm's own bookkeeping: they observe the
+// Monitors of the allocation notifications document's promises (A2, A3), independent of VidMm's own bookkeeping: they observe the
 // engines' translations, the IOMMU's DMA and VidMm's notifications; they never drive the model.
 //  * use_after_unmap: an engine touches an allocation after it was unmapped: a translation in the
 //    allocation's process space inside its VA range after VidMm's unmap of that range returned (the

@@ -114,7 +114,7 @@ const std::vector<std::string> kPacketPathOnly = {
     "node.preempt_", "node.reset_", "cmp.adapter_reset_ms", "kmd.support_per_engine_tdr", "kmd.reset_poll_us",
     "kmd.adapter_reset_poll_ms", "kmd.tdr_report_aborted", "gpu.linked_engines"};
 bool in_focus(const std::string& scenario, const ParamSpec& s) {
-  // The TDR scenarios and seed 002's (VidMm's paging packets) run the packet path.
+  // The TDR scenarios and the allocation notifications document's (VidMm's paging packets) run the packet path.
   const bool packets = scenario.rfind("tdr_", 0) == 0 || scenario == "eviction_notify" ||
                        scenario == "iommu_unmap_notify" || scenario == "paging_va_size";
   if (!packets)

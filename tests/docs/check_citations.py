@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""A user has the repository, nothing more: every file a parameter's source or a tracked text file cites
+must be in it, and no parameter source may cite the project's own working notes.
+
+    tests/docs/check_citations.py --gpumodel BIN
+
+Checks, each failure named with where it is:
+  - every Markdown file named (a file or a path ending in .md) in a tracked text file or a parameter's
+    source exists in the repository, relative to the citing file's folder or to the repository's root;
+  - no parameter source cites a seed document by number ("seed 003": users have the documents' titles,
+    not the project's numbering) or one of the project's own issues ("issue 11"; a public project's issue,
+    "ROCm issue 6127", is a citation a user can follow).
+Exit 0: clean; 1: a finding; 2: the binary or the repository could not be read.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MD = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
+URL = re.compile(r"https?://\S+")
+SEED = re.compile(r"\bseeds? 0\d\d\b")
+# An issue number with no public project named before it.
+OWN_ISSUE = re.compile(r"(?<![\w-] )(?<![\w-])\bissues? \d+")
+TEXT = (".md", ".cpp", ".h", ".py", ".ini", ".sh", ".txt", ".tsv", ".cmake", ".gtkw")
+
+
+def md_refs(text):
+    return MD.findall(URL.sub("", text))
+
+
+def exists(ref, citing_dir):
+    return any(os.path.isfile(os.path.join(base, ref)) for base in (citing_dir, ROOT))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpumodel", required=True)
+    a = ap.parse_args()
+    try:
+        files = subprocess.run(["git", "-C", ROOT, "ls-files"], check=True, capture_output=True, text=True).stdout.split()
+        params = json.loads(subprocess.run([a.gpumodel, "--list-params-json"], check=True, capture_output=True,
+                                           text=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        print(f"check_citations: {e}", file=sys.stderr)
+        return 2
+    bad = []
+    every = params["platform"] + [q for s in params["scenarios"] for q in s["params"]]
+    for p in every:
+        src = p.get("source", "")
+        for ref in md_refs(src):
+            if not exists(ref, ROOT):
+                bad.append(f"parameter {p['name']}: its source cites '{ref}', which the repository does not contain")
+        if SEED.search(src):
+            bad.append(f"parameter {p['name']}: its source cites a seed document by number ('{SEED.search(src).group(0)}'): name the document")
+        if OWN_ISSUE.search(src):
+            bad.append(f"parameter {p['name']}: its source cites '{OWN_ISSUE.search(src).group(0)}', an issue of no named project")
+    for f in files:
+        if not f.endswith(TEXT) or f.startswith("tests/golden/"):
+            continue
+        try:
+            text = open(os.path.join(ROOT, f), encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            for ref in md_refs(line):
+                if not exists(ref, os.path.dirname(os.path.join(ROOT, f))):
+                    bad.append(f"{f}:{n}: cites '{ref}', which the repository does not contain")
+    for b in bad:
+        print(b)
+    print(f"check_citations: {len(bad)} finding(s) in {len(files)} tracked files and {len(every)} parameters")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
