@@ -434,9 +434,12 @@ int run(int argc, char** argv) {
       }
     }
   }
+  for (auto& [k, why] : r.absent.items())
+    std::cout << "  " << std::left << std::setw(34) << k << " absent: " << why.get<std::string>() << "\n";
   for (auto& [name, n] : r.monitors)
     std::cout << "  monitor " << std::left << std::setw(26) << name << " " << n << " violation(s)"
               << (r.monitors_expected.count(name) && r.monitors_expected.at(name) ? " (expected)" : "") << "\n";
+  if (!r.incomplete.empty()) std::cout << "  INCOMPLETE: " << r.incomplete << "\n";
   for (auto& f : r.why_failed()) std::cout << "  FAILED: " << f << "\n";
   std::cout << "verdict: " << (pass ? "pass" : "fail") << "\n";
 
@@ -447,6 +450,8 @@ int run(int argc, char** argv) {
     j["parameters"] = params;
     j["sim_time_ns"] = to_ns(end);
     j["metrics"] = r.metrics;
+    if (!r.absent.empty()) j["absent"] = r.absent;
+    if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
     nlohmann::ordered_json mon = nlohmann::ordered_json::object();
     for (auto& [name, n] : r.monitors) {
       mon[name] = {{"violations", n}};

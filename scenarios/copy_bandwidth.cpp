@@ -79,7 +79,8 @@ class CopyBandwidth : public ScenarioDriver {
     const double gbps = dur > 0 ? double(bytes_) / dur : 0.0;
     r.metric("bytes", bytes_);
     r.metric("duration_ns", dur);
-    r.metric("effective_gbps", gbps);
+    if (dur > 0) r.metric("effective_gbps", gbps);
+    else r.metric_absent("effective_gbps", "the GPU timestamps did not advance across the copy");
     const double rate = p.link.bytes_per_ns();
     const double mps = p.link.max_payload();
     const double cpl = double(p.params.get_int("link.completion_bytes"));

@@ -252,7 +252,8 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   // The measured window: workload.signals periods from the first pair's start.
   const uint64_t irqs = end_.interrupts - begin_.interrupts;
   r.metric("cpu_interrupts", irqs);
-  r.metric("cpu_interrupts_per_signal", signals_ ? double(irqs) / double(signals_) : 0.0);
+  if (signals_) r.metric("cpu_interrupts_per_signal", double(irqs) / double(signals_));
+  else r.metric_absent("cpu_interrupts_per_signal", "no signal was made");
   r.metric("cpu_wakeups", end_.wakeups - begin_.wakeups);
   nlohmann::ordered_json res = nlohmann::ordered_json::object();
   const sc_time window = end_.at - begin_.at;

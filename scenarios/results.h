@@ -18,12 +18,22 @@ struct Results {
   nlohmann::json bugcheck = nullptr;                // {"code", "params"} when the OS would bug check
   uint32_t bugcheck_expected = 0;                   // a fault-injection scenario expects this bug check
   nlohmann::ordered_json host = nlohmann::ordered_json::object();
+  // Metrics with no value, each with the reason: the event they time never happened (a reset that never
+  // returned). Never reported as 0.
+  nlohmann::ordered_json absent = nlohmann::ordered_json::object();
+  // Why the run is incomplete (cut by sim.limit_ms with work left): its metrics are what was measured
+  // until then. Empty: the run ended on its own.
+  std::string incomplete;
   // An output file the run could not write (the CLI exits 2); not part of the verdict. Reported, not
   // thrown: an exception after sc_start unwinds across SystemC's coroutine stacks, which ASan flags.
   std::string output_error;
 
   template <typename T>
   void metric(const std::string& name, T v) { metrics[name] = v; }
+  void metric_absent(const std::string& name, const std::string& why) {
+    metrics.erase(name);
+    absent[name] = why;
+  }
   bool check(bool ok, const std::string& what) {
     if (!ok) failures.push_back(what);
     return ok;

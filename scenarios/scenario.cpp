@@ -168,8 +168,14 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   report_engine_faults(platform, r);
   if (platform.vidsch.bugchecked()) {
     r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
-  } else if (sc_pending_activity() && r.failures.empty()) {
-    r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
+  } else if (sc_pending_activity()) {
+    // Cut by the limit: what was measured so far is kept (the driver's finish runs on it), and the
+    // results say the run is incomplete and why; the verdict fails.
+    char at[64];
+    std::snprintf(at, sizeof at, "%.6g", ps.get_real("sim.limit_ms"));
+    r.incomplete = std::string("sim.limit_ms = ") + at + " ms reached with the simulation still busy: the metrics are "
+                   "what was measured until then";
+    if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }
   monitors.finish(r);
   underflow_monitor.finish(r);
@@ -179,7 +185,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   log_monitor.finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
-  if (r.failures.empty() && (r.bugcheck.is_null() || r.expected_bugcheck())) driver->finish(platform, r);
+  if ((r.failures.empty() || !r.incomplete.empty()) && (r.bugcheck.is_null() || r.expected_bugcheck()))
+    driver->finish(platform, r);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.host["wall_s"] = wall;

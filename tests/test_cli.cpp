@@ -313,8 +313,10 @@ TEST_CASE("The progress line shows the scenario's own count and a cut-off run is
   const nlohmann::json ja = results_without_host("cut_a.json"), jb = results_without_host("cut_b.json");
   // Cut by the limit: still busy there, ended at its last event no later than 3 ms (fence_race has
   // events every few microseconds, so that last event lies within 0.1 ms of the limit).
-  REQUIRE(ja["checks_failed"].size() == 1);
+  // What the driver's finish adds of its own ("not every signal executed") follows the limit's failure.
+  REQUIRE(ja["checks_failed"].size() >= 1);
   CHECK(ja["checks_failed"][0].get<std::string>().find("still busy at sim.limit_ms") != std::string::npos);
+  CHECK(ja["incomplete"].get<std::string>().find("sim.limit_ms = 3 ms reached") != std::string::npos);
   CHECK(ja["sim_time_ns"].get<double>() <= 3e6);
   CHECK(ja["sim_time_ns"].get<double>() > 2.9e6);
   CHECK(ja == jb);
@@ -352,4 +354,28 @@ TEST_CASE("CLI: outputs that name one file two ways, relative or absolute, and a
   expect_bad_input(ini + " --results=" + (dir / "dangling.json").string(), "which does not exist");
   expect_bad_input(ini + " --vcd=" + (dir / "dangling.json").string(), "--vcd: cannot write");
   fs::remove_all(dir);
+}
+
+TEST_CASE("A run cut by sim.limit_ms keeps what it measured, says it is incomplete and fails, and a metric of an event that never happened is absent with its reason", "[H4][T3]") {
+  // conditional_interrupt: 600 signals 16.67 ms apart (a 60 Hz frame loop) need 10 s; a limit of 1 s
+  // cuts it after about 60 of them. The results keep every metric measured so far, say why the run is
+  // incomplete, and the verdict fails (exit 1).
+  const std::string args = scenario("conditional_interrupt") + " --workload.signals=600 --workload.signal_interval_ns=16666667 --sim.limit_ms=1000 --quiet --results cut_ci.json";
+  const Run r = run_cli(args);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  const nlohmann::json j = nlohmann::json::parse(slurp("cut_ci.json"));
+  CHECK(j["verdict"] == "fail");
+  CHECK(j["incomplete"].get<std::string>().find("sim.limit_ms = 1000 ms reached") != std::string::npos);
+  CHECK(j["metrics"].size() >= 5);
+  CHECK(r.out.find("INCOMPLETE: sim.limit_ms = 1000 ms") != std::string::npos);
+  // tdr_limit with 100 ms DPCs: the OS bug checks at the fifth timeout before any engine reset returns.
+  // reset_ns was reported as 0; it is absent, with the reason, in the results and on stdout.
+  const Run t = run_cli(scenario("tdr_limit") + " --workload.hangs=1000 --cpu.dpc_ns=100000000 --workload.packet_us=10 --quiet --results cut_tdr.json");
+  INFO(t.out << t.err);
+  const nlohmann::json k = nlohmann::json::parse(slurp("cut_tdr.json"));
+  CHECK_FALSE(k["metrics"].contains("reset_ns"));
+  CHECK(k["absent"]["reset_ns"].get<std::string>().find("no DxgkDdiResetEngine call returned") != std::string::npos);
+  CHECK(t.out.find("reset_ns") != std::string::npos);
+  CHECK(t.out.find("absent: no DxgkDdiResetEngine call returned") != std::string::npos);
 }

@@ -226,13 +226,17 @@ void HybridPresent::finish(Platform& p, Results& r) {
   std::vector<double> render, copy1, copy2, forward, ready;
   const double dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
   const double itick = double(p.params.get_int("igpu.timestamp_tick_ps")) / 1000.0;
+  // A run cut by sim.limit_ms has frames whose later steps never ran: each figure takes the frames
+  // whose two ends it measures happened (a TIMESTAMP not yet written reads 0).
   for (uint64_t n = 1; n <= frames_; ++n) {
-    render.push_back(double(s_.read_ts(p, n, 1) - s_.read_ts(p, n, 0)) * dtick);
-    copy1.push_back(double(s_.read_ts(p, n, 3) - s_.read_ts(p, n, 2)) * dtick);
-    if (st_[n].path != PresentPath::OneCopy) copy2.push_back(double(s_.read_ts(p, n, 5) - s_.read_ts(p, n, 4)) * itick);
+    if (s_.read_ts(p, n, 1)) render.push_back(double(s_.read_ts(p, n, 1) - s_.read_ts(p, n, 0)) * dtick);
+    if (s_.read_ts(p, n, 3)) copy1.push_back(double(s_.read_ts(p, n, 3) - s_.read_ts(p, n, 2)) * dtick);
+    if (st_[n].path != PresentPath::OneCopy && s_.read_ts(p, n, 5))
+      copy2.push_back(double(s_.read_ts(p, n, 5) - s_.read_ts(p, n, 4)) * itick);
     if (st_[n].path == PresentPath::Compose) ++composed;
-    forward.push_back(to_ns(st_[n].copy1_seen) - double(s_.read_ts(p, n, 3)) * dtick);
-    ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
+    if (st_[n].copy1_seen != sc_core::SC_ZERO_TIME && s_.read_ts(p, n, 3))
+      forward.push_back(to_ns(st_[n].copy1_seen) - double(s_.read_ts(p, n, 3)) * dtick);
+    if (st_[n].flip_programmed != sc_core::SC_ZERO_TIME) ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
   }
   r.metric("present_to_scanout_ns", summary(p2s));
   r.metric("render_ns", summary(render));

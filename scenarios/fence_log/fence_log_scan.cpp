@@ -42,8 +42,13 @@ class FenceLogScan : public ScenarioDriver {
     const double irqs = double(irqs_);
     r.metric("rounds", rounds_);
     r.metric("interrupts", irqs_);
-    r.metric("os_interrupt_ns", irqs ? isr_dpc_ns_ / irqs : 0.0);
-    r.metric("pcie_reads_per_interrupt", irqs ? double(reads_) / irqs : 0.0);
+    if (irqs) {
+      r.metric("os_interrupt_ns", isr_dpc_ns_ / irqs);
+      r.metric("pcie_reads_per_interrupt", double(reads_) / irqs);
+    } else {
+      r.metric_absent("os_interrupt_ns", "no fence interrupt was taken");
+      r.metric_absent("pcie_reads_per_interrupt", "no fence interrupt was taken");
+    }
     r.metric("log_overruns", overruns_);
     r.metric("fallback_scans", fallbacks_);
     r.metric("log_headers_read", headers_);

@@ -356,12 +356,15 @@ void TdrScenario::finish(Platform& p, Results& r) {
   const double tick_ps = double(p.params.get_int("gpu.timestamp_tick_ps"));
   const sc_core::sc_time hang_start(double(p.sysmem.peek64(ts_base_)) * tick_ps, sc_core::SC_PS);
   const bool timed_out = timeout_at_ != sc_core::SC_ZERO_TIME;
-  r.metric("detect_ns", timed_out ? to_ns(timeout_at_ - hang_start) : 0.0);
-  r.metric("reset_ns", reset_return_ > reset_call_ ? to_ns(reset_return_ - reset_call_) : 0.0);
+  if (timed_out) r.metric("detect_ns", to_ns(timeout_at_ - hang_start));
+  else r.metric_absent("detect_ns", "no timeout was detected");
+  if (reset_return_ > reset_call_) r.metric("reset_ns", to_ns(reset_return_ - reset_call_));
+  else r.metric_absent("reset_ns", "no DxgkDdiResetEngine call returned");
   const Node& hn = *p.gpu.nodes[hang_hw_];
   const sc_core::sc_time resumed_at = first_resume_ != sc_core::SC_ZERO_TIME ? first_resume_ : hn.resumed_at();
   const bool resumed = timed_out && resumed_at > timeout_at_;
-  r.metric("recover_ns", resumed ? to_ns(resumed_at - timeout_at_) : 0.0);
+  if (resumed) r.metric("recover_ns", to_ns(resumed_at - timeout_at_));
+  else r.metric_absent("recover_ns", "the hung node never ran again after the timeout");
   r.metric("packets_aborted", ps.packets_aborted());
   r.metric("packets_resubmitted", ps.packets_resubmitted());
   r.metric("devices_in_error", ps.devices_in_error());
@@ -373,7 +376,8 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("timeouts", ps.timeouts());
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
-  r.metric("adapter_reset_ns", adapter_done_at_ > adapter_reset_at_ ? to_ns(adapter_done_at_ - adapter_reset_at_) : 0.0);
+  if (adapter_done_at_ > adapter_reset_at_) r.metric("adapter_reset_ns", to_ns(adapter_done_at_ - adapter_reset_at_));
+  else r.metric_absent("adapter_reset_ns", "no adapter reset completed");
   r.metric("adapter_reset_cause", ps.adapter_reset_cause());
   r.metric("tdr_reason", ps.tdr_reason());
   r.metric("preemptions", ps.preemptions());
