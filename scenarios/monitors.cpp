@@ -22,6 +22,10 @@ Monitors::Monitors(Platform& p)
   lost_id_ = p_.vcd.add("monitor.lost_interrupt", 1);
   lost_fence_id_ = p_.vcd.add("monitor.lost_fence", 16, 0xffff);
   p_.vidsch.observer.fence_created = [this](const NativeFence& f) { on_fence(f); };
+  p_.gpu.cmp.on_fence_decision = [this](uint32_t slot, uint64_t value, bool raise, bool mv_check) {
+    on_decision(slot, value, raise, mv_check);
+  };
+  p_.gpu.cmp.on_mv_update_queued = [this](uint32_t slot) { ++mv_updates_[slot].first; };
   p_.vidsch.observer.waiter_added = [this](const CpuWaiter& w) {
     Pending& pw = waiting_[w.id];
     pw.cv_addr = w.fence->cv_addr;
@@ -29,18 +33,27 @@ Monitors::Monitors(Platform& p)
     pw.slot = p_.vidsch.slot(*w.fence);
     by_cv_addr_[pw.cv_addr].push_back(w.id);
     Memory& m = w.fence->storage == Segment::System ? p_.sysmem : p_.gpu.vram;
-    if (m.peek64(pw.cv_addr) >= pw.value) reach(pw);
+    if (const uint64_t cv = m.peek64(pw.cv_addr); cv >= pw.value) reach(pw, cv);
     p_.vcd.set(waiters_id_, p_.vidsch.waiter_count());
   };
   auto gone = [this](const CpuWaiter& w, bool woken) {
     auto it = waiting_.find(w.id);
     if (it != waiting_.end() && it->second.reached) {
       Pending& pw = it->second;
-      judge(pw, sc_time_stamp());  // a quiet CPU past the bound before it left: lost
-      const sc_time late = sc_time_stamp() - pw.reached_at;
-      if (woken && late > max_reach_to_wake_) max_reach_to_wake_ = late;
-      if (woken && pw.reported) ++overdue_woken_;  // lost, then rescued (a later signal, a re-read)
-      if (!pw.reported && late > bound_) ++late_busy_;  // past the bound, the CPU busy all along
+      if (woken && p_.vidsch.resampling()) pw.covered = true;  // F8: the OS's re-read found it
+      judge(pw, sc_time_stamp());  // a quiet CPU past the bound before it left
+      if (woken) {
+        const sc_time late = sc_time_stamp() - pw.reached_at;
+        if (late > max_reach_to_wake_) max_reach_to_wake_ = late;
+        if (!pw.covered && !pw.reported) pw.awaits_check = std::max(pw.awaits_check, checks_to_come(pw.slot));
+        if (!pw.covered && !pw.reported && pw.awaits_check) {
+          // Woken by another signal's interrupt while an MV update of its fence is still to be checked
+          // (F7 step 3): that check says whether its own signal would have been reported.
+          undecided_[pw.slot].push_back({pw, sc_time_stamp()});
+        } else {
+          settle(pw, sc_time_stamp());
+        }
+      }
     }
     waiting_.erase(w.id);
     auto& ids = by_cv_addr_[w.fence->cv_addr];
@@ -69,6 +82,7 @@ Monitors::Monitors(Platform& p)
 void Monitors::on_fence(const NativeFence& f) {
   Memory& m = f.storage == Segment::System ? p_.sysmem : p_.gpu.vram;
   const uint64_t cv = f.cv_addr, mv = f.mv_addr;
+  cv_of_slot_[p_.vidsch.slot(f)] = {cv, &m};
   watch_value(cv, m, true);
   watch_value(mv, m, false);
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
@@ -92,13 +106,80 @@ void Monitors::on_cv_write(uint64_t cv_addr, const Memory& m) {
   const uint64_t cv = m.peek64(cv_addr);
   for (uint64_t id : it->second) {
     Pending& w = waiting_.at(id);
-    if (!w.reached && cv >= w.value) reach(w);
+    if (!w.reached && cv >= w.value) reach(w, cv);
   }
 }
 
-void Monitors::reach(Pending& w) {
+void Monitors::on_decision(uint32_t slot, uint64_t value, bool raise, bool mv_check) {
+  // With no CPU waiter anywhere nothing is judged (fence_stress's millions of signals cost one test).
+  // A waiter added later, while this signal's CV write is in flight, finds no decision and counts as
+  // covered: the one window where a loss could go unseen, and it needs a waiter added after every
+  // other waiter left.
+  auto c = cv_of_slot_.find(slot);
+  if (mv_check) {
+    // F7 step 3: the CMP read CV after an MV update and raised for it: every waiter that CV satisfies
+    // has its interrupt, and so had those another interrupt woke first.
+    if (raise && c != cv_of_slot_.end())
+      for (uint64_t id : by_cv_addr_[c->second.first]) {
+        Pending& w = waiting_.at(id);
+        if (w.value <= value) w.covered = true;
+      }
+    const uint64_t checked = ++mv_updates_[slot].second;
+    if (c != cv_of_slot_.end())
+      for (uint64_t id : by_cv_addr_[c->second.first]) {
+        Pending& w = waiting_.at(id);
+        if (w.awaits_check && w.awaits_check <= checked) w.awaits_check = 0;
+      }
+    auto u = undecided_.find(slot);
+    if (u != undecided_.end()) {
+      std::vector<Undecided> still;
+      for (Undecided& x : u->second) {
+        if (raise && x.w.value <= value) x.w.covered = true;
+        if (x.w.covered || x.w.awaits_check <= checked) settle(x.w, x.woken_at);
+        else still.push_back(x);
+      }
+      if (still.empty()) undecided_.erase(u);
+      else u->second = std::move(still);
+    }
+    return;
+  }
+  if (waiting_.empty() || c == cv_of_slot_.end()) return;
+  auto& d = decisions_[slot];
+  // What memory shows already no waiter reaches any more: kept only while its write is in flight.
+  d.erase(d.begin(), d.lower_bound(c->second.second->peek64(c->second.first)));
+  d[value] = {raise, mv_updates_[slot].first};
+}
+
+// A woken waiter's verdict: lost (and rescued) if no interrupt of its own signal, nor F7's or F8's catch
+// of it, was on its way; else late if its wake came past the bound, by where the time went.
+void Monitors::settle(Pending& w, const sc_time& woken_at) {
+  if (!w.covered && !w.reported) violation(w, woken_at);
+  if (w.reported) {
+    ++overdue_woken_;  // lost, then rescued by an unrelated interrupt
+    return;
+  }
+  if (woken_at - w.reached_at > bound_) {
+    if (w.cpu_quiet_past_bound) ++late_link_;  // the CPU waited for the interrupt: the GPU or the link
+    else ++late_busy_;                          // the CPU had interrupts to handle all along
+  }
+}
+
+uint64_t Monitors::checks_to_come(uint32_t slot) {
+  const auto& [queued, checked] = mv_updates_[slot];
+  return queued > checked ? queued : 0;
+}
+
+void Monitors::reach(Pending& w, uint64_t cv) {
   w.reached = true;
   w.reached_at = sc_time_stamp();
+  // The signal whose write made CV reach the value: did it raise an interrupt (F3)? A value no engine
+  // signalled (a CPU write) is the OS's own to satisfy.
+  auto d = decisions_.find(w.slot);
+  auto v = d == decisions_.end() ? std::map<uint64_t, Decision>::iterator() : d->second.find(cv);
+  w.covered = d == decisions_.end() || v == d->second.end() || v->second.raise;
+  // Suppressed while MV updates of the fence are on their way to the CMP: their checks (F7 step 3) are
+  // the protocol's catch, still to come.
+  if (!w.covered) w.awaits_check = checks_to_come(w.slot);
 }
 
 void Monitors::judge(Pending& w, const sc_time& end) {
@@ -106,6 +187,11 @@ void Monitors::judge(Pending& w, const sc_time& end) {
   // The CPU has been quiet since quiet_since_; was it quiet at some moment past the bound?
   const sc_time due = w.reached_at + bound_;
   if (end <= due) return;
+  if (!w.covered) w.awaits_check = std::max(w.awaits_check, checks_to_come(w.slot));
+  if (w.covered || w.awaits_check) {  // its interrupt, or the check that catches it, is on its way
+    w.cpu_quiet_past_bound = true;
+    return;
+  }
   violation(w, max_time(due, quiet_since_));
 }
 
@@ -157,9 +243,17 @@ void Monitors::finish(Results& r) {
   // left to do (nothing will wake it). A run cut short by sim.limit_ms does not judge the rest.
   const sc_time now = sc_time_stamp();
   const bool idle = !sc_pending_activity();
+  for (auto& [slot, list] : undecided_)  // their fence's MV updates never got checked
+    for (Undecided& x : list) settle(x.w, x.woken_at);
+  undecided_.clear();
   for (auto& [id, w] : waiting_) {
     judge(w, now);
-    if (w.reached && !w.reported && idle) violation(w, std::min(now, w.reached_at + bound_));
+    // Nothing left to happen and still waiting on a value CV reached: nothing will wake it, whatever
+    // was on its way.
+    if (w.reached && !w.reported && idle) {
+      ++lost_at_idle_;
+      violation(w, std::min(now, w.reached_at + bound_));
+    }
   }
   r.monitors["lost_interrupt"] = lost_;
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
@@ -170,6 +264,11 @@ void Monitors::finish(Results& r) {
   // Waiters past the bound while the CPU never caught up with its interrupts: late (an interrupt storm
   // the CPU cannot keep up with), not lost; woken or given up in the end.
   r.metric("late_cpu_busy", late_busy_);
+  // Waiters whose interrupt came, but past the bound while the CPU waited for it: the GPU or the link
+  // delayed the signal or its interrupt (a CMP too slow, a narrow link).
+  r.metric("late_gpu_or_link", late_link_);
+  // Of the lost, those still waiting when the run went idle (an untimed wait nothing will end).
+  r.metric("lost_at_idle", lost_at_idle_);
   r.monitors["torn_value"] = torn_;
 }
 

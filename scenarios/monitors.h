@@ -42,11 +42,19 @@ class Monitors {
     uint64_t cv_addr, value;
     uint32_t slot = 0;
     bool reached = false, reported = false;
+    // An interrupt is on its way for it: the signal that reached its value raised one (F3), or the
+    // CMP's re-read after an MV update did (F7 step 3), or the OS's re-read after the update woke it (F8).
+    bool covered = false;
+    bool cpu_quiet_past_bound = false;  // the CPU had handled every interrupt past the bound: a GPU or link delay
+    // Its signal raised nothing while MV updates of its fence were queued at the CMP: their checks
+    // (F7 step 3), up to this count of the fence's updates, decide whether it is caught. 0: none.
+    uint64_t awaits_check = 0;
     sc_core::sc_time reached_at;
   };
+  void on_decision(uint32_t slot, uint64_t value, bool raise, bool mv_check);
   void on_fence(const NativeFence& f);
   void on_cv_write(uint64_t cv_addr, const Memory& m);
-  void reach(Pending& w);
+  void reach(Pending& w, uint64_t cv);
   void judge(Pending& w, const sc_core::sc_time& end);
   void violation(Pending& w, const sc_core::sc_time& overdue_at);
   struct ValuePage;
@@ -65,7 +73,25 @@ class Monitors {
     std::bitset<512> cv, mv, partial;
   };
   std::unordered_map<uint64_t, ValuePage> fence_pages_;  // by page number (elements stay put)
-  uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0, late_busy_ = 0;
+  uint64_t lost_ = 0, torn_ = 0, overdue_woken_ = 0, late_busy_ = 0, late_link_ = 0, lost_at_idle_ = 0;
+  // Per fence slot with CPU waiters, the interrupt decisions of signals whose CV writes may not be
+  // visible yet (value -> raised), trimmed to the values above what memory holds.
+  struct Decision {
+    bool raise;
+    uint64_t queued;  // the fence's MV updates queued at the CMP by then
+  };
+  std::unordered_map<uint32_t, std::map<uint64_t, Decision>> decisions_;
+  std::unordered_map<uint32_t, std::pair<uint64_t, const Memory*>> cv_of_slot_;
+  // MV updates queued at the CMP and not yet checked (F7 step 3), per slot; and the waiters woken, before
+  // that check, by an interrupt that was not their signal's: the check decides whether they were lost.
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> mv_updates_;  // per slot: queued, checked
+  struct Undecided {
+    Pending w;
+    sc_core::sc_time woken_at;
+  };
+  std::unordered_map<uint32_t, std::vector<Undecided>> undecided_;
+  void settle(Pending& w, const sc_core::sc_time& woken_at);
+  uint64_t checks_to_come(uint32_t slot);  // the fence's queued MV updates if some are unchecked, else 0
   bool quiet_ = true;  // every interrupt received so far handled, since quiet_since_
   sc_core::sc_time quiet_since_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;

@@ -181,7 +181,10 @@ void Cmp::push(const Work& w) {
 }
 
 void Cmp::raise_interrupt(uint32_t vector) { push({Work::Vector, 0, vector, nullptr, true}); }
-void Cmp::mv_update(uint32_t slot, uint64_t mv) { push({Work::MvUpdate, slot, mv, nullptr, false}); }
+void Cmp::mv_update(uint32_t slot, uint64_t mv) {
+  if (on_mv_update_queued) on_mv_update_queued(slot);
+  push({Work::MvUpdate, slot, mv, nullptr, false});
+}
 void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, false}); }
 void Cmp::xdoorbell(uint32_t xid) { push({Work::XDoorbell, xid, 0, nullptr, false}); }
 
@@ -204,6 +207,7 @@ void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* 
   // on its way, must not miss it (see QueueWait).
   if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
   decision(interrupt);
+  if (on_fence_decision) on_fence_decision(slot, value, interrupt, false);
   if (!interrupt) {
     ++suppressed_;
     // Nothing for the firmware to do unless a queue waits on this fence on the GPU, or (F20) a peer
@@ -279,12 +283,15 @@ void Cmp::run(const Work& w) {
       const sc_time vis = post_va(shadow_mv_addr(w.slot), &w.value, 8);
       if (vis > own_last_visible_) own_last_visible_ = vis;
       if (use_barrier_) barrier();
+      uint64_t cv = 0;
+      bool raise = false;
       if (step3_ && f && f->valid()) {
-        const uint64_t cv = read64_va(f->cv_addr);
-        const bool raise = cv > w.value;
+        cv = read64_va(f->cv_addr);
+        raise = cv > w.value;
         decision(raise);
         if (raise) raise_fence_interrupt(w.slot, cv);
       }
+      if (on_fence_decision) on_fence_decision(w.slot, cv, raise, true);
       // F8: tell the KMD this update is complete.
       if (cfg.ack_addr) {
         ++acks_;

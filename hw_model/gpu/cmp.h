@@ -154,6 +154,12 @@ class Cmp : public sc_core::sc_module {
   // visible (blocks the calling thread: the register read's completion).
   void flush_logs(HwQueue& q);
   uint64_t log_flushes() const { return log_flushes_; }
+  // Observer (monitors only): the interrupt decision for a fence slot and value: an engine's signal
+  // (`mv_check` false: raise iff its value > MV, F3) or the firmware's re-read of CV after an MV update
+  // (`mv_check` true, F7 step 3).
+  // After an MV update the firmware reports (mv_check true) once, raising or not (F7 step 3 off: no raise).
+  std::function<void(uint32_t slot, uint64_t value, bool raise, bool mv_check)> on_fence_decision;
+  std::function<void(uint32_t slot)> on_mv_update_queued;  // an MV update reached the firmware's queue
   // Observer (monitors only): a WAIT_UNBLOCKED entry the CMP wrote (as Node::on_log_entry).
   std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
   void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT

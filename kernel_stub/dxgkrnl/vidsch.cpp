@@ -213,8 +213,13 @@ void VidSch::update_monitored_values(const std::vector<NativeFence*>& fences) {
     // a wake moves MV again.
     todo.clear();
     if (!resample_cv_) return;
-    for (NativeFence* f : updated)
-      if (wake_satisfied(*f, cpu_.mem_read64(f->cv_addr))) todo.push_back(f);
+    for (NativeFence* f : updated) {
+      const uint64_t cv = cpu_.mem_read64(f->cv_addr);
+      resampling_ = true;
+      const size_t woken = wake_satisfied(*f, cv);
+      resampling_ = false;
+      if (woken) todo.push_back(f);
+    }
   }
 }
 

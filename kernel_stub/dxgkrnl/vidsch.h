@@ -176,6 +176,9 @@ class VidSch {
   // or CV re-read after registering (legacy). A signal before this may have been missed by MV.
   sc_core::sc_time last_wait_armed() const { return last_wait_armed_; }
   bool bugchecked() const { return bugcheck_code_ != 0; }
+  // Whether a waiter being woken now is woken by F8's re-read of CV after DxgkDdiUpdateMonitoredValues
+  // (not by an interrupt's DPC): for monitors.
+  bool resampling() const { return resampling_; }
   void bug_check(uint32_t code, std::vector<uint64_t> params);  // KeBugCheckEx: the machine stops
   uint32_t bugcheck_code() const { return bugcheck_code_; }
   const std::vector<uint64_t>& bugcheck_params() const { return bugcheck_params_; }
@@ -217,7 +220,8 @@ class VidSch {
   Vcd& vcd_;             // the timeline's fence flows (a CPU waiter woken)
   std::string adapter_;  // "gpu", "igpu"
   Kmd* kmd_ = nullptr;
-  bool resample_cv_, native_fence_feature_;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
+  bool resample_cv_, native_fence_feature_;
+  bool resampling_ = false;  // vidsch.resample_cv: F8's re-read of CV after every DxgkDdiUpdateMonitoredValues
   std::map<uint32_t, std::unique_ptr<KEvent>> events_;
   std::deque<DxgkInterruptData> pending_;
   std::function<void()> kmd_dpc_;
