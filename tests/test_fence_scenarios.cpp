@@ -326,7 +326,7 @@ TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same f
   CHECK(std::abs(m(g3, "signal_to_unblock_ns") - m(g4, "signal_to_unblock_ns")) < 1.0);
 }
 
-TEST_CASE("lost_interrupt: a waiter whose interrupt came late is late by cause, not lost; one whose signal raised none is lost even when rescued", "[F3][F7][F8]") {
+TEST_CASE("lost_interrupt: a waiter whose interrupt came late is late by cause, not lost, and one whose signal raised none is lost even when rescued", "[F3][F7][F8]") {
   auto monitor = [](const nlohmann::json& j) { return j["monitors"]["lost_interrupt"]["violations"].get<uint64_t>(); };
   auto u = [](const nlohmann::json& j, const char* k) { return j["metrics"][k].get<uint64_t>(); };
   // One lane: every MSI and CV write queues behind the bulk copy's chunks for tens of microseconds, so
