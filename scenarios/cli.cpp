@@ -166,7 +166,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   for (auto& o : parsed.options) {
     const std::string& key = o.string_key;
     if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
-    if (o.unregistered) throw ConfigError(where + ": unknown key '" + key + "' (gpumodel --list-params lists every key)");
+    if (o.unregistered) throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
     const std::string value = o.value.empty() ? "" : o.value.front();
     if (key == "scenario") scenario = value;
     else values.emplace_back(key, value);
@@ -189,7 +189,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
 
 void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
                     std::vector<std::string>& seen) {
-  if (!ps.known(key)) throw ConfigError("command line: unknown key '" + key + "' (gpumodel --list-params lists every key)");
+  if (!ps.known(key)) throw ConfigError("command line: unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
   if (std::find(seen.begin(), seen.end(), key) != seen.end())
     throw ConfigError("command line: key '" + key + "' given twice");
   seen.push_back(key);
@@ -312,12 +312,16 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
                                           " (write overrides as --section.key=value)");
 
   if (vm.count("seed")) {
+    // The parameters' integer grammar: decimal without a leading zero, or 0x.. hexadecimal.
     const std::string s = vm["seed"].as<std::string>();
+    const std::string why = integer_grammar(s);
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     char* end = nullptr;
     errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || errno || *end)
-      throw ConfigError("--seed = '" + s + "' is not allowed; allowed: an unsigned 64-bit integer in decimal");
+    const unsigned long long v = why.empty() && s[0] != '-' ? std::strtoull(s.c_str(), &end, hex ? 16 : 10) : 0;
+    if (!why.empty() || s[0] == '-' || errno)
+      throw ConfigError("--seed = '" + echo_input(s) + "' " + (why.empty() ? std::string("is out of range") : why) +
+                        "; allowed: an unsigned 64-bit integer, decimal or 0x.. hexadecimal");
     req.opt.seed = v;
   }
   req.scenario_file = files.front();
@@ -327,8 +331,10 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   for (auto& o : parsed.options) {
     if (!o.unregistered) continue;
     const std::string tok = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+    if (o.string_key.find('.') == std::string::npos)  // not a parameter: an option gpumodel lacks
+      throw ConfigError("command line: unknown option '" + echo_input(tok) + "' (gpumodel --help lists the options)");
     if (o.value.empty() || tok.find('=') == std::string::npos)
-      throw ConfigError("command line: '" + tok + "' needs a value: --section.key=value");
+      throw ConfigError("command line: '" + echo_input(tok) + "' needs a value: --section.key=value");
     apply_override(ps, req.opt.scenario, o.string_key, o.value.front(), seen);
   }
   if (vm.count("vcd")) {

@@ -379,3 +379,18 @@ TEST_CASE("A run cut by sim.limit_ms keeps what it measured, says it is incomple
   CHECK(t.out.find("reset_ns") != std::string::npos);
   CHECK(t.out.find("absent: no DxgkDdiResetEngine call returned") != std::string::npos);
 }
+
+TEST_CASE("CLI: a message echoes at most 200 characters of the input, with its length", "[H4]") {
+  // A 100 kB value and a 100 kB key (an argument may not exceed 128 KiB): each message is one line of a
+  // few hundred bytes naming the length.
+  const std::string big(100000, '7');
+  const Run v = run_cli(scenario("mmio_roundtrip") + " --link.hop_ns=" + big);
+  CHECK(v.code == 2);
+  CHECK(v.err.size() < 500);
+  CHECK(v.err.find("... (100000 characters)") != std::string::npos);
+  CHECK(v.err.find("link.hop_ns") != std::string::npos);
+  const Run k = run_cli(scenario("mmio_roundtrip") + " --link." + big + "=1");
+  CHECK(k.code == 2);
+  CHECK(k.err.size() < 500);
+  CHECK(k.err.find("(100005 characters)") != std::string::npos);
+}

@@ -154,24 +154,70 @@ const ParamSpec& ParamSet::spec(const std::string& name) const {
   return it->second;
 }
 
+std::string echo_input(const std::string& text) {
+  constexpr size_t kShown = 200;
+  if (text.size() <= kShown) return text;
+  return text.substr(0, kShown) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
+namespace {
+bool digits_at(const std::string& t, size_t& i) {  // one or more digits from i; i moves past them
+  const size_t b = i;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  return i > b;
+}
+}  // namespace
+
+std::string integer_grammar(const std::string& text) {
+  if (text.empty()) return "is empty";
+  const size_t b = text[0] == '-' ? 1 : 0;
+  if (text.size() > b + 2 && text[b] == '0' && (text[b + 1] == 'x' || text[b + 1] == 'X')) {
+    for (size_t i = b + 2; i < text.size(); ++i)
+      if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return "is not an integer";
+    return "";
+  }
+  size_t i = b;
+  if (!digits_at(text, i) || i != text.size()) return "is not an integer";
+  if (i - b > 1 && text[b] == '0') return "has a leading zero (octal is not read: write it in decimal, or as 0x.. hexadecimal)";
+  return "";
+}
+
+std::string real_grammar(const std::string& text) {
+  if (text.empty()) return "is empty";
+  const std::string form = "is not a decimal number (digits, an optional fraction and exponent: 12, 0.5, 2.5e-3)";
+  const size_t b = text[0] == '-' ? 1 : 0;
+  size_t i = b;
+  if (!digits_at(text, i)) return form;
+  if (i - b > 1 && text[b] == '0') return "has a leading zero (write 5, 0.5 or 2.5e-3, not 05)";
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (!digits_at(text, i)) return form;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits_at(text, i)) return form;
+  }
+  if (i != text.size()) return form;
+  if (b && std::strtod(text.c_str(), nullptr) == 0) return "is a negative zero: write 0";
+  return "";
+}
+
 ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
                                 const std::string& origin) const {
   auto bad = [&](const std::string& why) {
-    return ConfigError(origin + ": " + s.name + " = '" + text + "' " + why + "; allowed: " +
+    return ConfigError(origin + ": " + s.name + " = '" + echo_input(text) + "' " + why + "; allowed: " +
                        s.allowed());
   };
   Value v;
   switch (s.kind) {
     case ParamKind::Int: {
-      if (text.empty()) throw bad("is empty");
-      // Decimal, or 0x.. hexadecimal. A leading zero is refused rather than read as octal (strtoll's
-      // base 0 would make 010 eight); so are signs, spaces and anything after the digits.
+      // Decimal, or 0x.. hexadecimal (integer_grammar). A leading zero is refused rather than read as
+      // octal (strtoll's base 0 would make 010 eight); so are '+', spaces and anything after the digits.
+      if (const std::string why = integer_grammar(text); !why.empty()) throw bad(why);
       const bool neg = text[0] == '-';
       const std::string digits = text.substr(neg ? 1 : 0);
       const bool hex = digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
-      if (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0]))) throw bad("is not an integer");
-      if (!hex && digits.size() > 1 && digits[0] == '0')
-        throw bad("has a leading zero (octal is not read: write it in decimal, or as 0x.. hexadecimal)");
       errno = 0;
       char* end = nullptr;
       long long x = std::strtoll(text.c_str(), &end, hex ? 16 : 10);
@@ -189,13 +235,11 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
       break;
     }
     case ParamKind::Real: {
-      if (text.empty()) throw bad("is empty");
+      // Decimal only (real_grammar): strtod alone would take 0x1p4, inf, nan, +5, .5 and -0.
+      if (const std::string why = real_grammar(text); !why.empty()) throw bad(why);
       errno = 0;
       char* end = nullptr;
       double x = std::strtod(text.c_str(), &end);
-      const char c0 = text[0];
-      const bool starts_ok = std::isdigit(static_cast<unsigned char>(c0)) || c0 == '-' || c0 == '+' || c0 == '.';
-      if (!starts_ok || *end != '\0' || end == text.c_str() || std::isnan(x)) throw bad("is not a number");
       // ERANGE on overflow (±HUGE_VAL) only: an underflow such as 1e-310 is a tiny in-range number.
       if (!std::isfinite(x) || (errno == ERANGE && std::fabs(x) == HUGE_VAL)) throw bad("is out of range");
       if (x < s.min || x > s.max) throw bad("is out of range");
@@ -229,7 +273,7 @@ void ParamSet::apply_scenario_defaults(const std::string& scenario) {
 
 void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {
   auto it = specs_.find(name);
-  if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + name + "'");
+  if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + echo_input(name) + "'");
   values_[name] = parse(it->second.variants.empty() ? it->second : it->second.as_seen_by(scenario_), text, origin);
   set_keys_.insert(name);
 }

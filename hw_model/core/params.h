@@ -14,6 +14,16 @@
 
 namespace gpumodel {
 
+// Input as a message shows it: cut after 200 characters, with the whole length, so a 20 MB line does
+// not come back as a 20 MB message.
+std::string echo_input(const std::string& text);
+// The one grammar of numbers (parameters, --seed): an integer is decimal without a leading zero, or
+// 0x.. hexadecimal, with a '-' where negatives are allowed; a real is decimal: an optional '-', digits
+// without a leading zero, an optional fraction and exponent (12, 0.5, 2.5e-3), no hexadecimal, no
+// infinity or NaN, no negative zero. Returns "" when `text` follows it, else what is wrong.
+std::string integer_grammar(const std::string& text);
+std::string real_grammar(const std::string& text);
+
 struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
