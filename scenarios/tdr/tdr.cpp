@@ -22,6 +22,7 @@
 // last_completed_fence_id, and per node its throughput (share of time the engine computes) before the
 // timeout, during the sequence and after it (T10); plus the step times, preemptions, ignored
 // interrupts, adapter resets and their duration, tdr_reason.
+#include <sstream>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -529,6 +530,15 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
           [e](const ParamSet& ps) { return std::make_unique<TdrScenario>(ps, e); },
           [name](const ParamSet& ps) {
             Platform::validate_linked_engines(ps);
+            // The apps submit until workload.after_ms after the last TDR sequence ends: a run whose limit
+            // comes first can only be cut.
+            if (ps.get_real("workload.after_ms") >= ps.get_real("sim.limit_ms")) {
+              std::ostringstream m;
+              m << "workload.after_ms = " << ps.get_real("workload.after_ms") << " ms is not below sim.limit_ms = "
+                << ps.get_real("sim.limit_ms") << " ms: the apps keep submitting that long after the TDR sequence "
+                << "ends; allowed: workload.after_ms < sim.limit_ms";
+              throw ConfigError(m.str());
+            }
             const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
             if (ps.get_int("workload.render_nodes") > per)
               throw ConfigError("workload.render_nodes = " + std::to_string(ps.get_int("workload.render_nodes")) +

@@ -164,7 +164,7 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
           },
           [k](const ParamSet& ps) { return std::make_unique<Eviction>(ps, k); },
           [name, k](const ParamSet& ps) {
-            require_platform(ps, name, 1, 2, "a HW queue for the app and the paging ring on node 0");
+            require_platform(ps, name, 2, 2, "the app's HW queue on node 1 and the paging ring on node 0");
             if (k == Kind::IommuUnmap && ps.get_enum("iommu.model") == "physical")
               throw ConfigError(std::string("iommu.model = physical: scenario '") + name +
                                 "' measures NotifyIoMmuUnmap, which is only sent under an IOMMU addressing model "
