@@ -55,6 +55,13 @@ expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=0.01"], "the same past a 1
 expect(0, [a_path, moved, "--default-tol", "0.05"], "the same within a 5 % default tolerance")
 expect(0, [a_path, moved, "--tol", "signal_*=abs:300"], "an absolute tolerance by glob (delta 266 ns)")
 expect(1, [a_path, moved, "--tol", "signal_*=abs:100"], "past an absolute tolerance by glob")
+# Both tolerances given: either suffices, and they do not add up. The move is 2 % (266 ns of ~13.3 us):
+# 3 % alone covers it, 300 ns alone covers it; 1.5 % (~200 ns) and 150 ns each fall short, and so must
+# the pair, although together (~350 ns) they would cover it.
+expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.03,abs:100"], "relative suffices beside a short absolute")
+expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.01,abs:300"], "absolute suffices beside a short relative")
+expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.01,abs:100"], "neither suffices")
+expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.015,abs:150"], "two short tolerances do not add up")
 tol_file = t.write("tol.json", json.dumps({"default": 0, "metrics": {"signal_to_wake_ns": {"rel": 0.03}}}))
 expect(0, [a_path, moved, "--tolerances", tol_file], "a tolerance from a file")
 expect(1, [a_path, moved, "--tolerances", tol_file, "--tol", "signal_to_wake_ns=0"], "--tol overrides the file")
