@@ -53,3 +53,28 @@ TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns 
   CHECK(iommu.hits() == 1);
   CHECK(miss - hit == sc_time(4 * 310, SC_NS));
 }
+
+TEST_CASE("Memory: a read arriving at the same instant as an earlier write sees the write, however short its own latency", "[F1][H2]") {
+  // A write of 8 bytes, then a read of the same bytes, both reaching the controller at t = 0 (the
+  // fence_stress case: eight queues' CV writes and the CMP's reads meet in one instant). Writes take
+  // 500 ns to become visible here, reads sample after 10 ns: the read must not pass the write that
+  // reached the controller with it (arrival <= arrival), so it waits for the write's visibility:
+  // port time of the write (8 B at 76.8 GB/s, 104 ps) + 500 ns, and returns the new value.
+  auto ps = params({{"sysmem.write_latency_ns", "500"}, {"sysmem.read_latency_ns", "10"}});
+  Memory mem("sysmem", ps, "sysmem.", regs::kSysmemBase);
+  Probe cpu("cpu");
+  cpu.sock.bind(mem.tsock);
+  const uint64_t a = regs::kSysmemBase + 0x40;
+  const uint64_t old_v = 1, new_v = 0xABCDEF0123456789ull;
+  mem.poke(a, &old_v, 8);
+  uint64_t got = 0;
+  sc_time done;
+  cpu.body = [&] {
+    cpu.bus.post(a, &new_v, 8);
+    cpu.bus.read(a, &got, 8);
+    done = sc_core::sc_time_stamp();
+  };
+  sc_core::sc_start();
+  CHECK(got == new_v);
+  CHECK(done == sc_time(104, SC_PS) + sc_time(500, SC_NS));
+}
