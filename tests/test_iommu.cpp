@@ -1,4 +1,5 @@
-// The host IOMMU alone, between a DMA initiator and system memory: what a translation costs.
+// The host IOMMU and the memory controller alone, between an initiator and system memory: what a
+// translation costs, and the order of a read and a write that arrive together.
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/iommu.h"
 #include "hw_model/memory/memory.h"

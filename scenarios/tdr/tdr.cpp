@@ -530,6 +530,26 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
           [e](const ParamSet& ps) { return std::make_unique<TdrScenario>(ps, e); },
           [name](const ParamSet& ps) {
             Platform::validate_linked_engines(ps);
+            // Regular paging alternates an eviction (workload.paging_bytes from VRAM to system memory,
+            // across the link) and a zero fill in VRAM: every 2 x workload.paging_every_us the link must
+            // carry one eviction's bytes, which takes at least their time at its line rate (an upper bound
+            // of its payload rate; the fill may overlap, so it is not counted). Below that the paging
+            // queue grows without end.
+            if (const double every = ps.get_real("workload.paging_every_us"); every > 0) {
+              const int gen = int(ps.get_int("link.gen"));
+              const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
+              const double line = gts * double(ps.get_int("link.lanes")) * (128.0 / 130.0) / 8.0;  // B/ns
+              const double bytes = double(ps.get_int("workload.paging_bytes"));
+              const double least_us = bytes / line / 1000.0 / 2.0;
+              if (every < least_us) {
+                std::ostringstream m;
+                m << "workload.paging_every_us = " << every << " offers more paging than the engine can do: "
+                  << "every other operation moves workload.paging_bytes = " << bytes << " B across the link (line "
+                  << "rate " << line << " B/ns), at least " << least_us << " us an operation; allowed: "
+                  << "workload.paging_every_us = 0 (no paging) or >= " << least_us;
+                throw ConfigError(m.str());
+              }
+            }
             // The apps submit until workload.after_ms after the last TDR sequence ends: a run whose limit
             // comes first can only be cut.
             if (ps.get_real("workload.after_ms") >= ps.get_real("sim.limit_ms")) {
