@@ -300,6 +300,27 @@ ScenarioInfo hybrid_present_scenario() {
           [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
           [](const ParamSet& ps) {
             require_hybrid(ps, "hybrid_present");
+            // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
+            // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
+            // surface's size (pitch to 128 B, rows to 4; from 1 MiB on, 64 KiB aligned): a mode whose
+            // surfaces do not fit cannot present. (The driver's own allocations come on top: a size just
+            // above this bound may still run out, and the run says so.)
+            {
+              const DisplayGeometry g = display_geometry(ps);
+              const uint64_t pitch = (uint64_t(g.width) * g.bytes_per_pixel + 127) / 128 * 128;
+              const uint64_t bytes = pitch * ((uint64_t(g.height) + 3) / 4 * 4);
+              const uint64_t surface = bytes < (1u << 20) ? bytes : (bytes + 65535) / 65536 * 65536;  // 64 KiB pages
+              const uint64_t surfaces = (2 * uint64_t(ps.get_int("present.buffers")) + 1) * surface;
+              const uint64_t stolen = uint64_t(ps.get_int("igpu.stolen_bytes"));
+              const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, stolen / 4);
+              if (surfaces > stolen - tables)
+                throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) + " is too small for display.mode = " +
+                                  ps.get_enum("display.mode") + " with present.buffers = " +
+                                  std::to_string(ps.get_int("present.buffers")) + ": 2 x buffers + 1 surfaces of " +
+                                  std::to_string(surface) + " bytes need at least " + std::to_string(surfaces) + " bytes beside " +
+                                  std::to_string(tables) + " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
+                                  std::to_string(surfaces + tables) + ", or fewer buffers");
+            }
             // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
             // beyond that for the present queue and 100 ms for start-up and the last scan-out.
             const double need_ms = double(ps.get_int("workload.frames")) *
