@@ -165,6 +165,14 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
           [k](const ParamSet& ps) { return std::make_unique<Eviction>(ps, k); },
           [name, k](const ParamSet& ps) {
             require_platform(ps, name, 2, 2, "the app's HW queue on node 1 and the paging ring on node 0");
+            // Its allocations (two, or paging_va_size's one) live in system memory: they must fit there.
+            const uint64_t allocs = k == Kind::VaSize ? 1 : 2, mb = uint64_t(ps.get_int("workload.alloc_mb"));
+            const uint64_t sys = uint64_t(ps.get_int("sysmem.size_bytes"));
+            if ((allocs * mb << 20) > sys)
+              throw ConfigError("workload.alloc_mb = " + std::to_string(mb) + ": scenario '" + name + "' places " +
+                                std::to_string(allocs) + " such allocation(s) in system memory, more than sysmem.size_bytes = " +
+                                std::to_string(sys) + "; allowed: workload.alloc_mb <= " + std::to_string((sys >> 20) / allocs) +
+                                ", or a larger sysmem.size_bytes");
             if (k == Kind::IommuUnmap && ps.get_enum("iommu.model") == "physical")
               throw ConfigError(std::string("iommu.model = physical: scenario '") + name +
                                 "' measures NotifyIoMmuUnmap, which is only sent under an IOMMU addressing model "
