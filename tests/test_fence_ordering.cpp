@@ -206,6 +206,22 @@ TEST_CASE("Lost, then rescued by a later signal: still lost, counted as woken la
   CHECK(b.mon.overdue_woken_later() == 1);
 }
 
+TEST_CASE("Lost, then rescued within the bound by a later signal: still lost, not on time", "[F7][F8]") {
+  // The same loss; 20 us later (well inside the monitor's 100 us bound, so the CPU's quiet stretch
+  // never judges the waiter overdue) node 0 signals 2, which passes the waiter's MV and interrupts.
+  // The waiter is woken in time, but by an interrupt its own signal did not raise: lost, and rescued.
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}, {"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r, SC_ZERO_TIME, sc_time(20, SC_US));
+  require_race(b, r);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  CHECK(r.ok);
+  CHECK(r.woken < r.t_cv + sc_time(100, SC_US));  // woken within the bound
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);     // the second signal's
+  CHECK(b.mon.lost_interrupts() == 1);
+  CHECK(b.mon.overdue_woken_later() == 1);
+}
+
 TEST_CASE("Without the F7 barrier, a CV write pending longer than the acknowledgement path is lost even though the KMD waits", "[F7][F8]") {
   FenceBench b(pending_with({{"cmp.barrier", "false"}}));
   Race r;
