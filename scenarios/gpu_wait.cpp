@@ -41,7 +41,7 @@ class GpuWait : public ScenarioDriver {
     // packet started one decode earlier. The figure puts A's signal start on the same clock (rounded
     // down to a tick like a TIMESTAMP), so the two ends share one resolution: exact when both fall on a
     // tick (the default 1 ns tick), within one tick and unbiased otherwise.
-    const uint64_t tick = uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
+    const uint64_t tick = uint64_t(p.params.get_int(p.gpu.config.key + ".timestamp_tick_ps"));  // node B's adapter
     const uint64_t b_ticks = p.sysmem.peek64(ts_);
     const sc_core::sc_time decode = p.gpu.nodes[1]->engine_period() * double(p.params.get_int("node.decode_cycles"));
     auto ticks = [tick](const sc_core::sc_time& t) { return t.value() / tick; };  // as a TIMESTAMP reads t

@@ -44,8 +44,9 @@ struct Race {
 
 // Node 0 warms its TLB (see the header), then computes 10 us, then signals (f, 1), and with `rescue`
 // computes that much longer and signals (f, 2). A CPU thread waits for the first SIGNAL of f to start,
-// `delay` more, then waits on (f, 1).
-void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_time& rescue = SC_ZERO_TIME) {
+// `delay` more, then waits on (f, 1) for `timeout` (500 us; sc_max_time(): an untimed wait).
+void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_time& rescue = SC_ZERO_TIME,
+          const sc_time& timeout = sc_time(500, SC_US)) {
   auto& p = b.p;
   auto woken = p.vidsch.observer.waiter_woken;  // the monitors observe it too
   p.vidsch.observer.waiter_woken = [&r, woken](const CpuWaiter& w) {
@@ -82,12 +83,12 @@ void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_
     if (rescue != SC_ZERO_TIME) w.compute(uint64_t(rescue.to_seconds() * 2e9)).signal(p.vidsch.slot(*r.f), 2);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
-  p.cpu.spawn_thread("waiter", [&, delay] {
+  p.cpu.spawn_thread("waiter", [&, delay, timeout] {
     while (p.gpu.nodes[0]->signals() < 2) p.cpu.sleep(ns_(10));  // the warm-up's, then f's
     r.t_s = p.gpu.nodes[0]->last_signal_start();  // the first SIGNAL's (a rescue comes much later)
     if (delay != SC_ZERO_TIME) p.cpu.sleep(delay);
     r.t_call = sc_time_stamp();
-    r.ok = p.vidsch.WaitFromCpu(r.f, 1, sc_time(500, SC_US));
+    r.ok = p.vidsch.WaitFromCpu(r.f, 1, timeout);
   });
   sc_start();
 }
@@ -167,6 +168,28 @@ TEST_CASE("With step 3 off and the KMD not waiting, the signal racing the MV upd
   CHECK(b.mon.overdue_woken_later() == 0);  // never woken
 }
 
+TEST_CASE("An untimed wait whose signal raised nothing is lost when the run goes idle under it", "[F7][F8][H4]") {
+  // The same loss with an untimed wait: nothing times the waiter out and nothing will wake it, so the
+  // run goes idle (sc_start returns) with it still waiting. The CPU never had an interrupt to handle,
+  // so no MSI's arrival judged it during the run: only the end of the run can, and it is lost there.
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}, {"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r, SC_ZERO_TIME, SC_ZERO_TIME, sc_max_time());
+  require_race(b, r);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  REQUIRE_FALSE(sc_pending_activity());  // idle: the model has nothing left to do
+  CHECK(r.woken == SC_ZERO_TIME);
+  CHECK(b.p.vidsch.waiter_count() == 1);  // still waiting
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
+  Results res;
+  b.mon.finish(res);
+  CHECK(res.monitors.at("lost_interrupt") == 1);
+  CHECK(res.metrics["lost_at_idle"] == 1);
+  CHECK(res.metrics["overdue_woken_later"] == 0);
+  CHECK(res.metrics["late_cpu_busy"] == 0);
+  CHECK(res.metrics["late_gpu_or_link"] == 0);
+}
+
 TEST_CASE("Lost, then rescued by a later signal: still lost, counted as woken later", "[F7][F8]") {
   // The same loss; 150 us later (past the monitor's 100 us bound) node 0 signals 2, which passes the
   // waiter's MV and interrupts: the waiter is woken, too late. The CPU sat idle past the bound with
@@ -179,6 +202,22 @@ TEST_CASE("Lost, then rescued by a later signal: still lost, counted as woken la
   CHECK(r.ok);
   CHECK(r.woken > r.t_cv + sc_time(100, SC_US));
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // the second signal's
+  CHECK(b.mon.lost_interrupts() == 1);
+  CHECK(b.mon.overdue_woken_later() == 1);
+}
+
+TEST_CASE("Lost, then rescued within the bound by a later signal: still lost, not on time", "[F7][F8]") {
+  // The same loss; 20 us later (well inside the monitor's 100 us bound, so the CPU's quiet stretch
+  // never judges the waiter overdue) node 0 signals 2, which passes the waiter's MV and interrupts.
+  // The waiter is woken in time, but by an interrupt its own signal did not raise: lost, and rescued.
+  FenceBench b(pending_with({{"cmp.mv_update_check", "false"}, {"kmd.mv_update_wait", "never"}}));
+  Race r;
+  race(b, r, SC_ZERO_TIME, sc_time(20, SC_US));
+  require_race(b, r);
+  REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);
+  CHECK(r.ok);
+  CHECK(r.woken < r.t_cv + sc_time(100, SC_US));  // woken within the bound
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);     // the second signal's
   CHECK(b.mon.lost_interrupts() == 1);
   CHECK(b.mon.overdue_woken_later() == 1);
 }
