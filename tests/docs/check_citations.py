@@ -7,6 +7,8 @@ must be in it, and no parameter source may cite the project's own working notes.
 Checks, each failure named with where it is:
   - every Markdown file named (a file or a path ending in .md) in a tracked text file or a parameter's
     source exists in the repository, relative to the citing file's folder or to the repository's root;
+  - every Markdown link inside the repository (`[text](path)`, `[text](path#heading)`, `[text](#heading)`)
+    names a file that exists and, with an anchor, a heading of that file (GitHub's slug of it);
   - no parameter source cites a seed document by number ("seed 003": users have the documents' titles,
     not the project's numbering) or one of the project's own issues ("issue 11"; a public project's issue,
     "ROCm issue 6127", is a citation a user can follow).
@@ -26,6 +28,16 @@ SEED = re.compile(r"\bseeds? 0\d\d\b")
 # An issue number with no public project named before it.
 OWN_ISSUE = re.compile(r"(?<![\w-] )(?<![\w-])\bissues? \d+")
 TEXT = (".md", ".cpp", ".h", ".py", ".ini", ".sh", ".txt", ".tsv", ".cmake", ".gtkw")
+
+
+LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
+
+
+def slugs(path):
+    """GitHub's anchors of a Markdown file's headings: lower case, punctuation dropped, spaces to '-'."""
+    with open(path, encoding="utf-8") as f:
+        heads = re.findall(r"^#+ (.*)$", f.read(), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
 
 
 def md_refs(text):
@@ -65,6 +77,17 @@ def main():
             text = open(os.path.join(ROOT, f), encoding="utf-8").read()
         except (OSError, UnicodeDecodeError):
             continue
+        if f.endswith(".md"):
+            here = os.path.dirname(os.path.join(ROOT, f))
+            for n, line in enumerate(text.splitlines(), 1):
+                for target, anchor in LINK.findall(line):
+                    if re.match(r"[a-z]+:", target):
+                        continue  # a web address
+                    path = os.path.normpath(os.path.join(here, target)) if target else os.path.join(ROOT, f)
+                    if not os.path.exists(path):
+                        bad.append(f"{f}:{n}: links to '{target}', which the repository does not contain")
+                    elif anchor and path.endswith(".md") and anchor not in slugs(path):
+                        bad.append(f"{f}:{n}: links to '{target}#{anchor}', a heading its file does not have")
         for n, line in enumerate(text.splitlines(), 1):
             for ref in md_refs(line):
                 if not exists(ref, os.path.dirname(os.path.join(ROOT, f))):
