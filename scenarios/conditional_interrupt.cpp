@@ -67,21 +67,26 @@ class ConditionalInterrupt : public ScenarioDriver {
 
   void build(Platform& p, Results& r) override {
     p.cpu.spawn_thread("submitter", [this, &p, &r] {
-      if (!r.check(p.kmd.DxgkDdiStartDevice(nullptr), "adapter start failed")) return;
+      if (!start_adapter(p, r)) return;
       fence_ = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
       ready_ = true;
       p.cpu.signal(ready_ev_);
       KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
       if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       const uint64_t cycles = engine_cycles(p.params, interval_ns_);
-      const uint32_t slot = p.vidsch.slot(*fence_);
+      auto unit = [&](PacketWriter& w, uint64_t i) {
+        w.compute(cycles);
+        VidSch::gpu_signal(w, *fence_, i);
+      };
       // The whole stream, in submissions of half a ring; between them the thread sleeps for the time
       // the GPU needs, so the CPU is idle unless an interrupt wakes it.
-      const uint64_t per = (q->ring_size / 2) / 28;
+      PacketWriter one;
+      unit(one, 1);
+      const uint64_t per = (q->ring_size / 2) / one.bytes();
       for (uint64_t i = 1; i <= n_;) {
         PacketWriter w;
         const uint64_t first = i;
-        for (; i <= n_ && i - first < per; ++i) w.compute(cycles).signal(slot, i);
+        for (; i <= n_ && i - first < per; ++i) unit(w, i);
         p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
         if (i <= n_) p.cpu.sleep(sc_core::sc_time(interval_ns_ * double(i - first), sc_core::SC_NS));
       }
@@ -96,7 +101,7 @@ class ConditionalInterrupt : public ScenarioDriver {
 
   void finish(Platform& p, Results& r) override {
     uint64_t signals = 0;
-    for (auto& n : p.gpu.nodes) signals += n->signals();
+    for (auto& n : p.gpu.nodes) signals += kind_.signals_run(*n);
     r.metric("signals", signals);
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("interrupts_suppressed", p.gpu.cmp.suppressed());
@@ -157,7 +162,8 @@ ScenarioInfo conditional_interrupt_scenario() {
                            "A: a CPU waiter on every 10th value (0: none)", o);
           },
           [](const ParamSet& ps) { return std::make_unique<ConditionalInterrupt>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); }};
+          [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); },
+          /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
 }  // namespace gpumodel

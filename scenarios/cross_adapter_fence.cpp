@@ -381,7 +381,7 @@ ScenarioInfo cross_adapter_fence_scenario() {
               throw ConfigError("gpu.hw_queues / igpu.hw_queues: scenario 'cross_adapter_fence' uses one HW queue on "
                                 "each adapter; allowed: >= 1");
           },
-          /*runs_without_native_fences=*/true};
+          /*runs_without_native_fences=*/[](const ParamSet&) { return true; }};
 }
 
 }  // namespace gpumodel

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "scenarios/scenario.h"
 
 namespace gpumodel {
@@ -17,6 +18,10 @@ inline void declare_fence_params(ParamSet& ps, const std::string& owner) {
                   owner);
 }
 
+// fence.kind = legacy runs with or without native fences on the adapter (F9): a monitored fence is the
+// OS's alone. The scenarios that take fence.kind register this as runs_without_native_fences.
+inline bool legacy_fence_kind(const ParamSet& ps) { return ps.get_enum("fence.kind") == "legacy"; }
+
 inline Segment fence_storage(const ParamSet& ps) {
   return ps.get_enum("fence.storage") == "local" ? Segment::Local : Segment::System;
 }
@@ -24,8 +29,20 @@ inline Segment fence_storage(const ParamSet& ps) {
 struct FenceKind {
   bool legacy;
   Segment storage;
-  explicit FenceKind(const ParamSet& ps) : legacy(ps.get_enum("fence.kind") == "legacy"), storage(fence_storage(ps)) {}
+  explicit FenceKind(const ParamSet& ps) : legacy(legacy_fence_kind(ps)), storage(fence_storage(ps)) {}
+  // Node n's GPU signals of a fence of this kind: a native fence's SIGNAL packets, or a monitored fence's
+  // WRITE64 of the value (VidSch::gpu_signal): how many ran, and when the last one began (decoded).
+  uint64_t signals_run(const Node& n) const { return legacy ? n.executed(Op::Write64) : n.signals(); }
+  sc_core::sc_time signal_start(const Node& n) const { return legacy ? n.last_start(Op::Write64) : n.last_signal_start(); }
 };
+
+// Dxgkrnl's adapter start (its F9 check included: a driver that advertises native fences the OS did not
+// enable fails it), from an app thread; false, with the reason among the run's failures, if it failed.
+inline bool start_adapter(Platform& p, Results& r, DxgkAdapterInfo* info = nullptr) {
+  const AdapterStart s = DxgkrnlStartAdapter(p.kmd, "dGPU");
+  if (info) *info = s.info;
+  return r.check(s.started, s.reason);
+}
 
 // Each fence belongs to one signalling node (so its values only grow): refuse fewer fences than nodes.
 inline void require_fence_per_node(const ParamSet& ps, int64_t signalling_nodes) {

@@ -25,7 +25,7 @@ class FenceSignal : public ScenarioDriver {
 
  private:
   void app(Platform& p, Results& r) {
-    if (!r.check(p.kmd.DxgkDdiStartDevice(nullptr), "adapter start failed")) return;
+    if (!start_adapter(p, r)) return;
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
@@ -35,13 +35,14 @@ class FenceSignal : public ScenarioDriver {
       if (cv_visible == sc_core::SC_ZERO_TIME && m.peek64(f->cv_addr) >= 1) cv_visible = sc_core::sc_time_stamp();
     });
     PacketWriter w;
-    w.compute(engine_cycles(p.params, delay_ * 1000)).signal(p.vidsch.slot(*f), 1);  // the GPU works, then signals
+    w.compute(engine_cycles(p.params, delay_ * 1000));  // the GPU works, then signals
+    VidSch::gpu_signal(w, *f, 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     const sc_core::sc_time asked = sc_core::sc_time_stamp();
     r.check(p.vidsch.WaitFromCpu(f, 1), "the CPU wait did not complete");
     const sc_core::sc_time woke = sc_core::sc_time_stamp();
 
-    const sc_core::sc_time start = p.gpu.nodes[0]->last_signal_start();
+    const sc_core::sc_time start = kind_.signal_start(*p.gpu.nodes[0]);
     const sc_core::sc_time armed = p.vidsch.last_wait_armed();
     r.metric("signal_to_wake_ns", ns_between(start, woke));
     // The breakdown is of the interrupt path: the waiter armed (MV lowered) before the SIGNAL runs.
@@ -81,7 +82,8 @@ class FenceSignal : public ScenarioDriver {
     r.check(p.gpu.cmp.fence_interrupts() == 1, "the signal past MV raised " +
             std::to_string(p.gpu.cmp.fence_interrupts()) + " interrupts, not 1");
     r.check(spurious_interrupts(p) == 0, "an interrupt woke no waiter");
-    r.check(f->mv == UINT64_MAX && m.peek64(f->mv_addr) == UINT64_MAX, "MV did not return to UINT64_MAX");
+    if (!kind_.legacy)  // a monitored fence has no MV
+      r.check(f->mv == UINT64_MAX && m.peek64(f->mv_addr) == UINT64_MAX, "MV did not return to UINT64_MAX");
   }
 
   FenceKind kind_;
@@ -100,7 +102,8 @@ ScenarioInfo fence_signal_scenario() {
                             o);
           },
           [](const ParamSet& ps) { return std::make_unique<FenceSignal>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "fence_signal", 1, 1, "one queue on node 0 signals"); }};
+          [](const ParamSet& ps) { require_platform(ps, "fence_signal", 1, 1, "one queue on node 0 signals"); },
+          /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
 }  // namespace gpumodel

@@ -2,7 +2,9 @@
 // blocks on the GPU and the CMP unblocks it (F5). Legacy: the OS holds B's work on the CPU and submits
 // it after the signal interrupt. Metric: signal_to_unblock_ns, from A's SIGNAL starting to B's next
 // packet starting. Verdict: native unblocks B on the GPU with no CPU fence interrupt; legacy through
-// the CPU (no GPU unblock, one fence interrupt).
+// the CPU (no GPU unblock, one fence interrupt). With workload.cpu_waiter a CPU thread waits for the
+// value too (signal_to_cpu_wake_ns): scenarios/monitored_fence.ini runs both waits on a monitored fence
+// with the native fence feature disabled (F9).
 #include "scenarios/fence_common.h"
 
 namespace gpumodel {
@@ -10,13 +12,13 @@ namespace {
 
 class GpuWait : public ScenarioDriver {
  public:
-  explicit GpuWait(const ParamSet& ps) : kind_(ps), delay_us_(ps.get_real("workload.signal_delay_us")) {}
+  explicit GpuWait(const ParamSet& ps)
+      : kind_(ps), delay_us_(ps.get_real("workload.signal_delay_us")), cpu_waiter_(ps.get_bool("workload.cpu_waiter")) {}
 
   void build(Platform& p, Results& r) override {
     p.cpu.spawn_thread("app", [this, &p, &r] {
       DxgkAdapterInfo info;
-      if (!r.check(p.kmd.DxgkDdiStartDevice(&info) && info.nodes >= 2, "adapter start failed or fewer than 2 nodes"))
-        return;
+      if (!start_adapter(p, r, &info) || !r.check(info.nodes >= 2, "fewer than 2 nodes")) return;
       KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
       KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
       if (!r.check(qa && qb, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
@@ -28,9 +30,15 @@ class GpuWait : public ScenarioDriver {
       ts_ = p.kmd.scratch();
       PacketWriter b, a;
       b.timestamp(ts_).interrupt(3);  // B's work after the wait: note when it starts, then tell the app
-      a.compute(engine_cycles(p.params, delay_us_ * 1000)).signal(p.vidsch.slot(*f), 1);
+      a.compute(engine_cycles(p.params, delay_us_ * 1000));
+      VidSch::gpu_signal(a, *f, 1);
       p.vidsch.SubmitAfterWait(qb, f, 1, b);
       p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
+      if (cpu_waiter_)
+        p.cpu.spawn_thread("waiter", [this, &p, &r, f] {
+          r.check(p.vidsch.WaitFromCpu(f, 1), "the CPU wait did not complete");
+          cpu_woke_ = sc_core::sc_time_stamp();
+        });
       p.cpu.wait_for(p.vidsch.interrupt_event(3));
     });
     (void)r;
@@ -45,7 +53,7 @@ class GpuWait : public ScenarioDriver {
     const uint64_t b_ticks = p.sysmem.peek64(ts_);
     const sc_core::sc_time decode = p.gpu.nodes[1]->engine_period() * double(p.params.get_int("node.decode_cycles"));
     auto ticks = [tick](const sc_core::sc_time& t) { return t.value() / tick; };  // as a TIMESTAMP reads t
-    const sc_core::sc_time signal_start = p.gpu.nodes[0]->last_signal_start();
+    const sc_core::sc_time signal_start = kind_.signal_start(*p.gpu.nodes[0]);
     if (b_ticks == 0) {  // B's TIMESTAMP was never written: B never ran (a run cut by sim.limit_ms)
       r.metric_absent("signal_to_unblock_ns", "node B never ran its work after the wait");
       r.check(false, "node B never ran its work after the wait");
@@ -62,22 +70,32 @@ class GpuWait : public ScenarioDriver {
       r.check(cv_visible_ != sc_core::SC_ZERO_TIME && b_ticks >= ticks(cv_visible_ + decode),
               "node B ran before node A's CurrentValue write was visible");
     }
+    if (cpu_waiter_) {
+      if (cpu_woke_ == sc_core::SC_ZERO_TIME) r.metric_absent("signal_to_cpu_wake_ns", "the CPU waiter was never woken");
+      else r.metric("signal_to_cpu_wake_ns", ns_between(kind_.signal_start(*p.gpu.nodes[0]), cpu_woke_));
+    }
     const uint64_t fence_irqs = p.gpu.cmp.fence_interrupts(), unblocks = p.gpu.cmp.gpu_unblocks();
     r.metric("cpu_interrupts", p.cpu.interrupts());
     r.metric("fence_interrupts", fence_irqs);
     r.metric("gpu_unblocks", unblocks);
     if (kind_.legacy) {  // F5: no GPU wait; the OS releases B's work after the signal interrupt
       r.check(unblocks == 0, "legacy fence: node B was unblocked on the GPU");
+      // One interrupt for the one signal: its DPC releases B's work and wakes the CPU waiter alike.
       r.check(fence_irqs == 1, "legacy fence: not exactly one fence interrupt for the one signal");
-    } else {  // F5: unblocked on the GPU, no CPU round trip (no CPU waiter, so no interrupt either: F3)
+      // A monitored fence is the OS's alone (F9): the driver was never asked to create a native fence.
+      r.check(p.kmd.native_fences_created() == 0, "legacy fence: the KMD was asked for a native fence");
+    } else {  // F5: unblocked on the GPU, no CPU round trip; F3: an interrupt only for a CPU waiter
       r.check(unblocks == 1, "native fence: node B was not unblocked on the GPU");
-      r.check(fence_irqs == 0, "native fence: the signal raised a CPU fence interrupt");
+      r.check(fence_irqs == (cpu_waiter_ ? 1u : 0u), cpu_waiter_ ? "native fence: not exactly one interrupt for the CPU waiter"
+                                                               : "native fence: the signal raised a CPU fence interrupt");
     }
   }
 
  private:
   FenceKind kind_;
   double delay_us_;
+  bool cpu_waiter_;
+  sc_core::sc_time cpu_woke_ = sc_core::SC_ZERO_TIME;
   uint64_t ts_ = 0;
   sc_core::sc_time cv_visible_ = sc_core::SC_ZERO_TIME;
 };
@@ -90,9 +108,13 @@ ScenarioInfo gpu_wait_scenario() {
             declare_fence_params(ps, o);
             ps.declare_real("workload.signal_delay_us", 50, "us", 0, 1e6,
                             "A: node A computes 50 us before it signals, so B is already waiting", o);
+            ps.declare_bool("workload.cpu_waiter", false,
+                            "A: false, B's wait alone; true: a CPU thread waits for the same value too, as an "
+                            "app's frame wait beside the GPU's", o);
           },
           [](const ParamSet& ps) { return std::make_unique<GpuWait>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "gpu_wait", 2, 2, "node A signals on one queue, node B waits on another"); }};
+          [](const ParamSet& ps) { require_platform(ps, "gpu_wait", 2, 2, "node A signals on one queue, node B waits on another"); },
+          /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
 }  // namespace gpumodel

@@ -30,7 +30,9 @@ Monitors::Monitors(Platform& p)
     Pending& pw = waiting_[w.id];
     pw.cv_addr = w.fence->cv_addr;
     pw.value = w.value;
-    pw.slot = p_.vidsch.slot(*w.fence);
+    // A monitored fence has no slot and no conditional check: every GPU signal of it interrupts, so its
+    // waiters are covered (kNoSlot finds no decision).
+    pw.slot = w.fence->handle ? p_.vidsch.slot(*w.fence) : kNoSlot;
     by_cv_addr_[pw.cv_addr].push_back(w.id);
     Memory& m = w.fence->storage == Segment::System ? p_.sysmem : p_.gpu.vram;
     if (const uint64_t cv = m.peek64(pw.cv_addr); cv >= pw.value) reach(pw, cv);
@@ -82,8 +84,9 @@ Monitors::Monitors(Platform& p)
 void Monitors::on_fence(const NativeFence& f) {
   Memory& m = f.storage == Segment::System ? p_.sysmem : p_.gpu.vram;
   const uint64_t cv = f.cv_addr, mv = f.mv_addr;
-  cv_of_slot_[p_.vidsch.slot(f)] = {cv, &m};
   watch_value(cv, m, true);
+  if (!f.handle) return;  // a monitored fence: its CV alone (no MV, no slot to trace)
+  cv_of_slot_[p_.vidsch.slot(f)] = {cv, &m};
   watch_value(mv, m, false);
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);

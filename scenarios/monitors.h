@@ -40,7 +40,7 @@ class Monitors {
  private:
   struct Pending {
     uint64_t cv_addr, value;
-    uint32_t slot = 0;
+    uint32_t slot = 0;  // kNoSlot: a monitored fence's
     bool reached = false, reported = false;
     // An interrupt is on its way for it: the signal that reached its value raised one (F3), or the
     // CMP's re-read after an MV update did (F7 step 3), or the OS's re-read after the update woke it (F8).
@@ -51,6 +51,7 @@ class Monitors {
     uint64_t awaits_check = 0;
     sc_core::sc_time reached_at;
   };
+  static constexpr uint32_t kNoSlot = ~0u;
   void on_decision(uint32_t slot, uint64_t value, bool raise, bool mv_check);
   void on_fence(const NativeFence& f);
   void on_cv_write(uint64_t cv_addr, const Memory& m);

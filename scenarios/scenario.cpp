@@ -116,13 +116,15 @@ void validate_scenario(const ParamSet& ps, const std::string& scenario) {
   // The scenario's own needs first: its message says what it runs on (hybrid_present on topology = dgpu
   // names the topology, not a display key the dGPU platform cannot take).
   if (info->validate) info->validate(ps);
-  if (!info->runs_without_native_fences) {
+  if (!info->runs_without_native_fences || !info->runs_without_native_fences(ps)) {
     // F9: these scenarios use native fences; without them the OS would give monitored fences instead and
-    // the run would measure something else. The settings are cross_adapter_fence's.
+    // the run would measure something else.
     auto refuse = [&](const std::string& key, const std::string& allowed) {
       throw ConfigError(key + " = " + ps.get_enum(key) + ": scenario '" + scenario +
-                        "' uses native fences (F9); allowed: " + key + " = " + allowed +
-                        " (cross_adapter_fence runs without them)");
+                        "' uses native fences here (F9); allowed: " + key + " = " + allowed +
+                        (info->runs_without_native_fences ? ", or fence.kind = legacy (a monitored fence needs none)"
+                                              : " (cross_adapter_fence, and fence_signal, conditional_interrupt "
+                                                "and gpu_wait with fence.kind = legacy, run without them)"));
     };
     if (ps.get_enum("os.native_fence_feature") != "enabled") refuse("os.native_fence_feature", "enabled");
     if (ps.get_enum("gpu.kmd_native_gpu_fence") == "never") refuse("gpu.kmd_native_gpu_fence", "if_enabled or always");

@@ -32,10 +32,11 @@ struct ScenarioInfo {
   // Refuses a combination of parameters the scenario cannot run (throws ConfigError: exit 2), before
   // anything is elaborated. Optional.
   std::function<void(const ParamSet&)> validate = nullptr;
-  // F9: the scenario runs with adapters that have no native fences (os.native_fence_feature = disabled,
-  // <key>.kmd_native_gpu_fence = never or always) and reports what follows. Every other scenario uses
-  // native fences and refuses those settings before elaboration.
-  bool runs_without_native_fences = false;
+  // F9: with these parameters the scenario runs with adapters that have no native fences
+  // (os.native_fence_feature = disabled, <key>.kmd_native_gpu_fence = never or always) and reports what
+  // follows. Null, or false for the parameters: the scenario uses native fences and refuses those settings
+  // before elaboration.
+  std::function<bool(const ParamSet&)> runs_without_native_fences = nullptr;
 };
 
 const std::vector<ScenarioInfo>& scenario_registry();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "fence_bench.h"
+#include "kernel_stub/dxgkrnl/adapter_start.h"
 
 using namespace tb;
 using namespace sc_core;
@@ -111,9 +112,10 @@ bool legacy_signaled(const DxgkInterruptData& d) {
   return d.type == DxgkInterruptData::MonitoredFenceSignaled;
 }
 
-// F12: a native fence N and a legacy fence L, each with a CPU waiter on 1. After 50 us the GPU either
-// signals L (an interrupt of L's own) or only writes L's CV with WRITE64 (none), then signals N. With
-// cmp.report_fence_set = false, N's interrupt names no fence: the KMD reports a NULL array.
+// F12: a native fence N and a legacy (monitored) fence L, each with a CPU waiter on 1. After 50 us the GPU
+// either signals L (its WRITE64, BARRIER and monitored fence signaled interrupt) or only writes L's CV with
+// WRITE64 (no interrupt), then signals N. With cmp.report_fence_set = false, N's interrupt names no fence:
+// the KMD reports a NULL array.
 struct NullArrayRun {
   bool native_woken = false, legacy_woken = false;
   sc_time legacy_cv_visible = sc_max_time();
@@ -129,7 +131,7 @@ NullArrayRun null_array_beside_legacy(FenceBench& b, bool signal_legacy) {
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(100000);  // 50 us: both waiters are registered first
-    if (signal_legacy) w.signal(p.vidsch.slot(*l), 1);
+    if (signal_legacy) VidSch::gpu_signal(w, *l, 1);
     else w.write64(l->cv_addr, 1);
     w.signal(p.vidsch.slot(*n), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
@@ -141,26 +143,31 @@ NullArrayRun null_array_beside_legacy(FenceBench& b, bool signal_legacy) {
 }
 
 // F12: a 4-entry event ring and eight native fences signalled back to back after 50 us, each with a
-// CPU waiter: the CMP drops the entries that do not fit and the KMD reports a NULL array. With
-// `legacy_fence`, a legacy fence L also has a CPU waiter and the GPU writes L's CV with WRITE64 before
-// the signals (no interrupt of L's own): only a scan that includes legacy waiters wakes it.
+// CPU waiter: the CMP drops the entries that do not fit and the KMD reports a NULL array. With a legacy
+// (monitored) fence L, L also has a CPU waiter and the GPU writes L's CV = 1 among the native signals:
+// `Legacy::Signal` with its monitored fence signaled interrupt, whose event the full ring drops too;
+// `Legacy::WriteOnly` with a bare WRITE64 (no interrupt of L's own).
+enum class Legacy { None, Signal, WriteOnly };
 struct OverflowRun {
   int native_woken = 0;
   bool legacy_woken = false;
 };
-OverflowRun overflow(FenceBench& b, bool legacy_fence) {
+OverflowRun overflow(FenceBench& b, Legacy legacy) {
   auto& p = b.p;
   OverflowRun r;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     std::vector<NativeFence*> f;
     for (int i = 0; i < 8; ++i) f.push_back(p.vidsch.CreateNativeFence(1, Segment::System, false));
-    NativeFence* l = legacy_fence ? p.vidsch.CreateNativeFence(1, Segment::System, false, true) : nullptr;
+    NativeFence* l = legacy != Legacy::None ? p.vidsch.CreateNativeFence(1, Segment::System, false, true) : nullptr;
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(100000);
-    if (l) w.write64(l->cv_addr, 1);
-    for (auto* x : f) w.signal(p.vidsch.slot(*x), 1);
+    for (size_t i = 0; i < f.size(); ++i) {
+      w.signal(p.vidsch.slot(*f[i]), 1);
+      if (i == 5 && legacy == Legacy::Signal) VidSch::gpu_signal(w, *l, 1);  // the ring is full by then
+      if (i == 5 && legacy == Legacy::WriteOnly) w.write64(l->cv_addr, 1);
+    }
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     if (l) p.cpu.spawn_thread("legacy", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
     for (size_t i = 1; i < f.size(); ++i)
@@ -197,22 +204,95 @@ TEST_CASE("A NULL array without EvaluateLegacyMonitoredFences scans native waite
   CHECK_FALSE(r.legacy_woken);  // the seed's default: a NULL scan leaves legacy waiters alone (timed out)
 }
 
-TEST_CASE("Event ring overflow with a live legacy fence: EvaluateLegacyMonitoredFences, the NULL scan wakes a legacy waiter no interrupt named", "[F12]") {
+TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLegacyMonitoredFences, the NULL scan wakes the legacy waiter", "[F12]") {
   FenceBench b(kSmallRing);
-  const OverflowRun r = overflow(b, /*legacy_fence*/ true);
+  const OverflowRun r = overflow(b, Legacy::Signal);
   REQUIRE(b.count_notified(null_array) >= 1);  // entries were dropped
   CHECK(b.count_notified(null_array_with_legacy) >= 1);
-  CHECK(b.count_notified(legacy_signaled) == 0);  // L was never signalled: only the flag's scan found it
+  CHECK(b.count_notified(legacy_signaled) == 0);  // L's own event was among the dropped: only the flag's scan found it
   CHECK(r.native_woken == 8);
   CHECK(r.legacy_woken);
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("Event ring overflow that drops native events only: no EvaluateLegacyMonitoredFences, though a monitored fence's CV changed", "[F12]") {
+  // The CMP counts dropped monitored fence events apart from native ones: L raised no interrupt (a bare
+  // WRITE64), so nothing of L's was dropped and the NULL scan leaves legacy waiters alone (the seed's
+  // default); L's waiter times out. A KMD that flagged every overflow would wake it.
+  FenceBench b(kSmallRing);
+  const OverflowRun r = overflow(b, Legacy::WriteOnly);
+  REQUIRE(b.count_notified(null_array) >= 1);
+  CHECK(b.count_notified(null_array_with_legacy) == 0);
+  CHECK(r.native_woken == 8);
+  CHECK_FALSE(r.legacy_woken);
 }
 
 TEST_CASE("No legacy fence on the adapter: an event ring overflow gives a NULL array without EvaluateLegacyMonitoredFences", "[F12]") {
   FenceBench b(kSmallRing);
-  const OverflowRun r = overflow(b, /*legacy_fence*/ false);
+  const OverflowRun r = overflow(b, Legacy::None);
   REQUIRE(b.count_notified(null_array) >= 1);
   CHECK(b.count_notified(null_array_with_legacy) == 0);
   CHECK(r.native_woken == 8);
+  CHECK(b.mon.lost_interrupts() == 0);
+}
+
+namespace {
+// F9, F5: a monitored fence on an adapter whose OS did not enable DXGK_FEATURE_NATIVE_FENCE (the driver
+// asks, and so does not advertise NativeGpuFence): node 1's work is held on value 1 and a CPU thread
+// waits for it; after 50 us of compute node 0 signals it the WDDM 2.x way (VidSch::gpu_signal).
+struct Wddm2Run {
+  bool started = false, waiter_woken = false, legacy = false;
+  uint32_t handle = ~0u;
+  sc_time cv_visible = sc_max_time(), woke = sc_max_time();
+  uint64_t held_ts = 0;  // node 1's TIMESTAMP (ps): when the released work ran
+};
+Wddm2Run wddm2_signal(FenceBench& b) {
+  auto& p = b.p;
+  Wddm2Run r;
+  p.cpu.spawn_thread("app", [&] {
+    r.started = DxgkrnlStartAdapter(p.kmd, "dGPU").started;
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);  // not legacy by request
+    r.legacy = f->legacy;
+    r.handle = f->handle;
+    p.sysmem.watch(f->cv_addr, 8, [&r](uint64_t, unsigned) { r.cv_visible = sc_time_stamp(); });
+    KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+    PacketWriter held;
+    held.timestamp(p.kmd.scratch());
+    p.vidsch.SubmitAfterWait(qb, f, 1, held);
+    PacketWriter a;
+    a.compute(100000);  // 50 us: the waiter and the held work are registered first
+    VidSch::gpu_signal(a, *f, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
+    r.waiter_woken = p.vidsch.WaitFromCpu(f, 1, us(200));
+    r.woke = sc_time_stamp();
+  });
+  sc_start();
+  r.held_ts = p.sysmem.peek64(p.kmd.scratch());
+  return r;
+}
+}  // namespace
+
+TEST_CASE("A monitored fence stands alone without the native fence feature: no native fence DDI, its GPU signal interrupts, the CPU waiter and the held work wake", "[F9][F5]") {
+  FenceBench b({{"os.native_fence_feature", "disabled"}, {"gpu.nodes", "2"}});
+  const Wddm2Run r = wddm2_signal(b);
+  REQUIRE(r.started);  // the driver asked (if_enabled) and did not advertise native fences
+  CHECK(r.legacy);
+  CHECK(r.handle == 0);                                 // no hGlobalNativeFence: the driver never heard of it
+  CHECK(b.p.kmd.native_fences_created() == 0);          // "Dxgkrnl calls them only if the OS enabled" the feature
+  CHECK_FALSE(b.p.gpu.cmp.fence(0)->valid());           // no CMP slot
+  CHECK(b.count_notified(legacy_signaled) == 1);        // DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED, once
+  CHECK(b.count_notified(null_array) == 0);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 0);               // F5: no GPU wait on a monitored fence
+  CHECK(r.waiter_woken);
+  // The UMD's BARRIER between the CV write and the interrupt: CV is visible before the CMP issues the MSI,
+  // so the DPC's read of CV finds the value (without it the MSI may overtake the write in the buffer).
+  CHECK(r.cv_visible <= b.p.gpu.cmp.last_msi_issued());
+  // The held work ran after the interrupt was notified (its DPC submitted it): its TIMESTAMP, taken after
+  // the doorbell, the fetch and the decode, is later than the ISR's notification.
+  REQUIRE(r.held_ts != 0);
+  CHECK(sc_time(double(r.held_ts), SC_PS) > b.notified_at.at(0));
   CHECK(b.mon.lost_interrupts() == 0);
 }
 

@@ -205,17 +205,56 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   CHECK(m(native, "fence_interrupts") == 0);  // no CPU fence interrupt at all
   CHECK(m(native, "gpu_unblocks") == 1);
   // Legacy: the OS holds B's work until the signal interrupt. A lower bound, each term on the path in
-  // sequence: A's CV write visible (write buffer, link, DRAM), the CMP's barrier handshake after it and
-  // its interrupt firmware (32 cycles), the MSI (a 28-byte TLP, hop, root complex); the CPU leaves C1,
+  // sequence: A's CV write (WRITE64) visible (write buffer, link, DRAM), the decode of the BARRIER that
+  // waits for it and of the INTERRUPT after it, the CMP's interrupt firmware (32 cycles) for the monitored
+  // fence event, the MSI (a 28-byte TLP, hop, root complex); the CPU leaves C1,
   // enters the interrupt, runs the ISR, then the DPC; the DPC resubmits B's 20 bytes (TIMESTAMP 12 +
   // INTERRUPT 8): ring write and doorbell up to the CMP's kick of node B, which fetches them from system
   // memory. Left out: the cold-TLB walks on the way, the event entry's and write pointer's TLPs ahead of
   // the MSI, the ISR's event-ring reads and MMIO write, the DPC's CV read.
-  const sc_time round_trip = node_sysmem_write8() + kCmpBarrier + kCmpInterrupt + ser(4 + 24, kRate) + kHop + kRc +
+  const sc_time round_trip = node_sysmem_write8() + 2 * kDecode + kCmpInterrupt + ser(4 + 24, kRate) + kHop + kRc +
                              kC1Exit + kIntEntry + kIsr + kDpc + submit_to_kick(20) + sysmem_read(20);
   CHECK(m(legacy, "signal_to_unblock_ns") >= to_ns(round_trip));
   CHECK(m(legacy, "gpu_unblocks") == 0);  // the OS held B's work and submitted it from the DPC
   CHECK(m(legacy, "fence_interrupts") == 1);
+}
+
+TEST_CASE("A legacy fence runs alike with and without the native fence feature: the same figures, no native fence DDI", "[F9][F5]") {
+  // A monitored fence is the OS's alone (no driver DDI, no CMP slot), so whether the OS enabled
+  // DXGK_FEATURE_NATIVE_FENCE, or the driver has native fences at all, changes nothing on its path:
+  // the figures are equal to the picosecond.
+  const std::string args = "--gpu.timestamp_tick_ps=1 --fence.kind=legacy --workload.cpu_waiter=true";
+  auto on = run("gpu_wait", args, "legacy_on");
+  auto off = run("gpu_wait", args + " --os.native_fence_feature=disabled", "legacy_off");
+  auto none = run("gpu_wait", args + " --gpu.kmd_native_gpu_fence=never", "legacy_none");
+  for (const auto* j : {&off, &none}) {
+    CHECK(m(*j, "signal_to_unblock_ns") == m(on, "signal_to_unblock_ns"));
+    CHECK(m(*j, "signal_to_cpu_wake_ns") == m(on, "signal_to_cpu_wake_ns"));
+    CHECK(m(*j, "fence_interrupts") == 1);  // one interrupt releases B's work and wakes the thread
+    CHECK(m(*j, "gpu_unblocks") == 0);
+  }
+  // The CPU thread and B's release come from the same DPC: the thread's wake is within the DPC-to-thread
+  // path of B's submission, so neither figure is far from the other (both past the interrupt).
+  CHECK(m(off, "signal_to_cpu_wake_ns") > 0);
+  auto ci = run("conditional_interrupt", "--fence.kind=legacy --os.native_fence_feature=disabled", "ci_legacy_off");
+  CHECK(m(ci, "interrupts_raised") == 100);  // every GPU signal of a monitored fence interrupts
+  CHECK(m(ci, "waiters_woken") == 10);
+  CHECK(m(ci, "signals") == 100);
+  // The scenario file that runs it: a WDDM 2.x stack.
+  const Run file = run_cli(scenario("monitored_fence"));
+  INFO(file.out << file.err);
+  CHECK(file.code == 0);
+  // A native fence without the feature is refused before the run, naming the way out.
+  const Run native = run_cli(scenario("gpu_wait") + " --os.native_fence_feature=disabled");
+  CHECK(native.code == 2);
+  CHECK(native.err.find("fence.kind = legacy") != std::string::npos);
+  CHECK(native.out.empty());
+  // A driver that advertises native fences the OS did not enable fails adapter start, even for a
+  // monitored fence: the run reports it (exit 1), as the OS would.
+  const Run fails = run_cli(scenario("gpu_wait") + " --fence.kind=legacy --os.native_fence_feature=disabled "
+                                                   "--gpu.kmd_native_gpu_fence=always");
+  CHECK(fails.code == 1);
+  CHECK(fails.out.find("DXGK_FEATURE_NATIVE_FENCE") != std::string::npos);
 }
 
 TEST_CASE("fence_race with cmp.mv_source = memory: no lost interrupt under the same load, barrier or not", "[F7][F8]") {

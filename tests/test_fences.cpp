@@ -338,8 +338,9 @@ TEST_CASE("The torn_value monitor catches a 64-bit value written in two halves",
 
 TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences wakes native and legacy waiters", "[F12][F5]") {
   // A 4-entry event ring and nine fences signalled back to back, each with a CPU waiter: the CMP drops
-  // what does not fit, the KMD sees the drop count and reports NULL with EvaluateLegacyMonitoredFences,
-  // and only that makes the DPC scan the legacy fence, whose own entry was among the dropped.
+  // what does not fit, the KMD sees the monitored fence drop count move and reports NULL with
+  // EvaluateLegacyMonitoredFences, and only that makes the DPC scan the legacy fence, whose own entry was
+  // among the dropped.
   FenceBench b(std::map<std::string, std::string>{{"gpu.timestamp_tick_ps", "1"}, {"kmd.event_ring_entries", "4"}});
   auto& p = b.p;
   int woken = 0;
@@ -351,7 +352,7 @@ TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences 
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(100000);  // 50 us: every waiter is registered first
-    for (auto* x : f) w.signal(p.vidsch.slot(*x), 1);
+    for (auto* x : f) VidSch::gpu_signal(w, *x, 1);  // the monitored fence's: WRITE64, BARRIER, INTERRUPT
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     for (size_t i = 1; i < f.size(); ++i)
       p.cpu.spawn_thread("w" + std::to_string(i), [&, x = f[i]] { woken += p.vidsch.WaitFromCpu(x, 1); });

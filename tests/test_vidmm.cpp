@@ -571,3 +571,22 @@ TEST_CASE("eviction_without_notify: an eviction whose NotifyEviction operations 
   for (auto& f : r.why_failed()) named = named || f.find("eviction_without_notify") != std::string::npos;
   CHECK(named);
 }
+
+TEST_CASE("A zero fill's DMA packet is the size the TDR scenarios' ring check derives: SET_PAGE_TABLE and FENCE plus one COPY per 64 KiB", "[T2]") {
+  // Kmd::fill_packet_bytes refuses a TDR paging load whose fill cannot fit the ring before the run; it
+  // must be what DxgkDdiBuildPagingBuffer writes, plus DxgkDdiSubmitCommand's SET_PAGE_TABLE (12 B) and
+  // FENCE (24 B): 36 B + 28 B per COPY.
+  Bench b;
+  for (uint64_t bytes : {4096ull, 65536ull, 65537ull, 153288704ull, 153288705ull, 1073741824ull}) {
+    PacketWriter w;
+    DxgkPagingOp op;
+    op.kind = DxgkPagingOp::Fill;
+    op.dst = 0x1000'0000;
+    op.bytes = bytes;
+    b.p.kmd.DxgkDdiBuildPagingBuffer(op, w);
+    CHECK(Kmd::fill_packet_bytes(bytes) == 36 + w.bytes());
+  }
+  CHECK(Kmd::fill_packet_bytes(153288704) == 65528);   // 2,339 copies: fits the default 65,536 B ring
+  CHECK(Kmd::fill_packet_bytes(153288705) == 65556);   // a 2,340th copy: it does not
+  CHECK(Kmd::fill_packet_bytes(1073741824) == 458788);
+}

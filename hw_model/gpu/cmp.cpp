@@ -180,7 +180,7 @@ void Cmp::push(const Work& w) {
   fw_ev_.notify(SC_ZERO_TIME);
 }
 
-void Cmp::raise_interrupt(uint32_t vector) { push({Work::Vector, 0, vector, nullptr, true}); }
+void Cmp::raise_interrupt(uint32_t vector, int node) { push({Work::Vector, uint32_t(node), vector, nullptr, true}); }
 void Cmp::mv_update(uint32_t slot, uint64_t mv) {
   if (on_mv_update_queued) on_mv_update_queued(slot);
   push({Work::MvUpdate, slot, mv, nullptr, false});
@@ -273,6 +273,10 @@ void Cmp::run(const Work& w) {
       break;
     }
     case Work::Vector:
+      if (w.value == regs::kMonitoredFenceSignalVector) {  // the engine's write before it is visible (its BARRIER)
+        raise_event({regs::kEventMonitoredFence, 0, w.slot});
+        break;
+      }
       wait(period_ * double(interrupt_cycles_));
       send_msi(uint32_t(w.value));
       break;
@@ -393,22 +397,24 @@ void Cmp::barrier() {
 }
 
 void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by) {
+  Event e{regs::kEventNativeFence, report_set_ ? fence_names_[slot].handle : 0, value};
+  if (cfg.names_queue && logged_by)  // F19: the queue whose log holds the signal
+    e = {regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
+  raise_event(e);
+}
+
+void Cmp::raise_event(const Event& e) {
   wait(period_ * double(interrupt_cycles_));
-  FenceEntry& f = fences_[slot];
   if (cfg.ring_base && cfg.ring_size) {
     if (ring_wptr_ - cfg.ring_rptr >= cfg.ring_size) {
-      ++ring_dropped_;  // the KMD sees the drop count and falls back to a NULL scan
+      // The KMD sees the drop counts: a NULL scan, of the monitored fences' waiters too if one of theirs
+      // was dropped (F12).
+      ++(e.type == regs::kEventMonitoredFence ? monitored_dropped_ : native_dropped_);
     } else {
-      struct {
-        uint32_t type, handle;
-        uint64_t value;
-      } e{f.legacy() ? regs::kEventMonitoredFence : regs::kEventNativeFence, report_set_ ? fence_names_[slot].handle : 0, value};
-      if (cfg.names_queue && logged_by && !f.legacy())  // F19: the queue whose log holds the signal
-        e = {regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
       post_va(cfg.ring_base + 16ull * (ring_wptr_ & (cfg.ring_size - 1)), &e, 16);
       ++ring_wptr_;
     }
-    const uint64_t wptr = (uint64_t(ring_dropped_) << 32) | ring_wptr_;
+    const uint64_t wptr = uint64_t(monitored_dropped_) << 48 | uint64_t(native_dropped_) << 32 | ring_wptr_;
     post_va(cfg.ring_wptr_addr, &wptr, 8);
   }
   ++fence_irqs_;

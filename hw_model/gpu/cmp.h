@@ -68,7 +68,6 @@ struct alignas(32) FenceEntry {
   uint32_t flags = 0;
   uint32_t xid = 0;  // F20: cross-adapter fence id (kFenceXid; 0: none)
   bool valid() const { return flags & 1; }
-  bool legacy() const { return flags & 2; }
 };
 static_assert(sizeof(FenceEntry) == 32, "a fence entry is half a host cache line");
 struct FenceNames {
@@ -145,7 +144,9 @@ class Cmp : public sc_core::sc_module {
   HwQueue* pick(int node);                            // next queue for an idle node, or null
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
   bool other_runnable(int node, const HwQueue& current) const;
-  void raise_interrupt(uint32_t vector);              // an engine's INTERRUPT packet
+  // An engine's INTERRUPT packet. regs::kMonitoredFenceSignalVector is a monitored fence's signal
+  // interrupt: an event-ring entry naming the node, like a native fence's event (F12).
+  void raise_interrupt(uint32_t vector, int node);
   // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3). `logged_by`:
   // the queue whose signal log holds the signal (a logged SIGNAL), so that with kFenceIrqNamesQueue the
   // event names that queue (F19); an unlogged signal's event names the fence (F12).
@@ -192,6 +193,11 @@ class Cmp : public sc_core::sc_module {
   // Event entry + MSI. The caller has made `value` visible: the MV update read it from memory, a
   // signal's path barriers first.
   void raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by = nullptr);
+  struct Event {  // an event-ring entry (regs: kEvent*)
+    uint32_t type, handle;
+    uint64_t value;
+  };
+  void raise_event(const Event& e);  // the entry (or a drop, counted by kind), the write index, MSI
   void write_wait_log(HwQueue& q);  // WAIT_UNBLOCKED, as the queue unblocks
   uint64_t tick_ps_;
   sc_core::sc_time log_visible_ = sc_core::SC_ZERO_TIME;
@@ -239,7 +245,8 @@ class Cmp : public sc_core::sc_module {
   std::map<uint32_t, std::vector<uint32_t>> xid_slots_;  // F20: cross-adapter fence id -> slots
   uint64_t xdoorbells_sent_ = 0, xdoorbells_received_ = 0;
   uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;
-  uint32_t ring_wptr_ = 0, ring_dropped_ = 0;
+  uint32_t ring_wptr_ = 0;
+  uint16_t native_dropped_ = 0, monitored_dropped_ = 0;  // regs::kEventRingWptrAddr's drop counts
   sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME;
   Vcd::Id busy_id_, decision_id_;
   sc_core::sc_time adapter_reset_time_;

@@ -428,7 +428,7 @@ void Node::take_preemption() {
   ++preemptions_;
   preempt_req_ = false;
   in_packet_ = false;
-  cmp_.raise_interrupt(preempt_vector_);
+  cmp_.raise_interrupt(preempt_vector_, ordinal_);
 }
 
 void Node::fault(const std::string& reason) {
@@ -454,6 +454,9 @@ void Node::execute(const DecodedPacket& d) {
   }
   wait(decode_);
   check_abort();
+  OpProbe& probe = by_op_[size_t(d.op) & 15];
+  ++probe.count;
+  probe.start = sc_time_stamp();
   switch (d.op) {
     case Op::Nop:
     case Op::Signal:
@@ -477,7 +480,7 @@ void Node::execute(const DecodedPacket& d) {
       copy(d.arg[0], d.arg[1], d.arg[2]);
       break;
     case Op::Interrupt:
-      cmp_.raise_interrupt(uint32_t(d.arg[0]));
+      cmp_.raise_interrupt(uint32_t(d.arg[0]), ordinal_);
       break;
     case Op::Wait:
       wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]);
@@ -550,7 +553,7 @@ void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
   last_fence_ = id;
   trace_fence();
   in_packet_ = false;
-  cmp_.raise_interrupt(vector);
+  cmp_.raise_interrupt(vector, ordinal_);
 }
 
 void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
@@ -575,7 +578,7 @@ bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what
   } else if (!stop && fault_messages_.size() < kFaultMessages) {
     fault_messages_.push_back(name() + std::string(": ") + m);
   }
-  if (fault_vector_ != kNoVector) cmp_.raise_interrupt(fault_vector_);
+  if (fault_vector_ != kNoVector) cmp_.raise_interrupt(fault_vector_, ordinal_);
   return false;
 }
 
@@ -658,11 +661,6 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
   const uint64_t sys = cmp_.system_root();
   if (!post(f->cv_addr, &value, 8, decode, sys)) {  // F1: one aligned 64-bit write, once decoded
     wait(decode);
-    return;
-  }
-  if (f->legacy()) {                    // a monitored fence interrupts on every GPU signal (F5)
-    wait(decode);
-    cmp_.fence_written(slot, value, true);
     return;
   }
   if (log && q_->signal_log && q_->log_entries) {

@@ -24,6 +24,7 @@
 // Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault /
 // preempt / reset / hung), queue, faults, fence (last completed fence ID).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -99,6 +100,10 @@ class Node : public sc_core::sc_module {
   // the entry as a fence_log::Entry).
   std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
   uint64_t signals() const { return signals_; }
+  // Probes, per opcode: packets executed, and when the last one's execution began (decoded). A monitored
+  // fence's signal is a WRITE64 of its value (no SIGNAL): the scenarios time it from here.
+  uint64_t executed(Op op) const { return by_op_[size_t(op) & 15].count; }
+  sc_core::sc_time last_start(Op op) const { return by_op_[size_t(op) & 15].start; }
   sc_core::sc_time last_signal_start() const { return last_signal_; }  // probe: SIGNAL execution start
   sc_core::sc_time last_wait_read() const { return last_wait_read_; }  // probe: a WAIT's CV read issued
   // Faults raised (each stopped a queue), and the messages of the first kFaultMessages of them.
@@ -120,6 +125,11 @@ class Node : public sc_core::sc_module {
   uint32_t fault_vector() const { return fault_vector_; }
 
  private:
+  struct OpProbe {
+    uint64_t count = 0;
+    sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+  };
+  std::array<OpProbe, 16> by_op_{};
   void fetcher();
   void executor();
   struct Aborted {};    // thrown inside the executor when a reset stops it mid-packet

@@ -40,14 +40,16 @@ constexpr uint64_t kMmuInvalidate = 0x0030; // W 64: invalidate every TLB of the
 constexpr uint64_t kFenceSelect = 0x0100;    // RW 32: slot the following registers address
 constexpr uint64_t kFenceCvAddr = 0x0108;    // RW 64: CurrentValue (a system-process GPU VA, F10)
 constexpr uint64_t kFenceMvAddr = 0x0110;    // RW 64: MonitoredValue storage the OS writes (system-process GPU VA)
-constexpr uint64_t kFenceFlags = 0x0118;     // RW 32: bit 0 valid, bit 1 legacy monitored fence
+constexpr uint64_t kFenceFlags = 0x0118;     // RW 32: bit 0 valid (a native fence; monitored fences have no slot)
 constexpr uint64_t kFenceMvUpdate = 0x0120;  // W 64: new MonitoredValue for the selected slot (F7 update)
 constexpr uint64_t kFenceNotify = 0x0128;    // W 32: slot whose CV the CPU changed (rescan GPU waiters)
 constexpr uint64_t kFenceAckAddr = 0x0130;   // RW 64: where the CMP writes its count of completed updates
 constexpr uint64_t kShadowMvBase = 0x0138;   // RW 64: VRAM table of shadow MonitoredValues, slot * 8
 constexpr uint64_t kEventRingBase = 0x0140;  // RW 64: interrupt event ring in system memory (16 B entries)
 constexpr uint64_t kEventRingSize = 0x0148;  // RW 32: entries, power of two
-constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes its write index
+constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes its write index: bits [31:0] the
+                                                 // index, [47:32] native fence events dropped on a full ring,
+                                                 // [63:48] monitored fence events dropped (each mod 2^16)
 constexpr uint64_t kEventRingRptr = 0x0158;  // RW 32: the KMD's read index
 constexpr uint64_t kFenceHandle = 0x0160;    // W 32: hGlobalNativeFence of the selected slot (event entries)
 // F20 (exploration, the seed's future GPU-to-GPU signal): a cross-adapter doorbell. A slot with a
@@ -58,8 +60,10 @@ constexpr uint64_t kFenceXid = 0x0168;       // W 32: cross-adapter fence id of 
 constexpr uint64_t kXDoorbellTarget = 0x0170;  // RW 64: the peer's doorbell (physical address; 0: off)
 constexpr uint64_t kXDoorbell = 0x0178;      // W 32: the doorbell: a peer CMP writes a cross-adapter fence id
 constexpr uint64_t kFenceIrqMode = 0x0180;   // RW 32: kFenceIrqNamesQueue: fence events name the HW queue (F19)
-constexpr uint32_t kFenceValid = 1, kFenceLegacy = 2;
+constexpr uint32_t kFenceValid = 1;
 // Event ring entry: u32 type, u32 handle (the slot's kFenceHandle; 0 = NULL: "scan every waiter"), u64 value.
+// kEventMonitoredFence: a WDDM 2.x monitored fence's signal (an INTERRUPT packet with
+// kMonitoredFenceSignalVector after the engine wrote the value): handle 0, u64 the node ordinal.
 constexpr uint32_t kEventNativeFence = 1, kEventMonitoredFence = 2, kEventOverflow = 3;
 // F19 (kFenceIrqMode = kFenceIrqNamesQueue): u32 type, u32 the HW queue's kernel handle (its index + 1; 0 =
 // NULL: "rescan every queue of the engine"), u64 the node ordinal (kEventAllNodes: the engine is unknown).
@@ -67,6 +71,11 @@ constexpr uint32_t kEventNativeFenceQueue = 4;
 constexpr uint32_t kFenceIrqNamesQueue = 1;
 constexpr uint64_t kEventAllNodes = ~0ull;
 constexpr uint32_t kFenceEventVector = 0;    // MSI vector of event-ring interrupts; INTERRUPT packets use >= 1
+// The INTERRUPT operand of a monitored fence signal (Native GPU fence object, "Existing monitored fence
+// synchronization object": "writing to the monitored fence GPU VA and raising a monitored fence signaled
+// interrupt"): the CMP reports it through the event ring as kEventMonitoredFence, in order with the
+// native fence events, so a full ring can drop it like them.
+constexpr uint32_t kMonitoredFenceSignalVector = 0x34;
 
 // BAR0 map (offsets; each block's end is exclusive):
 //   0x00000-0x00FFF  adapter registers and the fence table's window (above)

@@ -1,6 +1,7 @@
 #include "kernel_stub/dxgkrnl/vidsch.h"
 
 #include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
+#include "hw_model/gpu/regs.h"
 #include "kernel_stub/kmd/kmd.h"
 
 #include <algorithm>
@@ -182,7 +183,9 @@ size_t VidSch::wake_satisfied(NativeFence& f, uint64_t cv) {
     ++woken_;
     ++n;
     if (observer.waiter_woken) observer.waiter_woken(*w);
-    if (vcd_.timeline())  // the key and track strings only when a timeline is written (a hot path)
+    // The key and track strings only when a timeline is written (a hot path). A monitored fence has no
+    // slot and no SIGNAL packet to begin a flow.
+    if (vcd_.timeline() && f.handle)
       vcd_.flow_end(fence_flow_key(adapter_, f.slot), w->value, "cpu.context", sc_core::sc_time_stamp());
     cpu_.signal(w->ev);
   }
@@ -249,16 +252,34 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool 
 }
 
 NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
+  if (legacy || !native_fences()) return CreateMonitoredFence(process, storage, shareable);  // F9
   auto f = std::make_unique<NativeFence>();
-  f->legacy = legacy || !native_fences();  // F9: no native fences here: a monitored fence
   f->shareable = shareable;
   f->storage = storage;
   f->cv_addr = alloc_value(process, storage, shareable, true);
   f->mv_addr = alloc_value(process, storage, shareable, false);
-  return register_fence(std::move(f), process, legacy, 0);
+  return register_fence(std::move(f), process, 0);
 }
 
-NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process, bool legacy, uint32_t cross_adapter_id) {
+NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool shareable) {
+  auto f = std::make_unique<NativeFence>();
+  f->legacy = true;
+  f->shareable = shareable;
+  f->storage = storage;
+  f->cv_addr = alloc_value(process, storage, shareable, true);  // mapped at its address in every space
+  f->local_handles[process] = 0;
+  NativeFence* raw = f.get();
+  fences_.push_back(std::move(f));
+  if (observer.fence_created) observer.fence_created(*raw);
+  return raw;
+}
+
+void VidSch::gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value) {
+  if (f.handle) w.signal(f.slot, value);
+  else w.write64(f.cv_addr, value).barrier().interrupt(regs::kMonitoredFenceSignalVector);
+}
+
+NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process, uint32_t cross_adapter_id) {
   const uint64_t max = UINT64_MAX;
   cpu_.mem_write(f->mv_addr, &max, 8);
   DxgkCreateNativeFenceArgs a;
@@ -270,7 +291,6 @@ NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process,
     a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
     a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
   }
-  a.legacy_monitored_fence = legacy;
   a.cross_adapter_id = cross_adapter_id;
   f->handle = kmd_->DxgkDdiCreateNativeFence(a);
   if (!f->handle) {
@@ -301,7 +321,7 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
     return raw;
   }
   f->mv_addr = alloc_value(process, Segment::System, true, false);  // one MV per GPU, its own page
-  if (!register_fence(std::move(f), process, false, x.xid)) return nullptr;
+  if (!register_fence(std::move(f), process, x.xid)) return nullptr;
   update_monitored_values({raw});  // F15: MV to 0 for the fence's lifetime (mv_rule)
   return raw;
 }
@@ -309,11 +329,11 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
 void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
   PacketWriter w;
   w.append(work);
-  if (f->handle) {
-    w.signal(slot(*f), value);
-  } else {
+  if (f->cross && !f->handle) {  // 2b: the signal at the head of the software context, written by VidSch
     w.interrupt(Kmd::kSoftwareSignalVector);
     software_signals_pending_.push_back({f, value});
+  } else {
+    gpu_signal(w, *f, value);
   }
   kmd_->DxgkDdiSubmitCommandToHwQueue(q, w);
 }
@@ -450,12 +470,7 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
 void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
   auto it = f->local_handles.find(process);
   if (it == f->local_handles.end()) return;
-  if (!f->handle) {  // a monitored fence the OS alone tracks (F15 on an adapter without native fences)
-    f->local_handles.erase(it);
-    if (f->local_handles.empty()) f->destroyed = true, held_.erase(f);
-    return;
-  }
-  kmd_->DxgkDdiCloseNativeFence(it->second);
+  if (f->handle) kmd_->DxgkDdiCloseNativeFence(it->second);  // a monitored fence: the OS's alone
   f->local_handles.erase(it);
   if (!f->local_handles.empty()) return;  // another process still holds it: the global handle stays
   // The last close: the CPU waiters fail, the driver destroys its global object (F11).
@@ -466,9 +481,11 @@ void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
     if (observer.waiter_cancelled) observer.waiter_cancelled(*w);
     cpu_.signal(w->ev);
   }
-  kmd_->DxgkDdiDestroyNativeFence(f->handle);
+  if (f->handle) {
+    kmd_->DxgkDdiDestroyNativeFence(f->handle);
+    by_handle_.erase(f->handle);
+  }
   f->destroyed = true;
-  by_handle_.erase(f->handle);
   held_.erase(f);
 }
 

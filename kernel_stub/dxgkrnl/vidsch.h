@@ -57,7 +57,7 @@ struct CpuWaiter {
 };
 
 struct NativeFence {
-  uint32_t handle = 0;  // hGlobalNativeFence
+  uint32_t handle = 0;  // hGlobalNativeFence; 0: a monitored fence, which the driver never hears of
   uint32_t slot = 0;    // CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
   bool legacy = false, shareable = false, destroyed = false;
   Segment storage = Segment::System;
@@ -120,11 +120,26 @@ class VidSch {
   // enabled the feature, or adapter start failed). Without them every fence is a monitored fence.
   bool native_fences() const;
 
-  // Fence objects (D3DKMTCreateNativeFence and friends), from an app thread of `process`.
+  // Fence objects (D3DKMTCreateNativeFence and friends), from an app thread of `process`. `legacy`, or
+  // an adapter without native fences (F9): a monitored fence (CreateMonitoredFence).
   NativeFence* CreateNativeFence(int process, Segment storage, bool shareable, bool legacy = false);
+  // A WDDM 2.x monitored fence (D3DKMTCreateSynchronizationObject2, D3DDDI_MONITORED_FENCE): Dxgkrnl
+  // alone allocates and maps its CurrentValue; no driver DDI, no CMP slot, no MonitoredValue, so it
+  // stands whether or not the OS enabled DXGK_FEATURE_NATIVE_FENCE ("Dxgkrnl calls [the native fence
+  // DDIs] only if the OS enabled the DXGK_FEATURE_NATIVE_FENCE feature"). Its GPU signals are gpu_signal's.
+  NativeFence* CreateMonitoredFence(int process, Segment storage, bool shareable);
+  // The UMD's command for a GPU signal of (f, value): a native fence's SIGNAL; a monitored fence's write
+  // of the value to its GPU VA, a BARRIER (the write is visible before the interrupt tells the CPU),
+  // then the monitored fence signaled interrupt (an INTERRUPT of regs::kMonitoredFenceSignalVector).
+  // A cross-adapter fence opened as a monitored fence is signalled by VidSch instead (SubmitSignal).
+  static void gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value);
   uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
   void DestroySynchronizationObject(int process, NativeFence* f);
-  uint32_t slot(const NativeFence& f) const { return f.slot; }
+  // The CMP slot a native fence's SIGNAL and WAIT name. A monitored fence has none (VidSch::gpu_signal).
+  uint32_t slot(const NativeFence& f) const {
+    if (!f.handle) SC_REPORT_ERROR("gpumodel/vidsch", "a monitored fence has no CMP slot: signal it with VidSch::gpu_signal");
+    return f.slot;
+  }
 
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
   bool WaitFromCpu(NativeFence* f, uint64_t value,
@@ -213,7 +228,7 @@ class VidSch {
   // values' mappings, then Dxgkrnl's book and the process's open. Null (reported) when the table is full.
   // A CPU waiter registered on f at value (its id, the fence's book, the observers); the caller moves MV.
   std::multimap<uint64_t, CpuWaiter*>::iterator add_waiter(CpuWaiter& w, NativeFence* f, uint64_t value);
-  NativeFence* register_fence(std::unique_ptr<NativeFence> f, int process, bool legacy, uint32_t cross_adapter_id);
+  NativeFence* register_fence(std::unique_ptr<NativeFence> f, int process, uint32_t cross_adapter_id);
 
   Cpu& cpu_;
   VidMm& mm_;

@@ -448,6 +448,11 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
   }
 }
 
+uint64_t Kmd::fill_packet_bytes(uint64_t bytes) {
+  const uint64_t copies = (bytes + kZeroPageBytes - 1) / kZeroPageBytes;
+  return PacketWriter().set_page_table(0).fence(0, 0, 0).bytes() + copies * PacketWriter().copy(0, 0, 0).bytes();
+}
+
 void Kmd::invalidate_tlbs(uint64_t root) {
   cpu_.mmio_write64(bar0_ + regs::kMmuInvalidate, root);
   (void)cpu_.mmio_read32(bar0_ + regs::kId);  // a read does not pass the posted write: done on return
@@ -582,6 +587,9 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   native.type = DxgkInterruptData::NativeFenceSignaled;
   legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
   const bool overflow = dropped != ring_dropped_;
+  // F12: the CMP counts the monitored fence events it dropped apart from the native ones: only a dropped
+  // monitored fence event can hide a legacy signal, so only then must the NULL scan take legacy waiters.
+  const bool legacy_dropped = (dropped >> 16) != (ring_dropped_ >> 16);
   bool any_native = false, any_legacy = false, null_array = overflow;
   ring_dropped_ = dropped;
   for (const Entry& e : entries) {
@@ -600,11 +608,9 @@ bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
     native.signaled_array_null = true;
     native.signaled.clear();
-    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones may
-    // hide a legacy signal, and only if the adapter has a legacy fence to scan.
-    native.evaluate_legacy_monitored_fences =
-        overflow &&
-        std::any_of(fences_.begin(), fences_.end(), [](const auto& f) { return f.second.legacy; });
+    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones hide a
+    // legacy signal.
+    native.evaluate_legacy_monitored_fences = legacy_dropped;
     any_native = true;
   }
   if (any_native) sch_.DxgkCbNotifyInterrupt(native);
@@ -647,6 +653,7 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
     return 0;
   }
   const uint32_t h = next_handle_++;
+  ++native_fences_created_;
   fence_regs_.acquire();
   cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
   // F10: the system process's VAs the OS mapped (MapToGpuSystemProcess), else the driver's own mapping
@@ -657,11 +664,10 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   cpu_.mmio_write64(bar0_ + kFenceMvAddr, mv_va);
   cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot
   if (a.cross_adapter_id) cpu_.mmio_write32(bar0_ + kFenceXid, a.cross_adapter_id);  // F20
-  cpu_.mmio_write32(bar0_ + kFenceFlags, kFenceValid | (a.legacy_monitored_fence ? kFenceLegacy : 0));
+  cpu_.mmio_write32(bar0_ + kFenceFlags, kFenceValid);
   fence_regs_.release();
   Fence& f = fences_[h];
   f.slot = slot;
-  f.legacy = a.legacy_monitored_fence;
   f.cv_addr = a.current_value_cpu_va;  // the CPU's writes (DxgkDdiUpdateCurrentValuesFromCpu)
   // No CPU waiter yet: the shadow MV starts at UINT64_MAX (F2). A fence never given an MV counts as
   // lowered, so this waits for the CMP: no engine may check the fence before its shadow is set.

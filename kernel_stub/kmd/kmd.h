@@ -67,7 +67,6 @@ struct DxgkCreateNativeFenceArgs {
   uint64_t current_value_system_process_gpu_va = 0;  // F10: 0 unless the caps ask MapToGpuSystemProcess
   uint64_t monitored_value_system_process_gpu_va = 0;
   uint64_t current_value_cpu_va = 0, monitored_value_cpu_va = 0;  // the kernel's CPU addresses of the values
-  bool legacy_monitored_fence = false;  // model switch: a WDDM 2.x monitored fence in the same table
   uint32_t cross_adapter_id = 0;  // F20: the cross-adapter fence this instance belongs to (0: none)
 };
 
@@ -260,12 +259,17 @@ class Kmd {
   bool DxgkDdiResetFromTimeout();
   void DxgkDdiRestartFromTimeout();
   void DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out);
+  // The bytes one DMA packet of `op`'s kind takes in a ring (DxgkDdiSubmitCommand's SET_PAGE_TABLE and
+  // FENCE around what DxgkDdiBuildPagingBuffer writes), for a zero fill of `bytes`: one COPY from the zero
+  // page per kZeroPageBytes. A submission must fit in kmd.ring_bytes.
+  static uint64_t fill_packet_bytes(uint64_t bytes);
   uint64_t driver_last_completed(uint32_t node) const { return rings_.at(node).last_completed; }  // T5, driver side
 
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
+  uint64_t native_fences_created() const { return native_fences_created_; }  // DxgkDdiCreateNativeFence calls that got a handle
   KmdHwQueue* queue(int id) const { return id >= 0 && size_t(id) < queues_.size() ? queues_[size_t(id)].get() : nullptr; }
   size_t queue_count() const { return queues_.size(); }
   uint64_t dma_faults() const { return dma_faults_; }  // page faults the ISR reported (DMA_FAULTED)
@@ -296,13 +300,13 @@ class Kmd {
   // Native fence bookkeeping.
   std::vector<uint32_t> free_slots_;
   uint32_t next_slot_ = 0;
+  uint64_t native_fences_created_ = 0;
   uint32_t next_handle_ = 1;  // F11: monotonic; 0 once 2^32 - 1 handles were issued
   std::map<uint32_t, uint32_t> local_to_global_;
   uint32_t next_local_ = 0x1000;
   uint64_t ack_addr_ = 0, acks_expected_ = 0;
   struct Fence {  // per live global handle (created, not destroyed)
     uint32_t slot = 0;
-    bool legacy = false;  // a legacy monitored fence (F12: decides EvaluateLegacyMonitoredFences)
     uint64_t cv_addr = 0;
     uint64_t mv = 0;
     bool mv_set = false;  // the CMP has been given an MV for it
@@ -310,7 +314,7 @@ class Kmd {
   std::map<uint32_t, Fence> fences_;
   // Event ring (interrupt payloads).
   uint64_t ring_base_ = 0, ring_wptr_addr_ = 0;
-  uint32_t ring_rptr_ = 0, ring_dropped_ = 0;
+  uint32_t ring_rptr_ = 0, ring_dropped_ = 0;  // the drop counts as last read (kEventRingWptrAddr [63:32])
   uint64_t unclaimed_ = 0;
   uint64_t dma_faults_ = 0;
   bool notify_eviction_ = true, notify_iommu_unmap_ = true, notify_copy_ = true;

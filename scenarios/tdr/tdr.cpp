@@ -536,6 +536,15 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
             // of its payload rate; the fill may overlap, so it is not counted). Below that the paging
             // queue grows without end.
             if (const double every = ps.get_real("workload.paging_every_us"); every > 0) {
+              // Every other regular paging operation is a zero fill of workload.paging_bytes: one DMA packet
+              // of a COPY from the KMD's zero page per 64 KiB, which must fit in the paging node's ring.
+              const uint64_t fill = Kmd::fill_packet_bytes(uint64_t(ps.get_int("workload.paging_bytes")));
+              if (fill > uint64_t(ps.get_int("kmd.ring_bytes")))
+                throw ConfigError("workload.paging_bytes = " + std::to_string(ps.get_int("workload.paging_bytes")) +
+                                  ": a zero fill of that size is a " + std::to_string(fill) +
+                                  " B DMA packet, larger than the ring (kmd.ring_bytes = " +
+                                  std::to_string(ps.get_int("kmd.ring_bytes")) + "); allowed: a larger kmd.ring_bytes, "
+                                  "a smaller workload.paging_bytes, or workload.paging_every_us = 0 (no paging)");
               const int gen = int(ps.get_int("link.gen"));
               const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
               const double line = gts * double(ps.get_int("link.lanes")) * (128.0 / 130.0) / 8.0;  // B/ns
