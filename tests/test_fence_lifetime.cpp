@@ -273,6 +273,21 @@ Wddm2Run wddm2_signal(FenceBench& b) {
 }
 }  // namespace
 
+TEST_CASE("A monitored fence's signal: the BARRIER keeps the CV write ahead of the interrupt even when the write buffer holds it longer than the CMP takes", "[F5][F1]") {
+  // node.write_buffer_ns = 5 us: the CV write leaves the engine 5 us after the WRITE64, far later than
+  // the CMP's interrupt work (32 cycles and the event entry's and write index's posts, about 1.3 us with
+  // a cold TLB). Without the BARRIER the MSI would go first and the DPC would read the old CV: no wake
+  // from this interrupt, the waiter's 200 us timeout instead. With it: CV visible, then the MSI.
+  FenceBench b({{"os.native_fence_feature", "disabled"}, {"gpu.nodes", "2"}, {"node.write_buffer_ns", "5000"}});
+  const Wddm2Run r = wddm2_signal(b);
+  REQUIRE(r.started);
+  CHECK(r.cv_visible <= b.p.gpu.cmp.last_msi_issued());
+  CHECK(r.waiter_woken);
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
+  CHECK(b.p.vidsch.spurious_interrupts() == 0);  // the one interrupt's DPC found CV = 1
+  CHECK(r.held_ts != 0);
+}
+
 TEST_CASE("A monitored fence stands alone without the native fence feature: no native fence DDI, its GPU signal interrupts, the CPU waiter and the held work wake", "[F9][F5]") {
   FenceBench b({{"os.native_fence_feature", "disabled"}, {"gpu.nodes", "2"}});
   const Wddm2Run r = wddm2_signal(b);
@@ -286,8 +301,8 @@ TEST_CASE("A monitored fence stands alone without the native fence feature: no n
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
   CHECK(b.p.gpu.cmp.gpu_unblocks() == 0);               // F5: no GPU wait on a monitored fence
   CHECK(r.waiter_woken);
-  // The UMD's BARRIER between the CV write and the interrupt: CV is visible before the CMP issues the MSI,
-  // so the DPC's read of CV finds the value (without it the MSI may overtake the write in the buffer).
+  // CV is visible before the CMP issues the MSI, so the DPC's read of CV finds the value (with the default
+  // write buffer this order holds even without the UMD's BARRIER; the test above shows the BARRIER alone).
   CHECK(r.cv_visible <= b.p.gpu.cmp.last_msi_issued());
   // The held work ran after the interrupt was notified (its DPC submitted it): its TIMESTAMP, taken after
   // the doorbell, the fetch and the decode, is later than the ISR's notification.
