@@ -187,6 +187,59 @@ TEST_CASE("The engine's log order: CV, entry, index, barrier, check, and the log
   CHECK(p.cpu.last_interrupt().msi_arrival > index_at);
 }
 
+TEST_CASE("The engine's conditional check reads MV exactly one device-scope barrier after FirstFreeEntryIndex is visible", "[F17]") {
+  // F17's GPU order ends "increment FirstFreeEntryIndex -> barrier -> conditional interrupt check": the
+  // engine's read of the shadow MonitoredValue (the check that decides the interrupt) must not be issued
+  // before the index write is visible. Two logged SIGNALs of one fence in one packet; the second finds
+  // every page it touches (CV, log, shadow MV) in its TLB, so its times are the parameters' arithmetic.
+  // It starts at s (last_signal_start() = s + decode). Its CV write and its index write enter the write
+  // buffer at s + decode and leave it together node.write_buffer_ns (100 ns) later, CV first; on the VRAM
+  // port the index follows the CV's transfer, so it is visible at
+  //   s + decode + 100 ns + 2 x xfer(8 B) + vram.write_latency_ns (250 ns).
+  // (The 48-B entry waits node.log_entry_wc_ns = 500 ns in the write-combining buffer, past all this.)
+  // Nothing bound for system memory is outstanding, so the barrier ends node.barrier_ns (100 ns, device
+  // scope) after the index is visible, and only then is the MV read issued: it samples the VRAM port
+  // xfer(8 B) + vram.read_latency_ns (250 ns) later. Without the barrier the read would be issued at
+  // s + decode and sample at s + decode + xfer(8) + 250 ns, 100 ns + xfer(8) before the index is visible.
+  FenceBench b(with_logs());
+  auto& p = b.p;
+  KmdHwQueue* q = nullptr;
+  NativeFence* f = nullptr;
+  std::vector<sc_time> cv_at, index_at, mv_read_at;
+  sc_time second_start;
+  bool woke = false;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
+    const uint64_t log = p.vidsch.log_state(q->id, fl::kSignals)->cpu_va;
+    const uint32_t slot = p.vidsch.slot(*f), h = f->local_handles.at(1);
+    p.gpu.vram.watch(f->cv_addr, 8, [&](uint64_t, unsigned) { cv_at.push_back(sc_time_stamp()); });
+    p.gpu.vram.watch(log, 8, [&](uint64_t, unsigned) { index_at.push_back(sc_time_stamp()); });
+    p.gpu.vram.watch_reads(p.gpu.cmp.shadow_mv_addr(slot), [&](uint64_t) { mv_read_at.push_back(sc_time_stamp()); });
+    PacketWriter w;
+    w.signal_logged(slot, 1, 0, h).signal_logged(slot, 2, 1, h);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    woke = p.vidsch.WaitFromCpu(f, 2, us(100));  // the second signal crosses MV: it interrupts
+    second_start = p.gpu.nodes[0]->last_signal_start();
+  });
+  sc_start();
+  REQUIRE(woke);
+  // One visible CV write, one index write and one engine MV read per signal (the CMP reads no shadow MV).
+  REQUIRE(cv_at.size() == 2);
+  REQUIRE(index_at.size() == 2);
+  REQUIRE(mv_read_at.size() == 2);
+  const sc_time x8 = dflt::vram_xfer(8);
+  // The second signal, exactly (second_start already includes the decode).
+  CHECK(cv_at[1] == second_start + dflt::kWb + x8 + dflt::kVram);
+  CHECK(index_at[1] == second_start + dflt::kWb + x8 + x8 + dflt::kVram);
+  CHECK(mv_read_at[1] == index_at[1] + sc_time(100, SC_NS) + x8 + dflt::kVram);
+  // For both signals: the check only after the index is visible (the first one walks its TLB misses,
+  // which only delays it), and the interrupt after the second's check.
+  for (int i = 0; i < 2; ++i) CHECK(mv_read_at[size_t(i)] >= index_at[size_t(i)] + sc_time(100, SC_NS));
+  CHECK(p.cpu.last_interrupt().msi_arrival > mv_read_at[1]);
+}
+
 TEST_CASE("The KMD's per-queue log barrier alone keeps the OS from reading an entry before it is visible", "[F17]") {
   // The optimized interrupt names only the queue, so the log entry is the OS's only news of the signal.
   // A 50 us write-combining delay puts every entry's visibility after the OS's read of it.

@@ -632,3 +632,131 @@ TEST_CASE("tdr_rules: a completed ID that is not the reset's at recovery, or not
     CHECK(m.mon.violations() == 1);
   }
 }
+
+TEST_CASE("T3 step 3: interrupts of the timed-out node are ignored from the snapshot on, also the one a DPC "
+          "flush lets in before step 5 ends (two nodes time out back to back)", "[T3][T8]") {
+  // Step 3 is one atomic step at device IRQL: the snapshot, and the node's interrupts ignored from then
+  // on, not only after the DPC flush of step 5. The flush has work only when a DPC is queued at the
+  // snapshot, which a lone timeout never gives (its TDR worker is dispatched by the core only when no
+  // interrupt and no DPC is pending); a second node timing out while the worker handles the first does:
+  // its snapshot comes the moment the first sequence ends, whatever the core is doing.
+  //   vidsch.quantum_ms = 1, vidsch.tdr_delay_ms = 0.1; three nodes, one app device on each.
+  //   A (node 0): an endless COMPUTE. Preemption requested a quantum after it became the head, timeout
+  //     TdrDelay later (T_A); its sequence takes the worker's wake (2 us), the prepare (50 us and four
+  //     ~1 us MMIO reads) and the reset (node.reset_ns = 174 us seen by 10 us polls): ~233 us.
+  //   B (node 1): a 1,295 us COMPUTE submitted 50 us after A's: it times out 50 us after A, while A's
+  //     sequence runs, so the worker takes it when A's ends (B's snapshot = A's "run" step, ~T_A + 233 us).
+  //     It completes ~14 us after that snapshot: the hung packet finishing inside the sequence (T8).
+  //     node.preempt_save_ns = 1 ms: B's answer to the preemption request (after the packet) is still
+  //     being saved when B is reset, so its completion is its only interrupt in the sequence.
+  //   C (node 2): a 400 us COMPUTE submitted 900 us after A's (under a quantum: never preempted). It
+  //     completes ~26 us before B's snapshot; with cpu.isr_ns = 60 us its ISR, which queued VidSch's
+  //     DPC, is still running at the snapshot, and B's MSI arrives during it. The core takes B's ISR
+  //     (ISR before DPC) before the DPC, so B's interrupt comes between the snapshot and the end of the
+  //     flush. It must be ignored: the scheduler's last completed fence ID of B stays at the snapshot's
+  //     0 until step 9 sets it from the reset, and B's packet is aborted, its device in error (T8).
+  // The flush ends exactly when that DPC does: C's ISR was notified at n_C and costs isr_ns more; then
+  // B's ISR: interrupt entry (500 ns), its read of the fence word in system memory (rc + DRAM transfer
+  // of 8 B + DRAM latency + rc = 150.104 ns), the notification (ignored), isr_ns; then the DPC, dpc_ns
+  // (1 us): flush end = n_C + 2 isr_ns + 500 ns + 150.104 ns + 1 us.
+  const sc_time isr = us_(60);
+  Bench b(std::map<std::string, std::string>{{"gpu.nodes", "3"},
+                                             {"vidsch.quantum_ms", "1"},
+                                             {"vidsch.tdr_delay_ms", "0.1"},
+                                             {"cpu.isr_ns", "60000"},
+                                             {"node.preempt_save_ns", "1000000"}});
+  auto& p = b.p;
+  PacketScheduler& ps = p.vidsch.packets();
+  TdrRulesMonitor mon(p);
+  struct At {
+    sc_time t = sc_max_time();
+    bool dpc_pending = false;
+    uint64_t kmd_completed = 0, sched_completed = 0;
+  };
+  std::map<std::pair<int, TdrStep>, At> at;  // each node's steps (the first of each)
+  chain(ps.observer.step, [&](const TdrStepRecord& s) {
+    at.emplace(std::make_pair(s.node, s.step),
+               At{s.at, p.cpu.dpcs_pending(), p.kmd.driver_last_completed(1), ps.last_completed(1)});
+  });
+  struct Moved {
+    uint64_t from, to;
+    std::string why;
+    sc_time t;
+  };
+  std::vector<Moved> moved_b;
+  chain(ps.observer.completed_moved, [&](int n, uint64_t from, uint64_t to, const char* why) {
+    if (n == 1) moved_b.push_back({from, to, why, sc_time_stamp()});
+  });
+  std::map<int, DmaPacket::State> final_state;  // per node: how its packet was retired
+  chain(ps.observer.retired, [&](const DmaPacket& pk) { final_state[pk.ctx->device->id] = pk.state; });
+  SchedDevice *da = nullptr, *db = nullptr, *dc = nullptr;
+  PacketWriter wa, wb, wc;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    da = ps.CreateDevice(), db = ps.CreateDevice(), dc = ps.CreateDevice();
+    SchedContext *ca = ps.CreateContext(da, 0), *cb = ps.CreateContext(db, 1), *cc = ps.CreateContext(dc, 2);
+    wa.compute(kEndless);
+    wb.compute(cycles_us(1295));
+    wc.compute(cycles_us(400));
+    ps.SubmitRender(ca, wa);
+    wait(us_(50));
+    ps.SubmitRender(cb, wb);
+    wait(us_(850));
+    ps.SubmitRender(cc, wc);
+  });
+  sc_start(sc_time(5, SC_MS));
+  auto step = [&](int node, TdrStep s) {
+    auto it = at.find({node, s});
+    REQUIRE(it != at.end());
+    return it->second;
+  };
+  // The setting: B timed out while A's sequence ran; B's snapshot is the instant A's ended.
+  const At b_timeout = step(1, TdrStep::Timeout), a_run = step(0, TdrStep::Recovered), b_snap = step(1, TdrStep::Snapshot),
+           b_flush = step(1, TdrStep::FlushDpc), b_prepare = step(1, TdrStep::Prepare),
+           b_returned = step(1, TdrStep::ResetReturned);
+  CHECK(b_timeout.t - step(1, TdrStep::Preempt).t == us_(100));  // TdrDelay, exactly
+  REQUIRE(b_timeout.t > step(0, TdrStep::Snapshot).t);
+  REQUIRE(b_timeout.t < a_run.t);
+  CHECK(b_snap.t == a_run.t);
+  // C's completion interrupt came before B's snapshot, and its DPC was still queued then: the flush had
+  // work.
+  const auto c_irq = std::find_if(b.irqs.begin(), b.irqs.end(), [](const DxgkInterruptData& d) { return d.node == 2; });
+  REQUIRE(c_irq != b.irqs.end());
+  const sc_time n_c = b.irq_at[size_t(c_irq - b.irqs.begin())];
+  REQUIRE(n_c < b_snap.t);
+  REQUIRE(n_c + isr > b_snap.t);
+  CHECK(b_snap.dpc_pending);
+  // The flush ends with that DPC, exactly after C's ISR, B's ISR and the DPC.
+  CHECK(b_flush.t == n_c + isr + dflt::kIntEntry + dflt::cpu_read(8) + isr + dflt::kDpc);
+  CHECK_FALSE(b_flush.dpc_pending);
+  // B's completion: not in the KMD's view at the snapshot, in it when the flush ended (its ISR ran
+  // meanwhile and read fence ID 1) ...
+  CHECK(b_snap.kmd_completed == 0);
+  CHECK(b_flush.kmd_completed == 1);
+  // ... and ignored by the scheduler: its last completed ID of B stays the snapshot's through steps 5
+  // and 6, and moves once, at step 9, to what the reset returned (T5).
+  CHECK(b_snap.sched_completed == 0);
+  CHECK(b_flush.sched_completed == 0);
+  CHECK(b_prepare.sched_completed == 0);
+  CHECK(ps.ignored_interrupts() == 1);
+  CHECK(b.irqs.size() == 1);  // VidSch was notified of C's interrupt only
+  REQUIRE(moved_b.size() == 1);
+  CHECK(moved_b[0].from == 0);
+  CHECK(moved_b[0].to == 1);
+  CHECK(moved_b[0].why == "engine reset returned LastCompletedFenceId");
+  CHECK(moved_b[0].t == b_returned.t);
+  // What the reset reports: B's ring was empty to the driver, so LastAbortedFenceId = LastCompletedFenceId
+  // = 1 (T8), and the scheduler still aborts B's packet and puts its device in error state. A's packet
+  // is aborted too; C's completed.
+  CHECK(ps.engine_resets() == 2);
+  CHECK(ps.last_reset_completed_fence_id() == 1);
+  CHECK(ps.last_aborted_fence_id() == 1);
+  CHECK(final_state[db->id] == DmaPacket::Aborted);
+  CHECK(final_state[da->id] == DmaPacket::Aborted);
+  CHECK(final_state[dc->id] == DmaPacket::Completed);
+  CHECK(db->error);
+  CHECK(da->error);
+  CHECK_FALSE(dc->error);
+  CHECK(ps.packets_aborted() == 2);
+  CHECK(mon.violations() == 0);
+}

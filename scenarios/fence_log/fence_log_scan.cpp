@@ -16,6 +16,10 @@
 // Metrics: os_interrupt_ns (ISR + DPC time per interrupt), pcie_reads_per_interrupt (the ISR's and
 // DPC's loads that cross to the device), log_overruns, fallback_scans, gpu_ns_per_signal (the engine's
 // time per signal, logged or not), and the OS's counts.
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
 #include "scenarios/fence_common.h"
 
 namespace gpumodel {
@@ -58,6 +62,7 @@ class FenceLogScan : public ScenarioDriver {
     // Each round raises exactly one interrupt: the trigger fence's signal crosses its MV, no other does.
     r.check(irqs_ == rounds_, "not one interrupt per round");
     r.check(timeouts_ == 0, "a round's waiter was not woken within 10 ms");
+    check_gpu_cost(p, r);
     const bool logs = p.vidsch.native_fence_logs();
     if (!logs) {
       r.check(headers_ == 0 && entries_ == 0, "no logs, yet the OS read log entries");
@@ -115,6 +120,12 @@ class FenceLogScan : public ScenarioDriver {
     const uint64_t ov0 = p.vidsch.log_overruns(), fb0 = p.vidsch.fallback_scans(), h0 = p.vidsch.log_headers_read(),
                    e0 = p.vidsch.log_entries_read(), b0 = p.vidsch.log_barriers();
     const bool null_queue = p.params.get_enum("cmp.fence_irq_queue") == "null";
+    auto walk_reads = [&p] {
+      uint64_t n = 0;
+      for (auto& node : p.gpu.nodes) n += node->mmu().walk_reads();
+      return n;
+    };
+    const uint64_t walks0 = walk_reads();
     for (uint64_t round = 0; round < rounds_; ++round) {
       Q& q = qs[round % uint64_t(queues_)];
       uint64_t on_node = 0;
@@ -151,7 +162,104 @@ class FenceLogScan : public ScenarioDriver {
     headers_ = p.vidsch.log_headers_read() - h0;
     entries_ = p.vidsch.log_entries_read() - e0;
     barriers_ = p.vidsch.log_barriers() - b0;
+    walk_reads_ = walk_reads() - walks0;
     done_ = true;
+  }
+
+  // The headline figure against its derivation from the parameters (F17's GPU order, Node::signal).
+  // A round's figure is the engine's time from the first signal's start t (the round's first
+  // TIMESTAMP, decoded) to the last signal's end. One signal in steady state (its TLB warm, nothing
+  // bound for system memory outstanding) costs, with d the decode (node.decode_cycles engine cycles),
+  // wb = node.write_buffer_ns, F = gpu.fabric_latency_ns (each way), xv(n) an n-byte transfer on the
+  // VRAM port (vram.bandwidth_gbps), Wv / Rv = vram.write_latency_ns / vram.read_latency_ns,
+  // bd / bs = node.barrier_ns / node.barrier_system_ns, up(n) = an n-byte posted write to system
+  // memory (F, the link's TLP of n + 24 bytes, link.hop_ns, rc.latency_ns, the DRAM port's transfer,
+  // sysmem.write_latency_ns), and check = F + xv(8) + Rv + F (the read of the CMP's shadow MV in VRAM):
+  //  * no logs (a plain SIGNAL): the MV read is issued with the decode: S = d + check;
+  //  * logs in local memory (vidsch.log_segment = local), node.log_barriers = 1: the CV write and the
+  //    FirstFreeEntryIndex write leave the write buffer together at d + wb and share the VRAM port, so
+  //    the index is visible at i = d + wb + F + 2 xv(8) + Wv; the barrier (device scope: nothing for
+  //    system memory) ends at i + bd; then the check: S = i + bd + check (704.024 ns with defaults);
+  //  * logs in system memory, 1 barrier: the index crosses the link, i = d + wb + up(8), the CV is
+  //    visible at c = d + wb + F + xv(8) + Wv, the barrier is system scope: S = max(c, i) + bs + check;
+  //  * node.log_barriers = 2: the first barrier pushes the 48-B entry out of the write-combining buffer at
+  //    d and waits for it (e = d + F + xv(48) + Wv, or up(48) in system memory) and for the CV (c, after
+  //    the entry on a shared port), device scope: B1 = max(c, e) + bd; then the index B1 + wb + (F +
+  //    xv(8) + Wv or up(8)) and its barrier (bd or bs): S = that + check.
+  // The round's first signal also finds the probe's own TIMESTAMP write (system memory, visible at
+  // wb + up(8) after t) outstanding when its first barrier starts (at n1 = d + wb, or max(e, d + wb)
+  // with two barriers): that barrier then waits for it too and has system scope, which adds
+  // max(0, wb + up(8) - L1) + (bs - bd if it was device scope), L1 being what it waited for otherwise.
+  // A TLB miss holds the engine for its walk (each read F + xv(16) + Rv + F at most); those of the
+  // nodes during the rounds are counted (the fetcher's too, so an upper bound). Timestamps are read in
+  // ticks: each round's difference is within one tick of the truth. So
+  //   S - tick / k  <=  gpu_ns_per_signal  <=  S + (probe + walks) / k' + tick / k + slack
+  // with k signals per round, k' the signals of all rounds, and a slack per signal of xv(48) (an entry
+  // leaving the write-combining buffer ahead of a write on a shared port) and per round of one link
+  // TLP (the index behind the probe's on the link). The upper bound assumes vram.write_latency_ns <=
+  // vram.read_latency_ns (the default: equal): a read (the check, a walk) then never waits for an earlier
+  // write to become visible (the memory's in-order rule); otherwise only the lower bound is checked.
+  // Without the barrier after the index (F17) the figure drops to 316.5 ns with defaults, far under S.
+  // cmp.mv_source = memory (the engine reads the OS's MV) is not derived here.
+  void check_gpu_cost(Platform& p, Results& r) const {
+    using sc_core::sc_time;
+    const ParamSet& ps = p.params;
+    if (ps.get_enum("cmp.mv_source") != "shadow" || gpu_ns_ <= 0) return;
+    const bool logs = p.vidsch.native_fence_logs();
+    const bool sys = ps.get_enum("vidsch.log_segment") == "system";
+    const bool two = ps.get_int("node.log_barriers") == 2;
+    const sc_time zero = sc_core::SC_ZERO_TIME;
+    const sc_time d = p.gpu.nodes[0]->engine_period() * double(ps.get_int("node.decode_cycles"));
+    const sc_time wb = ps.get_ns("node.write_buffer_ns"), F = ps.get_ns("gpu.fabric_latency_ns");
+    const sc_time Wv = ps.get_ns("vram.write_latency_ns"), Rv = ps.get_ns("vram.read_latency_ns");
+    const sc_time bd = ps.get_ns("node.barrier_ns"), bs = ps.get_ns("node.barrier_system_ns");
+    const double vram_bpp = ps.get_real("vram.bandwidth_gbps") / 1000.0, dram_bpp = ps.get_real("sysmem.bandwidth_gbps") / 1000.0;
+    auto xv = [&](unsigned n) { return sc_time(double(n) / vram_bpp, sc_core::SC_PS); };
+    auto tlp = [&](unsigned n) { return sc_time(double(n + PcieLink::kMwrOverhead) / p.link.bytes_per_ns() * 1000.0, sc_core::SC_PS); };
+    auto up = [&](unsigned n) {
+      return F + tlp(n) + ps.get_ns("link.hop_ns") + ps.get_ns("rc.latency_ns") + sc_time(double(n) / dram_bpp, sc_core::SC_PS) +
+             ps.get_ns("sysmem.write_latency_ns");
+    };
+    const sc_time check = F + xv(8) + Rv + F;
+    const sc_time ts = wb + up(8);  // the probe's TIMESTAMP write visible, after t
+    sc_time S, n1, l1 = zero;
+    bool device1 = true;  // the first barrier's scope in steady state
+    if (!logs) {
+      S = d + check;
+    } else if (!two) {
+      n1 = d + wb;
+      const sc_time c = d + wb + F + xv(8) + Wv, i = sys ? d + wb + up(8) : c + xv(8);
+      l1 = sys ? std::max(c, i) : i;
+      device1 = !sys;
+      S = l1 + (sys ? bs : bd) + check;
+    } else {
+      const sc_time e = sys ? d + up(48) : d + F + xv(48) + Wv;
+      const sc_time c = sys ? d + wb + F + xv(8) + Wv : d + F + std::max(wb, xv(48)) + xv(8) + Wv;
+      n1 = std::max(e, d + wb);
+      l1 = std::max(c, e);
+      const sc_time b1 = std::max(n1, l1) + bd;
+      S = b1 + wb + (sys ? up(8) : F + xv(8) + Wv) + (sys ? bs : bd) + check;
+    }
+    sc_time probe = zero;
+    if (logs && ts > n1) probe = (ts > l1 ? ts - l1 : zero) + (device1 ? bs - bd : zero);
+    const double k = double(per_irq_), all = double(rounds_ * per_irq_);
+    const double tick = double(ps.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+    const double walk = to_ns(F + xv(16) + Rv + F);
+    const double lo = to_ns(S) - tick / k;
+    const double hi = to_ns(S) + (double(rounds_) * (to_ns(probe) + to_ns(tlp(8))) + double(walk_reads_) * walk) / all +
+                      tick / k + to_ns(xv(48)) + 0.001;
+    const double got = gpu_ns_ / all;
+    const bool upper = Wv <= Rv;
+    auto num = [](double v) {
+      std::ostringstream os;
+      os << std::setprecision(10) << v;
+      return os.str();
+    };
+    r.check(got >= lo && (!upper || got <= hi),
+            "gpu_ns_per_signal = " + num(got) + " ns is outside its derivation from the parameters: " + num(lo) + " to " +
+                (upper ? num(hi) : std::string("(no upper bound: vram.write_latency_ns > vram.read_latency_ns)")) +
+                " ns (a steady signal " + num(to_ns(S)) + " ns; the round's probe write " + num(to_ns(probe)) +
+                " ns; " + std::to_string(walk_reads_) + " walk reads)");
   }
 
   uint64_t fences_;
@@ -162,7 +270,7 @@ class FenceLogScan : public ScenarioDriver {
   bool optimized_ = false, done_ = false;
   uint64_t expected_headers_ = 0;
   uint64_t irqs_ = 0, reads_ = 0, overruns_ = 0, fallbacks_ = 0, headers_ = 0, entries_ = 0, barriers_ = 0,
-           timeouts_ = 0;
+           timeouts_ = 0, walk_reads_ = 0;
   double isr_dpc_ns_ = 0, gpu_ns_ = 0;
 };
 
