@@ -760,3 +760,34 @@ TEST_CASE("T3 step 3: interrupts of the timed-out node are ignored from the snap
   CHECK(ps.packets_aborted() == 2);
   CHECK(mon.violations() == 0);
 }
+
+TEST_CASE("KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is still running, not only for queued ones", "[T3]") {
+  // T3 step 5 flushes the DPCs so that nothing the timed-out node reported is still being processed. A
+  // DPC taken from the queue spends cpu.dpc_ns (10 us here) before its code runs: a flush that starts
+  // then must return when the code has run (the DPC's end, exactly: the done event is a delta later),
+  // not at once. A GPU INTERRUPT raises the DPC; a thread kept running by MMIO reads (about 1 us each)
+  // sees the ISR end, so it calls the flush within about 1 us of the DPC's start, 9 us before its end.
+  Bench b(std::map<std::string, std::string>{{"cpu.dpc_ns", "10000"}});
+  auto& p = b.p;
+  sc_time flush_called = SC_ZERO_TIME, flush_returned = SC_ZERO_TIME;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(20000).interrupt(3);  // 10 us of work, then an interrupt whose DPC sets event 3
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.spawn_thread("flusher", [&] {
+      while (p.cpu.last_interrupt().isr_end == SC_ZERO_TIME) (void)p.cpu.mmio_read32(p.kmd.bar0() + regs::kId);
+      flush_called = sc_time_stamp();
+      p.cpu.flush_dpcs();
+      flush_returned = sc_time_stamp();
+    });
+    p.cpu.wait_for(p.vidsch.interrupt_event(3));
+  });
+  sc_start();
+  const auto& s = p.cpu.last_interrupt();
+  REQUIRE(flush_called > s.dpc_start);             // the DPC was out of the queue...
+  REQUIRE(flush_called < s.dpc_start + us_(10));   // ...and in its cost
+  CHECK(flush_returned == s.dpc_end);              // the flush returned when its code had run
+  CHECK(s.dpc_end == s.dpc_start + us_(10));
+}

@@ -118,10 +118,12 @@ void Cpu::core() {
       auto dpc = std::move(dpcs_.front());
       dpcs_.pop_front();
       stamps_.dpc_start = sc_time_stamp();
+      dpc_started_ = true;  // out of the queue, not yet run: KeFlushQueuedDpcs still waits for it
       wait(dpc_cost_);
       in_dpc_ = true;
       dpc();
       in_dpc_ = false;
+      dpc_started_ = false;
       dpc_done_ev_.notify(SC_ZERO_TIME);
       stamps_.dpc_end = sc_time_stamp();
       if (on_interrupts_drained && !intc_.pending() && dpcs_.empty()) on_interrupts_drained();
@@ -155,7 +157,7 @@ void Cpu::core() {
 void Cpu::queue_dpc(std::function<void()> dpc) { dpcs_.push_back(std::move(dpc)); }
 
 void Cpu::flush_dpcs() {
-  while (!dpcs_.empty() || in_dpc_) wait(dpc_done_ev_);
+  while (dpcs_pending()) wait(dpc_done_ev_);
 }
 
 void Cpu::spawn_thread(const std::string& name, std::function<void()> body) {

@@ -76,7 +76,8 @@ class Cpu : public sc_core::sc_module {
   void connect_interrupt(uint32_t first, uint32_t count, Isr isr) { isrs_.push_back({first, count, std::move(isr)}); }
   void queue_dpc(std::function<void()> dpc);  // KeInsertQueueDpc, from the ISR
   void flush_dpcs();  // KeFlushQueuedDpcs, from a thread: returns once every DPC queued so far has run
-  bool dpcs_pending() const { return in_dpc_ || !dpcs_.empty(); }  // probe (monitors)
+  // Queued, or taken from the queue and not yet returned (its cpu.dpc_ns included): probe (monitors).
+  bool dpcs_pending() const { return dpc_started_ || !dpcs_.empty(); }
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);
@@ -135,7 +136,8 @@ class Cpu : public sc_core::sc_module {
   };
   std::vector<IsrRange> isrs_;
   std::deque<std::function<void()>> dpcs_;
-  bool in_dpc_ = false;
+  bool in_dpc_ = false;       // running the DPC's code (its device reads count as interrupt-context reads)
+  bool dpc_started_ = false;  // taken from the queue, its cost or its code under way
   sc_core::sc_event dpc_done_ev_;
   std::deque<KEvent*> ready_;
   int running_ = 0;
