@@ -75,6 +75,30 @@ class FenceSignal : public ScenarioDriver {
       r.metric(names[i], parts[i]);
       r.check(parts[i] >= 0, std::string(names[i]) + " is negative: the stages happened out of order");
     }
+    // Each part against what its parameters alone cost, a lower bound (the exact derivations, with the
+    // walks, transfers and register accesses on the way, are the tests'): a part below it skipped a cost.
+    //  fence_write: the CV write waits node.write_buffer_ns, then reaches the fence's memory: system
+    //    memory across the link (a hop and the root complex) and DRAM's write latency, or VRAM's;
+    //  cmp_decision: the CMP's interrupt firmware, cmp.interrupt_cycles at cmp.clock_mhz (a native
+    //    fence's path adds its decision and barrier, a monitored fence's the BARRIER's drain);
+    //  msi_delivery: the MSI crosses the link (a hop) and the root complex;
+    //  isr: interrupt entry and the ISR's cost; dpc: the DPC's cost; thread_wake: the wake's cost.
+    const ParamSet& ps = p.params;
+    auto ns = [&ps](const char* k) { return ps.get_real(k); };
+    const bool sys = kind_.storage == Segment::System;
+    const double least[] = {
+        ns("node.write_buffer_ns") + (sys ? ns("link.hop_ns") + ns("rc.latency_ns") + ns("sysmem.write_latency_ns")
+                                          : ns("vram.write_latency_ns")),
+        ns("cmp.interrupt_cycles") * 1000.0 / ns("cmp.clock_mhz"),
+        ns("link.hop_ns") + ns("rc.latency_ns"),
+        0,  // idle_exit: the state the CPU idled in decides it (none if it was busy)
+        ns("cpu.interrupt_entry_ns") + ns("cpu.isr_ns"),
+        ns("cpu.dpc_ns"),
+        ns("cpu.thread_wake_ns")};
+    for (int i = 0; i < 7; ++i)
+      r.check(parts[i] >= least[i] - 1e-6, std::string(names[i]) + " = " + std::to_string(parts[i]) +
+                                               " ns is below what its parameters alone cost (" +
+                                               std::to_string(least[i]) + " ns): the model skipped a cost");
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("spurious_interrupts", spurious_interrupts(p));
     // One waiter, one signal past its MV: exactly one interrupt, and it woke the waiter (F3); after

@@ -309,6 +309,7 @@ void Cmp::run(const Work& w) {
       if (!f || !f->valid()) break;
       uint64_t cv = read64_va(f->cv_addr);
       f->gpu_waiters.push_back(w.q);
+      last_wait_registered_ = sc_time_stamp();
       if (cv < w.value && f->last_signaled >= w.value) {
         // An engine signalled past the value before this registration, its CV write not visible yet
         // (its notification found no waiter): release as a signal does, once its writes are visible.

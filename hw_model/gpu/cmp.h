@@ -177,6 +177,8 @@ class Cmp : public sc_core::sc_module {
   uint64_t xdoorbells_sent() const { return xdoorbells_sent_; }          // F20
   uint64_t xdoorbells_received() const { return xdoorbells_received_; }
   sc_core::sc_time last_msi_issued() const { return last_msi_; }
+  // Probe: when the firmware last registered a queue blocked on a WAIT (after its re-read of CV).
+  sc_core::sc_time last_wait_registered() const { return last_wait_registered_; }
 
  private:
   struct Work {
@@ -247,7 +249,7 @@ class Cmp : public sc_core::sc_module {
   uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;
   uint32_t ring_wptr_ = 0;
   uint16_t native_dropped_ = 0, monitored_dropped_ = 0;  // regs::kEventRingWptrAddr's drop counts
-  sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time last_msi_ = sc_core::SC_ZERO_TIME, last_wait_registered_ = sc_core::SC_ZERO_TIME;
   Vcd::Id busy_id_, decision_id_;
   sc_core::sc_time adapter_reset_time_;
   bool adapter_resetting_ = false;
