@@ -1,5 +1,5 @@
 // cross_adapter_fence: the native fence document's cross-adapter native fence on the hybrid platform (F15), and the
-// seed's future GPU-to-GPU signal as an exploration (F20). One fence, created on the dGPU with type
+// the document's future GPU-to-GPU signal as an exploration (F20). One fence, created on the dGPU with type
 // DEFAULT and opened on the iGPU; a waiter on one adapter, a signaller on the other:
 //   xfence.scenario = 1   both adapters native; the iGPU waits, the dGPU signals
 //                     2a  the iGPU without native fences (a monitored fence there); the iGPU waits, the dGPU signals

@@ -201,7 +201,7 @@ TEST_CASE("A NULL array without EvaluateLegacyMonitoredFences scans native waite
   CHECK(b.count_notified(null_array_with_legacy) == 0);
   CHECK(b.count_notified(legacy_signaled) == 0);
   CHECK(r.native_woken);
-  CHECK_FALSE(r.legacy_woken);  // the seed's default: a NULL scan leaves legacy waiters alone (timed out)
+  CHECK_FALSE(r.legacy_woken);  // the document's default: a NULL scan leaves legacy waiters alone (timed out)
 }
 
 TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLegacyMonitoredFences, the NULL scan wakes the legacy waiter", "[F12]") {
@@ -217,7 +217,7 @@ TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLeg
 
 TEST_CASE("Event ring overflow that drops native events only: no EvaluateLegacyMonitoredFences, though a monitored fence's CV changed", "[F12]") {
   // The CMP counts dropped monitored fence events apart from native ones: L raised no interrupt (a bare
-  // WRITE64), so nothing of L's was dropped and the NULL scan leaves legacy waiters alone (the seed's
+  // WRITE64), so nothing of L's was dropped and the NULL scan leaves legacy waiters alone (the document's
   // default); L's waiter times out. A KMD that flagged every overflow would wake it.
   FenceBench b(kSmallRing);
   const OverflowRun r = overflow(b, Legacy::WriteOnly);

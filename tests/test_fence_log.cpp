@@ -26,7 +26,7 @@ std::map<std::string, std::string> with_logs(std::map<std::string, std::string> 
 }
 }  // namespace
 
-TEST_CASE("A HW queue gets two 4-KB logs with the seed's header, set with their three mappings", "[F16]") {
+TEST_CASE("A HW queue gets two 4-KB logs with the document's header, set with their three mappings", "[F16]") {
   FenceBench b(with_logs());
   auto& p = b.p;
   KmdHwQueue* q = nullptr;
@@ -256,7 +256,7 @@ TEST_CASE("The KMD's per-queue log barrier alone keeps the OS from reading an en
 }
 
 TEST_CASE("The GPU's second log barrier alone (between entry and index) also keeps the entries intact", "[F17]") {
-  // The order the seed's design replaces: the GPU makes the entry visible before the index, so the OS
+  // The order the document's design replaces: the GPU makes the entry visible before the index, so the OS
   // needs no barrier of the KMD's; the engine pays for it in every signal.
   const std::string base = scenario("fence_log_scan") +
                            " --workload.rounds=4 --workload.fences=64 --kmd.optimized_native_fence_signaled_interrupt=true";

@@ -286,7 +286,7 @@ UpDown mv_down_then_up(FenceBench& b) {
 }  // namespace
 
 TEST_CASE("F8 for every call: the DDI waits for the CMP's acknowledgement when an MV goes up, too", "[F8]") {
-  // The seed's guarantee holds after every return, so the DDI returns only once each update is
+  // The document's guarantee holds after every return, so the DDI returns only once each update is
   // acknowledged: the poll load that returns it was sampled (30 ns before it returns) at or after the
   // acknowledgement's visibility, and the one before was sampled earlier.
   FenceBench b;

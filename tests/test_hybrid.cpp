@@ -172,7 +172,7 @@ TEST_CASE("caso_caps: every tier combination and every fallback has the outcome 
   CHECK(j["verdict"] == "pass");
   const auto& c1 = j["metrics"]["c1_adapter_start"];
   REQUIRE(c1.size() == 16);
-  // C1, written from the seed: the three tiers must form a superset chain (scanout needs texture needs
+  // C1, written from the document: the three tiers must form a superset chain (scanout needs texture needs
   // resource), and a HybridIntegrated driver must declare tier 3. The tier is the top of the chain.
   const char* names[] = {"resource", "texture", "scanout"};
   int started = 0;

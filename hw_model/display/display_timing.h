@@ -33,7 +33,7 @@ const std::vector<DisplayMode>& display_modes();
 std::vector<std::string> display_mode_names();
 const DisplayMode& display_mode(const std::string& name);  // ConfigError when unknown
 
-// Seed C4, the tier-3 minimum scan-out format list.
+// CASO support (C4), the tier-3 minimum scan-out format list.
 std::vector<std::string> display_format_names();
 unsigned bytes_per_pixel(const std::string& format);  // ConfigError when unknown
 

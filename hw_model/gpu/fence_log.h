@@ -32,7 +32,7 @@ static_assert(sizeof(Entry) == 48 && offsetof(Entry, fence_observed_gpu_timestam
                   offsetof(Entry, fence_end_gpu_timestamp) == 40,
               "DXGK_NATIVE_FENCE_LOG_ENTRY");
 
-constexpr uint64_t kBufferBytes = 4096;  // seed: "two dedicated 4-KB log buffers per HWQueue"
+constexpr uint64_t kBufferBytes = 4096;  // the document: "two dedicated 4-KB log buffers per HWQueue"
 constexpr uint32_t kEntries = uint32_t((kBufferBytes - sizeof(Header)) / sizeof(Entry));  // 84
 static_assert(kEntries == 84, "docs/calibration.md: 84 entries");
 

@@ -772,7 +772,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   q_->blocked = true;
   q_->wait_slot = slot;
   q_->wait_value = value;
-  // The CMP logs WAIT_UNBLOCKED when it unblocks the queue (seed: "after the GPU scheduler observes
+  // The CMP logs WAIT_UNBLOCKED when it unblocks the queue (the document: "after the GPU scheduler observes
   // HWQueueA is unblocked ... it logs the event").
   q_->wait_logged = logged && q_->wait_log && q_->log_entries;
   q_->wait_seq = uint32_t(payload);

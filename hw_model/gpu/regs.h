@@ -52,7 +52,7 @@ constexpr uint64_t kEventRingWptrAddr = 0x0150;  // RW 64: where the CMP writes 
                                                  // [63:48] monitored fence events dropped (each mod 2^16)
 constexpr uint64_t kEventRingRptr = 0x0158;  // RW 32: the KMD's read index
 constexpr uint64_t kFenceHandle = 0x0160;    // W 32: hGlobalNativeFence of the selected slot (event entries)
-// F20 (exploration, the seed's future GPU-to-GPU signal): a cross-adapter doorbell. A slot with a
+// F20 (exploration, the document's future GPU-to-GPU signal): a cross-adapter doorbell. A slot with a
 // cross-adapter id makes the CMP post that id, after an engine signal of the slot, to the physical address
 // in kXDoorbellTarget (a peer adapter's kXDoorbell register, written peer to peer through the root complex);
 // a write to kXDoorbell makes this CMP rescan the HW queues waiting on the slots with that id.

@@ -9,7 +9,7 @@
 //    forwarded once to every other adapter: DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly = TRUE)
 //    where native (its KMD makes the CMP rescan the queues waiting on it), a scan of the monitored
 //    fence's waiting lists where not.
-//  * F20 (exploration, the seed's future design): with the GPU doorbell enabled between adapters that
+//  * F20 (exploration, the document's future design): with the GPU doorbell enabled between adapters that
 //    all have native fences, each CMP rings the peer's doorbell register with the fence's cross-adapter
 //    id after an engine signal; the MV then follows the usual rule (only CPU waiters interrupt).
 #pragma once

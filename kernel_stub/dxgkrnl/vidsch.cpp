@@ -314,7 +314,7 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
   f->cv_addr = cv_addr;
   NativeFence* raw = f.get();
   if (!native_fences()) {
-    // Seed 003: opened as a regular monitored fence: the OS tracks its waiters and writes its signals.
+    // Native GPU fence object (cross-adapter): opened as a regular monitored fence: the OS tracks its waiters and writes its signals.
     f->legacy = true;
     f->local_handles[process] = 0;
     fences_.push_back(std::move(f));
@@ -343,7 +343,7 @@ void VidSch::software_signal() {
   const SoftwareSignal s = software_signals_pending_.front();
   software_signals_pending_.pop_front();
   ++software_signals_;
-  // Seed 003 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store, F1), then
+  // Native GPU fence object, scenario 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store, F1), then
   // wakes this adapter's waiters and propagates the value (scan).
   cpu_.mem_write(s.f->cv_addr, &s.value, 8);
   scan({s.f});

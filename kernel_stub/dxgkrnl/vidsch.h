@@ -104,7 +104,7 @@ class VidSch {
   // (globals are mapped at their address in every space) and the system process (an alias), and given to
   // the KMD with DxgkDdiSetNativeFenceLogBuffer. Null when the KMD has no free queue.
   KmdHwQueue* CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process);
-  // Dxgkrnl destroys and recreates one of the queue's logs (seed: "Each time it does, it calls
+  // Dxgkrnl destroys and recreates one of the queue's logs (the document: "Each time it does, it calls
   // DxgkDdiSetNativeFenceLogBuffer"); until it next reads the new log it cannot know which entries are new.
   void RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type);
   struct LogState {  // one log of one queue, as Dxgkrnl knows it
@@ -150,7 +150,7 @@ class VidSch {
   void WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t>>& waits);
   // CPU signal (D3DKMTSignalSynchronizationObjectFromCpu, F13).
   void SignalFromCpu(NativeFence* f, uint64_t value);
-  // F13: f's CV was changed to `value` by another agent (seed: a cross-adapter fence's shared CV that
+  // F13: f's CV was changed to `value` by another agent (the document: a cross-adapter fence's shared CV that
   // another GPU signalled). Forwarded with NotificationOnly, then CPU waiters are woken as for a signal.
   void NotifyCurrentValueChanged(NativeFence* f, uint64_t value);
   // F15: this adapter's instance of the cross-adapter fence `x`, its CV at the shared `cv_addr` (system

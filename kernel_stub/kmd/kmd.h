@@ -184,7 +184,7 @@ class Kmd {
   // F17: a memory barrier per queue (BAR0 kQLogFlush, a read-to-flush), so every log entry written
   // before the queue's FirstFreeEntryIndex moved is visible before Dxgkrnl reads the entries.
   void DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues);
-  // Seed 002. A1: the DXGK_ALLOCATIONINFOFLAGS2 the driver sets (kmd.notify_*). A4:
+  // Allocation notifications. A1: the DXGK_ALLOCATIONINFOFLAGS2 the driver sets (kmd.notify_*). A4:
   // DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: false = the call failed; *size_mb 0 = the OS decides.
   DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
   bool DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb);
@@ -207,12 +207,12 @@ class Kmd {
   void DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates,
                                          bool notification_only);
 
-  // Seed 004 (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
+  // CASO support (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
   DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
   // F9: DXGK_VIDSCHCAPS. NativeGpuFence as this build decides it: IfEnabled asks the OS
   // (DxgkCbIsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE)) first.
   DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const;
-  // F20 (the seed's future design; no DDI is named): the OS tells the driver where the peer adapter's
+  // F20 (the document's future design; no DDI is named): the OS tells the driver where the peer adapter's
   // cross-adapter doorbell is (a physical address); the KMD programs it into the CMP through BAR0.
   void DxgkDdiSetCrossAdapterDoorbell(uint64_t peer_doorbell);
   // A cross-adapter fence opened as a monitored fence here (no NativeGpuFence): a GPU signal is an

@@ -30,7 +30,7 @@ void FenceLogMonitor::read(int queue, uint32_t type, uint64_t pos, const fence_l
     ++stale_;
     note(it == l.written.end() ? "read, never written" : "read before the GPU's write of it was visible");
   }
-  if (e.fence_end_gpu_timestamp == 0) return;  // a skipped write (seed: zero is allowed)
+  if (e.fence_end_gpu_timestamp == 0) return;  // a skipped write (the document: zero is allowed)
   if (e.fence_end_gpu_timestamp < l.last_end) {
     ++backwards_;
     note("FenceEndGpuTimestamp " + std::to_string(e.fence_end_gpu_timestamp) + " after " + std::to_string(l.last_end));

@@ -2,7 +2,7 @@
 // the entries the GPU writes (the engines' signal entries, the CMP's wait entries) and the entries
 // Dxgkrnl reads; it never drives the model. Reported when vidsch.native_fence_logs is on.
 //  * log_timestamps: in the order Dxgkrnl reads a log, an entry's FenceEndGpuTimestamp is below the last
-//    non-zero one before it (seed: "timestamps can never go backwards"; zero is allowed, a skipped write).
+//    non-zero one before it (the document: "timestamps can never go backwards"; zero is allowed, a skipped write).
 //  * log_entry_stale: Dxgkrnl read an entry at a position the log's index had passed whose content is
 //    not what the GPU wrote there: it read before the entry's write was visible (F17: the KMD's barrier
 //    in DxgkDdiUpdateNativeFenceLogs is what prevents it). An overwritten (overrun) position is not

@@ -419,7 +419,7 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("healthy_throughput_loss_pct", worst_loss);
   if (!setup_ok_) return;
 
-  // The verdict: the sequence ends as the seed prescribes for this fault.
+  // The verdict: the sequence ends as the document prescribes for this fault.
   auto in_error = [&](int id) { return std::find(error_ids_.begin(), error_ids_.end(), id) != error_ids_.end(); };
   const bool hung_in_error = !hang_device_ids_.empty() && in_error(hang_device_ids_.front());
   auto order_is = [&](std::vector<TdrStep> want) {

@@ -80,7 +80,7 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"tdr_race_window", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_bad_fence_id", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_limit", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
-    // Seed 002: 4 MiB allocations (the budget holds two), 1 MiB of paging VA: still four chunks.
+    // Allocation notifications scenarios: 4 MiB allocations (the budget holds two), 1 MiB of paging VA: still four chunks.
     {"eviction_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"kmd.paging_va_mb", "1"}, {"sim.limit_ms", "5000"}}},
     {"iommu_unmap_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"sim.limit_ms", "5000"}}},
     {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
@@ -97,7 +97,7 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_race_window", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_bad_fence_id", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
-    // Seed 002's files: the platform's other keys are swept by the scenarios before them.
+    // The Allocation notifications scenarios' files: the platform's other keys are swept by the scenarios before them.
     {"eviction_notify", {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_mb", "mmu.", "node.translate_ahead_bytes",
                          "vidsch.quantum_ms", "vidsch.hw_queue_depth", "workload.", "sim."}},
     {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
