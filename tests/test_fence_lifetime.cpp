@@ -151,8 +151,10 @@ enum class Legacy { None, Signal, WriteOnly };
 struct OverflowRun {
   int native_woken = 0;
   bool legacy_woken = false;
+  bool held_ran = false;  // with `held`: node 1's work held on L = 1 ran
 };
-OverflowRun overflow(FenceBench& b, Legacy legacy) {
+// `held`: L has no CPU waiter but node 1's work held on L = 1 (SubmitAfterWait) instead.
+OverflowRun overflow(FenceBench& b, Legacy legacy, bool held = false) {
   auto& p = b.p;
   OverflowRun r;
   p.cpu.spawn_thread("app", [&] {
@@ -168,14 +170,20 @@ OverflowRun overflow(FenceBench& b, Legacy legacy) {
       if (i == 5 && legacy == Legacy::Signal) VidSch::gpu_signal(w, *l, 1);  // the ring is full by then
       if (i == 5 && legacy == Legacy::WriteOnly) w.write64(l->cv_addr, 1);
     }
+    if (held) {
+      PacketWriter after;
+      after.timestamp(p.kmd.scratch());
+      p.vidsch.SubmitAfterWait(p.kmd.DxgkDdiCreateHwQueue(1), l, 1, after);
+    }
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-    if (l) p.cpu.spawn_thread("legacy", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
+    if (l && !held) p.cpu.spawn_thread("legacy", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
     for (size_t i = 1; i < f.size(); ++i)
       p.cpu.spawn_thread("w" + std::to_string(i),
                          [&, x = f[i]] { r.native_woken += p.vidsch.WaitFromCpu(x, 1, us(100)); });
     r.native_woken += p.vidsch.WaitFromCpu(f[0], 1, us(100));
   });
   sc_start();
+  r.held_ran = held && p.sysmem.peek64(p.kmd.scratch()) != 0;
   return r;
 }
 const std::map<std::string, std::string> kNullArray = {{"cmp.report_fence_set", "false"}};
@@ -213,6 +221,15 @@ TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLeg
   CHECK(r.native_woken == 8);
   CHECK(r.legacy_woken);
   CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("Event ring overflow that drops a monitored fence's event: the NULL scan also releases GPU work held on it (no CPU waiter)", "[F12][F5]") {
+  FenceBench b(kSmallRing);
+  const OverflowRun r = overflow(b, Legacy::Signal, /*held*/ true);
+  REQUIRE(b.count_notified(null_array_with_legacy) >= 1);
+  CHECK(b.count_notified(legacy_signaled) == 0);  // L's own event was dropped
+  CHECK(r.held_ran);                              // VidSch found L's held work in the flagged scan
+  CHECK(r.native_woken == 8);
 }
 
 TEST_CASE("Event ring overflow that drops native events only: no EvaluateLegacyMonitoredFences, though a monitored fence's CV changed", "[F12]") {
@@ -309,6 +326,54 @@ TEST_CASE("A monitored fence stands alone without the native fence feature: no n
   REQUIRE(r.held_ts != 0);
   CHECK(sc_time(double(r.held_ts), SC_PS) > b.notified_at.at(0));
   CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE("Destroying a monitored fence: no native fence DDI, its CPU waiter fails, its held work is dropped, native fences after it get slots of their own", "[F5][F11]") {
+  FenceBench b(std::map<std::string, std::string>{{"gpu.nodes", "2"}});
+  auto& p = b.p;
+  bool waited = true;
+  NativeFence *l = nullptr, *n1 = nullptr, *n2 = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    l = p.vidsch.CreateMonitoredFence(1, Segment::System, false);
+    PacketWriter after;
+    after.timestamp(p.kmd.scratch());
+    p.vidsch.SubmitAfterWait(p.kmd.DxgkDdiCreateHwQueue(1), l, 1, after);
+    p.cpu.spawn_thread("waiter", [&] { waited = p.vidsch.WaitFromCpu(l, 1); });  // untimed
+    p.cpu.sleep(us(10));
+    p.vidsch.DestroySynchronizationObject(1, l);  // the last close
+    n1 = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    n2 = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.cpu.sleep(us(10));
+    p.vidsch.SignalFromCpu(l, 1);  // a late signal finds nothing to release
+  });
+  sc_start();
+  REQUIRE(l);
+  CHECK(l->destroyed);
+  CHECK_FALSE(waited);                                   // the waiter failed with the fence
+  CHECK(b.p.kmd.native_fences_created() == 2);           // n1 and n2 only
+  CHECK(p.vidsch.slot(*n1) != p.vidsch.slot(*n2));
+  CHECK(p.sysmem.peek64(p.kmd.scratch()) == 0);          // the held work was dropped, never submitted
+}
+
+TEST_CASE("The lost-interrupt monitor watches a monitored fence: a CV write with no interrupt leaves its waiter lost when the run goes idle", "[F5]") {
+  // A bare WRITE64 of the value (no BARRIER, no INTERRUPT: a broken UMD) reaches CV; nothing tells the OS,
+  // so the untimed waiter waits as the run goes idle: lost (and lost at idle), as the monitor says.
+  FenceBench b;
+  auto& p = b.p;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* l = p.vidsch.CreateMonitoredFence(1, Segment::System, false);
+    PacketWriter w;
+    w.compute(20000).write64(l->cv_addr, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(p.kmd.DxgkDdiCreateHwQueue(0), w);
+    p.vidsch.WaitFromCpu(l, 1);
+  });
+  sc_start();
+  Results r;
+  b.mon.finish(r);
+  CHECK(b.mon.lost_interrupts() == 1);
+  CHECK(r.metrics["lost_at_idle"].get<uint64_t>() == 1);
 }
 
 namespace {

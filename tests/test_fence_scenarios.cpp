@@ -136,6 +136,15 @@ TEST_CASE("fence_signal: each part's parameter moves that part and the total by 
   }
 }
 
+TEST_CASE("fence_signal with a monitored fence: the CMP's interrupt firmware moves cmp_decision_ns and the total by exactly its change", "[F5][H2]") {
+  // The monitored fence's event goes through the same firmware step as a native one: 100 more cycles at
+  // the CMP's 1 GHz are 100 ns more between CV's visibility and the MSI, and nothing else moves.
+  auto base = run("fence_signal", "--fence.kind=legacy", "legacy_base");
+  auto more = run("fence_signal", "--fence.kind=legacy --cmp.interrupt_cycles=132", "legacy_irq132");
+  CHECK(m(more, "cmp_decision_ns") == Approx(m(base, "cmp_decision_ns") + 100).margin(1e-6));
+  CHECK(m(more, "signal_to_wake_ns") == Approx(m(base, "signal_to_wake_ns") + 100).margin(1e-6));
+}
+
 TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one per signal legacy, none without waiters", "[F3][F5]") {
   auto native = run("conditional_interrupt", "", "native");
   CHECK(native["metrics"]["counts_checked_exactly"] == true);  // the default 50 us spacing is far apart

@@ -791,3 +791,33 @@ TEST_CASE("KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is 
   CHECK(flush_returned == s.dpc_end);              // the flush returned when its code had run
   CHECK(s.dpc_end == s.dpc_start + us_(10));
 }
+
+TEST_CASE("KeFlushQueuedDpcs waits for a DPC whose code is still running (its device accesses take time)", "[T3]") {
+  // cpu.dpc_ns = 0: the DPC's time is its code's. A native fence with a CPU waiter is signalled; the DPC
+  // wakes the waiter and moves MV back up, DxgkDdiUpdateMonitoredValues: MMIO writes and the poll for
+  // the CMP's acknowledgement, microseconds of device accesses. A thread kept running by MMIO reads
+  // calls the flush once the ISR has ended, inside that code; it returns when the code has run.
+  Bench b(std::map<std::string, std::string>{{"cpu.dpc_ns", "0"}});
+  auto& p = b.p;
+  sc_time flush_called = SC_ZERO_TIME, flush_returned = SC_ZERO_TIME;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(20000).signal(p.vidsch.slot(*f), 1);  // 10 us, then the signal past the waiter's MV
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    p.cpu.spawn_thread("flusher", [&] {
+      while (p.cpu.last_interrupt().isr_end == SC_ZERO_TIME) (void)p.cpu.mmio_read32(p.kmd.bar0() + regs::kId);
+      flush_called = sc_time_stamp();
+      p.cpu.flush_dpcs();
+      flush_returned = sc_time_stamp();
+    });
+    p.vidsch.WaitFromCpu(f, 1);
+  });
+  sc_start();
+  const auto& s = p.cpu.last_interrupt();
+  REQUIRE(flush_called >= s.dpc_start);
+  REQUIRE(flush_called < s.dpc_end);        // called inside the DPC's code
+  CHECK(flush_returned == s.dpc_end);       // returned when it had run
+}

@@ -590,3 +590,15 @@ TEST_CASE("A zero fill's DMA packet is the size the TDR scenarios' ring check de
   CHECK(Kmd::fill_packet_bytes(153288705) == 65556);   // a 2,340th copy: it does not
   CHECK(Kmd::fill_packet_bytes(1073741824) == 458788);
 }
+
+TEST_CASE("TDR scenarios accept a zero fill that fills the ring exactly and refuse one byte more", "[T2]") {
+  // 153,288,704 B is 2,339 copies: 36 + 2,339 x 28 = 65,528 B, within the default 65,536 B ring (a
+  // 2,340th copy, 65,556 B, is not). 5 ms between operations is within the link's line-rate bound.
+  auto with = [](const char* bytes) {
+    ParamSet ps = params({{"gpu.nodes", "3"}, {"workload.paging_bytes", bytes}, {"workload.paging_every_us", "5000"}});
+    ps.apply_scenario_defaults("tdr_engine_reset");
+    return ps;
+  };
+  CHECK_NOTHROW(validate_scenario(with("153288704"), "tdr_engine_reset"));
+  CHECK_THROWS_AS(validate_scenario(with("153288705"), "tdr_engine_reset"), ConfigError);
+}

@@ -124,7 +124,10 @@ fi
 if running "$state/slurmctld.pid"; then
   say "slurmctld already running"
 else
-  slurmctld -f "$conf" || die "slurmctld did not start: see $state/slurmctld.log"
+  # -c: no job state from a previous slurmctld. This Slurm holds only the workbench's short job arrays;
+  # one a stopped Slurm left behind (slurmd stopped under it, a run cut short) would be recovered as
+  # running and hold the node's CPUs for good, so every later array waits forever.
+  slurmctld -c -f "$conf" || die "slurmctld did not start: see $state/slurmctld.log"
   say "started slurmctld"
 fi
 for _ in $(seq 50); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
