@@ -761,45 +761,56 @@ TEST_CASE("T3 step 3: interrupts of the timed-out node are ignored from the snap
   CHECK(mon.violations() == 0);
 }
 
+namespace {
+// A thread kept running by MMIO reads (about 1 us each) until the first ISR has ended, then
+// KeFlushQueuedDpcs: when it called the flush, and when the flush returned.
+struct FlushTimes {
+  sc_time called = SC_ZERO_TIME, returned = SC_ZERO_TIME;
+};
+void spawn_flusher(Platform& p, FlushTimes& t) {
+  p.cpu.spawn_thread("flusher", [&p, &t] {
+    while (p.cpu.last_interrupt().isr_end == SC_ZERO_TIME) (void)p.cpu.mmio_read32(p.kmd.bar0() + regs::kId);
+    t.called = sc_time_stamp();
+    p.cpu.flush_dpcs();
+    t.returned = sc_time_stamp();
+  });
+}
+}  // namespace
+
 TEST_CASE("KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is still running, not only for queued ones", "[T3]") {
   // T3 step 5 flushes the DPCs so that nothing the timed-out node reported is still being processed. A
   // DPC taken from the queue spends cpu.dpc_ns (10 us here) before its code runs: a flush that starts
   // then must return when the code has run (the DPC's end, exactly: the done event is a delta later),
-  // not at once. A GPU INTERRUPT raises the DPC; a thread kept running by MMIO reads (about 1 us each)
-  // sees the ISR end, so it calls the flush within about 1 us of the DPC's start, 9 us before its end.
+  // not at once. A GPU INTERRUPT raises the DPC; the flusher sees the ISR end, so it calls the flush
+  // within about 1 us of the DPC's start, 9 us before its end.
   Bench b(std::map<std::string, std::string>{{"cpu.dpc_ns", "10000"}});
   auto& p = b.p;
-  sc_time flush_called = SC_ZERO_TIME, flush_returned = SC_ZERO_TIME;
+  FlushTimes t;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(20000).interrupt(3);  // 10 us of work, then an interrupt whose DPC sets event 3
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-    p.cpu.spawn_thread("flusher", [&] {
-      while (p.cpu.last_interrupt().isr_end == SC_ZERO_TIME) (void)p.cpu.mmio_read32(p.kmd.bar0() + regs::kId);
-      flush_called = sc_time_stamp();
-      p.cpu.flush_dpcs();
-      flush_returned = sc_time_stamp();
-    });
+    spawn_flusher(p, t);
     p.cpu.wait_for(p.vidsch.interrupt_event(3));
   });
   sc_start();
   const auto& s = p.cpu.last_interrupt();
-  REQUIRE(flush_called > s.dpc_start);             // the DPC was out of the queue...
-  REQUIRE(flush_called < s.dpc_start + us_(10));   // ...and in its cost
-  CHECK(flush_returned == s.dpc_end);              // the flush returned when its code had run
+  REQUIRE(t.called > s.dpc_start);             // the DPC was out of the queue...
+  REQUIRE(t.called < s.dpc_start + us_(10));   // ...and in its cost
+  CHECK(t.returned == s.dpc_end);              // the flush returned when its code had run
   CHECK(s.dpc_end == s.dpc_start + us_(10));
 }
 
 TEST_CASE("KeFlushQueuedDpcs waits for a DPC whose code is still running (its device accesses take time)", "[T3]") {
   // cpu.dpc_ns = 0: the DPC's time is its code's. A native fence with a CPU waiter is signalled; the DPC
   // wakes the waiter and moves MV back up, DxgkDdiUpdateMonitoredValues: MMIO writes and the poll for
-  // the CMP's acknowledgement, microseconds of device accesses. A thread kept running by MMIO reads
-  // calls the flush once the ISR has ended, inside that code; it returns when the code has run.
+  // the CMP's acknowledgement, microseconds of device accesses. The flusher calls the flush once the ISR
+  // has ended, inside that code; it returns when the code has run.
   Bench b(std::map<std::string, std::string>{{"cpu.dpc_ns", "0"}});
   auto& p = b.p;
-  sc_time flush_called = SC_ZERO_TIME, flush_returned = SC_ZERO_TIME;
+  FlushTimes t;
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
@@ -807,17 +818,12 @@ TEST_CASE("KeFlushQueuedDpcs waits for a DPC whose code is still running (its de
     PacketWriter w;
     w.compute(20000).signal(p.vidsch.slot(*f), 1);  // 10 us, then the signal past the waiter's MV
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-    p.cpu.spawn_thread("flusher", [&] {
-      while (p.cpu.last_interrupt().isr_end == SC_ZERO_TIME) (void)p.cpu.mmio_read32(p.kmd.bar0() + regs::kId);
-      flush_called = sc_time_stamp();
-      p.cpu.flush_dpcs();
-      flush_returned = sc_time_stamp();
-    });
+    spawn_flusher(p, t);
     p.vidsch.WaitFromCpu(f, 1);
   });
   sc_start();
   const auto& s = p.cpu.last_interrupt();
-  REQUIRE(flush_called >= s.dpc_start);
-  REQUIRE(flush_called < s.dpc_end);        // called inside the DPC's code
-  CHECK(flush_returned == s.dpc_end);       // returned when it had run
+  REQUIRE(t.called >= s.dpc_start);
+  REQUIRE(t.called < s.dpc_end);        // called inside the DPC's code
+  CHECK(t.returned == s.dpc_end);       // returned when it had run
 }
