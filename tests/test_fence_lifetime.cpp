@@ -364,9 +364,11 @@ TEST_CASE("The lost-interrupt monitor watches a monitored fence: a CV write with
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     NativeFence* l = p.vidsch.CreateMonitoredFence(1, Segment::System, false);
-    PacketWriter w;
-    w.compute(20000).write64(l->cv_addr, 1);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(p.kmd.DxgkDdiCreateHwQueue(0), w);
+    {  // nothing of the heap may stay on this thread's stack: it never returns from the wait (the leak check)
+      PacketWriter w;
+      w.compute(20000).write64(l->cv_addr, 1);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(p.kmd.DxgkDdiCreateHwQueue(0), w);
+    }
     p.vidsch.WaitFromCpu(l, 1);
   });
   sc_start();

@@ -501,67 +501,76 @@ void Kmd::DxgkDdiControlInterrupt(bool vblank) {
 bool Kmd::DxgkDdiInterruptRoutine(uint32_t msi_data) {
   if (msi_data - msi_data_base_ >= kMsiVectors) return false;  // not ours
   const uint32_t vector = msi_data - msi_data_base_;
-  auto notify = [this](const DxgkInterruptData& d) {  // DxgkCbNotifyInterrupt, then the DPC
-    sch_.DxgkCbNotifyInterrupt(d);
-    sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-    return true;
-  };
-  if (vector == kDmaFaultedVector) {
-    // DXGK_INTERRUPT_DMA_FAULTED: which node faulted, from its fault count; the VA from its register.
-    bool any = false;
-    for (uint32_t n = 0; n < info_.nodes; ++n) {
-      const uint32_t c = cpu_.mmio_read32(node_reg(n, regs::kNPageFaults));
-      if (c == node_faults_[n]) continue;
-      DxgkInterruptData d;
-      d.type = DxgkInterruptData::DmaFaulted;
-      d.fault_node = int(n);
-      d.fault_va = cpu_.mmio_read64(node_reg(n, regs::kNFaultVa));
-      dma_faults_ += c - node_faults_[n];
-      node_faults_[n] = c;
-      any = notify(d);
-    }
-    return any;
-  }
+  if (vector == regs::kFenceEventVector) return isr_fence_events();
+  if (vector == kDmaFaultedVector) return isr_dma_faulted();
   if (vector == kDisplayVblankVector || vector == kDisplayFlipVector) {  // DXGK_INTERRUPT_CRTC_VSYNC
     DxgkInterruptData d;
     d.type = DxgkInterruptData::CrtcVsync;
     d.vector = vector;
     return notify(d);
   }
-  if (vector >= kDmaCompletedVector && vector < kDmaCompletedVector + 16 && rings_.count(vector - kDmaCompletedVector)) {
-    // DXGK_INTERRUPT_DMA_COMPLETED: the fence ID the node wrote (it is visible before the MSI).
-    const uint32_t node = vector - kDmaCompletedVector;
-    Ring& r = rings_[node];
-    const uint64_t id = cpu_.mem_read64(r.fence_addr);
-    while (!r.in_ring.empty() && r.in_ring.front() <= id) r.in_ring.pop_front();
-    if (id > r.last_completed) r.last_completed = id;  // T5: advanced by a completed packet
+  if (vector - kDmaCompletedVector < 16 && rings_.count(vector - kDmaCompletedVector))
+    return isr_dma_completed(vector - kDmaCompletedVector);
+  if (vector - kDmaPreemptedVector < 16 && rings_.count(vector - kDmaPreemptedVector))
+    return isr_dma_preempted(vector - kDmaPreemptedVector);
+  DxgkInterruptData d;  // an INTERRUPT packet's own vector
+  d.type = DxgkInterruptData::DmaCompleted;
+  d.vector = vector;
+  return notify(d);
+}
+
+bool Kmd::notify(const DxgkInterruptData& d) {  // DxgkCbNotifyInterrupt, then the DPC
+  sch_.DxgkCbNotifyInterrupt(d);
+  sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+  return true;
+}
+
+bool Kmd::isr_dma_faulted() {
+  // DXGK_INTERRUPT_DMA_FAULTED: which node faulted, from its fault count; the VA from its register.
+  bool any = false;
+  for (uint32_t n = 0; n < info_.nodes; ++n) {
+    const uint32_t c = cpu_.mmio_read32(node_reg(n, regs::kNPageFaults));
+    if (c == node_faults_[n]) continue;
     DxgkInterruptData d;
-    d.type = DxgkInterruptData::DmaCompleted;
-    d.node = int(node);
-    d.fence_id = id;
-    return notify(d);
+    d.type = DxgkInterruptData::DmaFaulted;
+    d.fault_node = int(n);
+    d.fault_va = cpu_.mmio_read64(node_reg(n, regs::kNFaultVa));
+    dma_faults_ += c - node_faults_[n];
+    node_faults_[n] = c;
+    any = notify(d);
   }
-  if (vector >= kDmaPreemptedVector && vector < kDmaPreemptedVector + 16 && rings_.count(vector - kDmaPreemptedVector)) {
-    // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
-    // last FENCE. A preempted packet is not completed (T5).
-    const uint32_t node = vector - kDmaPreemptedVector;
-    Ring& r = rings_[node];
-    const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
-    if (last > r.last_completed) r.last_completed = last;
-    r.in_ring.clear();
-    DxgkInterruptData d;
-    d.type = DxgkInterruptData::DmaPreempted;
-    d.node = int(node);
-    d.preemption_fence_id = r.preemption_fence;
-    d.last_completed_fence_id = last;
-    return notify(d);
-  }
-  if (vector != regs::kFenceEventVector) {
-    DxgkInterruptData d;
-    d.type = DxgkInterruptData::DmaCompleted;
-    d.vector = vector;
-    return notify(d);
-  }
+  return any;
+}
+
+bool Kmd::isr_dma_completed(uint32_t node) {
+  // DXGK_INTERRUPT_DMA_COMPLETED: the fence ID the node wrote (it is visible before the MSI).
+  Ring& r = rings_[node];
+  const uint64_t id = cpu_.mem_read64(r.fence_addr);
+  while (!r.in_ring.empty() && r.in_ring.front() <= id) r.in_ring.pop_front();
+  if (id > r.last_completed) r.last_completed = id;  // T5: advanced by a completed packet
+  DxgkInterruptData d;
+  d.type = DxgkInterruptData::DmaCompleted;
+  d.node = int(node);
+  d.fence_id = id;
+  return notify(d);
+}
+
+bool Kmd::isr_dma_preempted(uint32_t node) {
+  // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
+  // last FENCE. A preempted packet is not completed (T5).
+  Ring& r = rings_[node];
+  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  if (last > r.last_completed) r.last_completed = last;
+  r.in_ring.clear();
+  DxgkInterruptData d;
+  d.type = DxgkInterruptData::DmaPreempted;
+  d.node = int(node);
+  d.preemption_fence_id = r.preemption_fence;
+  d.last_completed_fence_id = last;
+  return notify(d);
+}
+
+bool Kmd::isr_fence_events() {
   // Fence events: read the CMP's write index (and its drop count), then the new entries.
   const uint64_t w = cpu_.mem_read64(ring_wptr_addr_);
   const uint32_t wptr = uint32_t(w), dropped = uint32_t(w >> 32);

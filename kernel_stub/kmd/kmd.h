@@ -277,6 +277,12 @@ class Kmd {
   void invalidate_tlbs(uint64_t root);
 
  private:
+  // The ISR's handlers, one per interrupt type (DxgkDdiInterruptRoutine dispatches on the vector).
+  bool notify(const DxgkInterruptData& d);  // DxgkCbNotifyInterrupt, then DxgkCbQueueDpc
+  bool isr_fence_events();                  // the CMP's event ring: native and monitored fence events
+  bool isr_dma_faulted();
+  bool isr_dma_completed(uint32_t node);
+  bool isr_dma_preempted(uint32_t node);
   DriverAnswers answers_;
   uint64_t present_checks_ = 0;
   uint64_t mpo_state_ = 0;
