@@ -38,12 +38,16 @@ PacketWriter encode(const DecodedPacket& d) {
     case Op::Copy: w.copy(d.arg[0], d.arg[1], d.arg[2]); break;
     case Op::Interrupt: w.interrupt(uint32_t(d.arg[0])); break;
     case Op::Signal:  // the logged form (F16) carries the UMD's sequence number and handle in arg[2]
-      if (d.logged) w.signal_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
-      else w.signal(uint32_t(d.arg[0]), d.arg[1]);
+      if (d.logged)
+        w.signal_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
+      else
+        w.signal(uint32_t(d.arg[0]), d.arg[1]);
       break;
     case Op::Wait:
-      if (d.logged) w.wait_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
-      else w.wait(uint32_t(d.arg[0]), d.arg[1]);
+      if (d.logged)
+        w.wait_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
+      else
+        w.wait(uint32_t(d.arg[0]), d.arg[1]);
       break;
     case Op::Fence: w.fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
     case Op::SetPageTable: w.set_page_table(d.arg[0]); break;

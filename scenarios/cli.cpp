@@ -16,7 +16,6 @@
 
 #include <boost/program_options.hpp>
 
-
 namespace po = boost::program_options;
 
 namespace gpumodel {
@@ -92,8 +91,10 @@ std::string printable(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) hex(c);
-      else out += char(c);
+      if (c < 0x20 || c == 0x7f)
+        hex(c);
+      else
+        out += char(c);
       ++i;
       continue;
     }
@@ -106,7 +107,8 @@ std::string printable(const std::string& s) {
       ok = (d & 0xC0) == 0x80;
       cp = (cp << 6) | (d & 0x3F);
     }
-    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) && !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
+         !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
     if (!ok) {
       hex(c);
       ++i;
@@ -156,7 +158,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   try {
     parsed = po::parse_config_file(in, keys, /*allow_unregistered=*/true);
   } catch (const po::invalid_syntax& e) {  // (not e.what(): see above)
-    throw ConfigError(where + ": malformed (boost::program_options syntax error " + std::to_string(int(e.kind())) + ")");
+    throw ConfigError(where + ": malformed (boost::program_options syntax error " + std::to_string(int(e.kind())) +
+                      ")");
   } catch (const po::error& e) {
     throw ConfigError(where + ": " + e.what());
   }
@@ -166,10 +169,13 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   for (auto& o : parsed.options) {
     const std::string& key = o.string_key;
     if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
-    if (o.unregistered) throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
+    if (o.unregistered)
+      throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
     const std::string value = o.value.empty() ? "" : o.value.front();
-    if (key == "scenario") scenario = value;
-    else values.emplace_back(key, value);
+    if (key == "scenario")
+      scenario = value;
+    else
+      values.emplace_back(key, value);
   }
   if (scenario.empty()) throw ConfigError(where + ": missing 'scenario = NAME' before the first section");
   if (!find_scenario(scenario)) {
@@ -189,7 +195,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
 
 void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
                     std::vector<std::string>& seen) {
-  if (!ps.known(key)) throw ConfigError("command line: unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
+  if (!ps.known(key))
+    throw ConfigError("command line: unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
   if (std::find(seen.begin(), seen.end(), key) != seen.end())
     throw ConfigError("command line: key '" + key + "' given twice");
   seen.push_back(key);
@@ -267,11 +274,11 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   po::options_description opts("options");
   opts.add_options()("help,h", "this text")("list-params", "print every parameter with its default, range and source")(
       "list-params-json", "")("list-scenarios", "")(
-      "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")(
-      "vcd", po::value<std::string>(), "write a VCD waveform to FILE")(
+      "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")("vcd", po::value<std::string>(),
+                                                                                     "write a VCD waveform to FILE")(
       "timeline", po::value<std::string>(), "write a Trace Event JSON timeline to FILE")("quiet", "")("progress", "")(
-      "results", po::value<std::string>(), "write results as JSON to FILE")(
-      "scenario-file", po::value<std::vector<std::string>>(), "");
+      "results", po::value<std::string>(), "write results as JSON to FILE")("scenario-file",
+                                                                            po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;
   pos.add("scenario-file", -1);
   po::parsed_options parsed(nullptr);
@@ -304,8 +311,8 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
     req.action = CliRequest::Action::ListScenarios;
     return req;
   }
-  const auto files = vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>()
-                                               : std::vector<std::string>{};
+  const auto files =
+      vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (files.size() != 1)
     throw ConfigError(files.empty() ? std::string("no scenario file given (gpumodel --help)")
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
@@ -474,7 +481,8 @@ int run(int argc, char** argv) {
     out << j.dump(2) << "\n";
     out.close();
     if (out.fail()) {
-      std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno)) << "\n";
+      std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno))
+                << "\n";
       return 2;
     }
   }

@@ -24,8 +24,8 @@ std::string load_scenario_text(const std::string& text, const std::string& label
 
 // Applies one `--section.key=value` override for `scenario`; `seen` holds the keys already overridden
 // (a key given twice is a ConfigError, as in a file).
-void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key,
-                    const std::string& value, std::vector<std::string>& seen);
+void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
+                    std::vector<std::string>& seen);
 
 // Parses a whole command line into `ps` (every parameter declared) and a request: the scenario file
 // read, overrides applied, output paths and the scenario's own constraints checked. Throws ConfigError.

@@ -45,8 +45,8 @@ double far_apart_ns(const ParamSet& ps) {
                      ps.get_real("cpu.dpc_ns") + ps.get_real("cpu.thread_wake_ns");
   const double memory = std::max({ps.get_real("sysmem.read_latency_ns"), ps.get_real("sysmem.write_latency_ns"),
                                   ps.get_real("vram.read_latency_ns"), ps.get_real("vram.write_latency_ns")});
-  const double firmware_cycles = double(std::max({ps.get_int("cmp.decision_cycles"), ps.get_int("cmp.interrupt_cycles"),
-                                                  ps.get_int("cmp.mv_update_cycles")}));
+  const double firmware_cycles = double(std::max(
+      {ps.get_int("cmp.decision_cycles"), ps.get_int("cmp.interrupt_cycles"), ps.get_int("cmp.mv_update_cycles")}));
   // A step's bytes (at most a 64 B event entry or completion) at the slowest memory's bandwidth.
   const double slowest_gbps = std::min(ps.get_real("sysmem.bandwidth_gbps"), ps.get_real("vram.bandwidth_gbps"));
   const double step = ps.get_real("link.hop_ns") + ps.get_real("rc.latency_ns") + memory + 64.0 / slowest_gbps +
@@ -94,8 +94,7 @@ class ConditionalInterrupt : public ScenarioDriver {
     if (k_ == 0) return;
     p.cpu.spawn_thread("waiter", [this, &p, &r] {
       if (!ready_) p.cpu.wait_for(ready_ev_);
-      for (uint64_t v = k_; v <= n_; v += k_)
-        r.check(p.vidsch.WaitFromCpu(fence_, v), "a CPU wait did not complete");
+      for (uint64_t v = k_; v <= n_; v += k_) r.check(p.vidsch.WaitFromCpu(fence_, v), "a CPU wait did not complete");
     });
   }
 
@@ -116,7 +115,8 @@ class ConditionalInterrupt : public ScenarioDriver {
                    spurious = spurious_interrupts(p), waits = k_ ? n_ / k_ : 0;
     auto counts = [&] {
       return " (signals " + std::to_string(signals) + ", interrupts " + std::to_string(raised) + ", woken " +
-             std::to_string(woken) + ", spurious " + std::to_string(spurious) + ", waiters " + std::to_string(waits) + ")";
+             std::to_string(woken) + ", spurious " + std::to_string(spurious) + ", waiters " + std::to_string(waits) +
+             ")";
     };
     if (kind_.legacy)  // F5: a monitored fence interrupts on every GPU signal
       r.check(raised == signals, "legacy fence: not one interrupt per signal" + counts());
@@ -130,7 +130,8 @@ class ConditionalInterrupt : public ScenarioDriver {
     why << " with signals " << interval_ns_ << " ns apart (exact from " << far << " ns)";
     r.check(woken == waits, "not every waiter woken by its interrupt" + why.str() + counts());
     if (kind_.legacy) {
-      r.check(spurious == signals - waits, "legacy fence: interrupts that woke nobody != signals - waiters" + why.str() + counts());
+      r.check(spurious == signals - waits,
+              "legacy fence: interrupts that woke nobody != signals - waiters" + why.str() + counts());
     } else {  // F3 + F4: one interrupt per satisfied waiter, MV moved past it before the next signal
       r.check(raised == waits, "native fence: not one interrupt per satisfied waiter" + why.str() + counts());
       r.check(spurious == 0, "native fence: spurious interrupts" + why.str() + counts());
@@ -150,20 +151,22 @@ class ConditionalInterrupt : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo conditional_interrupt_scenario() {
-  return {"conditional_interrupt", "N GPU signals, a CPU waiter on every K-th: interrupts raised and suppressed",
-          [](ParamSet& ps, const std::string& o) {
-            declare_fence_params(ps, o);
-            ps.declare_int("workload.signals", 100, "signals", 1, 100000000, "A: 100 signals", o);
-            ps.declare_real("workload.signal_interval_ns", 50000, "ns", 0, 1e9,
-                            "A: 50 us apart, far beyond the ~10 us signal-to-wake path, so every "
-                            "interrupt is handled before the next signal",
-                            o);
-            ps.declare_int("workload.wait_every", 10, "signals", 0, 100000000,
-                           "A: a CPU waiter on every 10th value (0: none)", o);
-          },
-          [](const ParamSet& ps) { return std::make_unique<ConditionalInterrupt>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); },
-          /*runs_without_native_fences=*/legacy_fence_kind};
+  return {
+      "conditional_interrupt",
+      "N GPU signals, a CPU waiter on every K-th: interrupts raised and suppressed",
+      [](ParamSet& ps, const std::string& o) {
+        declare_fence_params(ps, o);
+        ps.declare_int("workload.signals", 100, "signals", 1, 100000000, "A: 100 signals", o);
+        ps.declare_real("workload.signal_interval_ns", 50000, "ns", 0, 1e9,
+                        "A: 50 us apart, far beyond the ~10 us signal-to-wake path, so every "
+                        "interrupt is handled before the next signal",
+                        o);
+        ps.declare_int("workload.wait_every", 10, "signals", 0, 100000000,
+                       "A: a CPU waiter on every 10th value (0: none)", o);
+      },
+      [](const ParamSet& ps) { return std::make_unique<ConditionalInterrupt>(ps); },
+      [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); },
+      /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
 }  // namespace gpumodel

@@ -79,12 +79,15 @@ class CopyBandwidth : public ScenarioDriver {
     const double gbps = dur > 0 ? double(bytes_) / dur : 0.0;
     r.metric("bytes", bytes_);
     r.metric("duration_ns", dur);
-    if (dur > 0) r.metric("effective_gbps", gbps);
-    else r.metric_absent("effective_gbps", "the GPU timestamps did not advance across the copy");
+    if (dur > 0)
+      r.metric("effective_gbps", gbps);
+    else
+      r.metric_absent("effective_gbps", "the GPU timestamps did not advance across the copy");
     const double rate = p.link.bytes_per_ns();
     const double mps = p.link.max_payload();
     const double cpl = double(p.params.get_int("link.completion_bytes"));
-    const double limit = h2d_ ? rate * cpl / (cpl + PcieLink::kCplOverhead) : rate * mps / (mps + PcieLink::kMwrOverhead);
+    const double limit =
+        h2d_ ? rate * cpl / (cpl + PcieLink::kCplOverhead) : rate * mps / (mps + PcieLink::kMwrOverhead);
     r.metric("link_limit_gbps", limit);
     // The copy cannot beat the link: its bytes take at least D >= bytes / limit between the two
     // TIMESTAMPs (at times a and b = a + D). Each TIMESTAMP reads floor(time / T) for the tick T, so the
@@ -110,15 +113,16 @@ ScenarioInfo copy_bandwidth_scenario() {
   return {"copy_bandwidth", "a DMA copy over the link; effective payload bandwidth",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_int("copy.bytes", 16 << 20, "bytes", 8, int64_t(1) << 32,
-                           "A: 16 MiB, long enough that the ~1 us start-up is < 0.2 % of the transfer",
-                           o);
+                           "A: 16 MiB, long enough that the ~1 us start-up is < 0.2 % of the transfer", o);
             ps.declare_enum("copy.direction", "d2h", {"h2d", "d2h"},
                             "A: d2h, the posted-write direction docs/calibration.md derives its effective "
                             "bandwidth figures for",
                             o);
           },
           [](const ParamSet& ps) { return std::make_unique<CopyBandwidth>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "copy_bandwidth", 1, 1, "one queue on the last node, the copy engine"); }};
+          [](const ParamSet& ps) {
+            require_platform(ps, "copy_bandwidth", 1, 1, "one queue on the last node, the copy engine");
+          }};
 }
 
 }  // namespace gpumodel

@@ -87,9 +87,9 @@ class CrossAdapterFenceScenario : public ScenarioDriver {
     std::string what;
     Memory* mem = nullptr;
     uint64_t addr = 0;
-    bool armed = false;       // the window began: creation's updates are long applied
+    bool armed = false;              // the window began: creation's updates are long applied
     uint64_t at_begin = UINT64_MAX;  // the value when the window began
-    uint64_t left_zero = 0;   // writes of a nonzero MV during the window
+    uint64_t left_zero = 0;          // writes of a nonzero MV during the window
     uint64_t last = UINT64_MAX;
   };
   std::vector<std::unique_ptr<MvWatch>> mv_watches_;
@@ -147,7 +147,8 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
       // A GPU signal starts when the signaller's engine executes it: its SIGNAL packet (native), or the
       // INTERRUPT whose MSI tells VidSch the signal reached the head (Native GPU fence object 2b): the CMP's last MSI.
       if (signaller_gpu_)
-        signalled_[next_cv_] = fs_->handle ? hw(p, signaller_).nodes[0]->last_signal_start() : hw(p, signaller_).cmp.last_msi_issued();
+        signalled_[next_cv_] =
+            fs_->handle ? hw(p, signaller_).nodes[0]->last_signal_start() : hw(p, signaller_).cmp.last_msi_issued();
       ++next_cv_;
     }
   });
@@ -166,7 +167,8 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
       });
   }
   if (signaller_gpu_) qs = kmd(p, signaller_).DxgkDdiCreateHwQueue(0);
-  if (!r.check((!waiter_gpu_ || qw) && (!signaller_gpu_ || qs), "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
+  if (!r.check((!waiter_gpu_ || qw) && (!signaller_gpu_ || qs), "DxgkDdiCreateHwQueue failed: no free HW queue"))
+    return;
   const sc_time t0 = sc_time_stamp() + period_;
   if (!waiter_gpu_) {
     p.cpu.spawn_thread("waiter", [this, &p, t0] {
@@ -252,8 +254,10 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   // The measured window: workload.signals periods from the first pair's start.
   const uint64_t irqs = end_.interrupts - begin_.interrupts;
   r.metric("cpu_interrupts", irqs);
-  if (signals_) r.metric("cpu_interrupts_per_signal", double(irqs) / double(signals_));
-  else r.metric_absent("cpu_interrupts_per_signal", "no signal was made");
+  if (signals_)
+    r.metric("cpu_interrupts_per_signal", double(irqs) / double(signals_));
+  else
+    r.metric_absent("cpu_interrupts_per_signal", "no signal was made");
   r.metric("cpu_wakeups", end_.wakeups - begin_.wakeups);
   nlohmann::ordered_json res = nlohmann::ordered_json::object();
   const sc_time window = end_.at - begin_.at;
@@ -278,8 +282,9 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   // Verdict: the invariants of the design.
   r.check(window_done_, "the signal loop did not finish");
   r.check(missing == 0, std::to_string(missing) + " of " + std::to_string(signals_) + " waiters never unblocked");
-  r.check(early == 0, std::to_string(early) + " waiters unblocked before the CV write of their value was visible or "
-                                              "before the signaller reached the signal");
+  r.check(early == 0, std::to_string(early) +
+                          " waiters unblocked before the CV write of their value was visible or "
+                          "before the signaller reached the signal");
   r.check(wrong_value == 0, std::to_string(wrong_value) + " waiters unblocked while CV was below their value");
   r.check(waits_failed_ == 0, "a CPU wait returned without its value");
   const bool held = x_->mv_held_at_zero();
@@ -297,91 +302,103 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   // a GPU signal interrupts only for a CPU waiter (the waiter adapter's conditional interrupt).
   const uint64_t expected = signaller_gpu_ && (!p.xfences.gpu_doorbell() || !waiter_gpu_) ? signals_ : 0;
   r.metric("cpu_interrupts_expected", expected);
-  r.check(irqs == expected, "CPU interrupts in the window: " + std::to_string(irqs) + ", the design's count " +
-                                std::to_string(expected));
+  r.check(irqs == expected,
+          "CPU interrupts in the window: " + std::to_string(irqs) + ", the design's count " + std::to_string(expected));
   if (waiter_gpu_) {
     const bool native_wait = fw_->handle != 0;
     // A native waiter is unblocked by its CMP (F5, after a NotificationOnly or a doorbell); a monitored
     // one by VidSch, which submits the held work.
     // (A WAIT that reads CV already at its value does not block: at most one CMP unblock per signal.)
     r.check(native_wait ? hw(p, waiter_).cmp.gpu_unblocks() <= signals_ : hw(p, waiter_).cmp.gpu_unblocks() == 0,
-            "the GPU waiter was not unblocked where the design says (" + std::to_string(hw(p, waiter_).cmp.gpu_unblocks()) +
-                " CMP unblocks)");
+            "the GPU waiter was not unblocked where the design says (" +
+                std::to_string(hw(p, waiter_).cmp.gpu_unblocks()) + " CMP unblocks)");
   }
   if (p.xfences.gpu_doorbell() && signaller_gpu_)
-    r.check(p.gpu.cmp.xdoorbells_sent() + p.igpu->cmp.xdoorbells_sent() == signals_, "F20: not one doorbell per GPU signal");
+    r.check(p.gpu.cmp.xdoorbells_sent() + p.igpu->cmp.xdoorbells_sent() == signals_,
+            "F20: not one doorbell per GPU signal");
 }
 
 }  // namespace
 
 ScenarioInfo cross_adapter_fence_scenario() {
-  return {"cross_adapter_fence",
-          "the native fence document's cross-adapter native fence (F15): scenarios 1, 2a, 2b, each wait/signal pair; F20's GPU doorbell",
-          [](ParamSet& ps, const std::string& o) {
-            ps.declare_enum("xfence.scenario", "1", {"1", "2a", "2b"},
-                            "Q: Native GPU fence object 'Cross-adapter wait/signal combinations': 1 = both GPUs native, the iGPU "
-                            "waits, the dGPU signals; 2a = the iGPU without native fences waits, the dGPU signals; "
-                            "2b = the iGPU without native fences signals, the dGPU waits (2a/2b need "
-                            "igpu.kmd_native_gpu_fence = never)",
-                            o);
-            ps.declare_enum("xfence.pair", "gpu_gpu", {"gpu_gpu", "gpu_cpu", "cpu_gpu", "cpu_cpu"},
-                            "Q: the native fence document's tables, one column pair: <waiter>_<signaller>, each from the GPU (a WAIT / "
-                            "a SIGNAL in a queue) or the CPU (WaitForSynchronizationObjectFromCpu / "
-                            "SignalSynchronizationObjectFromCpu)",
-                            o);
-            ps.declare_bool("xfence.gpu_doorbell", false,
-                            "Q: F20, Native GPU fence object 'Future GPU-to-GPU cross-adapter signal' (an exploration): each CMP "
-                            "rings the other adapter's doorbell register with the fence's cross-adapter id, so MV "
-                            "leaves 0; needs both adapters native (xfence.scenario = 1)",
-                            o);
-            ps.declare_int("workload.signals", 20, "signals", 1, 100000,
-                           "A: 20 wait/signal pairs: the first pays cold TLBs, the mean is over the rest", o);
-            ps.declare_real("workload.signal_interval_us", 1000, "us", 100, 1e6,
-                            "A: one pair a millisecond (a frame-paced producer/consumer), so the CPU idles between "
-                            "pairs and its idle residency means something; at least 100 us so a pair ends before "
-                            "the next",
-                            o);
-            ps.declare_real("workload.signal_delay_us", 50, "us", 10, 50,
-                            "A: the signaller signals 50 us into its period, so the waiter is already waiting (its "
-                            "submission or wait takes a few us); at most 50 us, within the shortest period",
-                            o);
-          },
-          [](const ParamSet& ps) { return std::make_unique<CrossAdapterFenceScenario>(ps); },
-          [](const ParamSet& ps) {
-            if (Platform::topology_of(ps) != Topology::Hybrid)
-              throw ConfigError("platform.topology = dgpu: scenario 'cross_adapter_fence' needs two adapters (the iGPU "
-                                "and the dGPU); allowed: platform.topology = hybrid");
-            const std::string& sc = ps.get_enum("xfence.scenario");
-            const std::string& ga = ps.get_enum("gpu.kmd_native_gpu_fence");
-            const std::string& ia = ps.get_enum("igpu.kmd_native_gpu_fence");
-            const bool os_on = ps.get_enum("os.native_fence_feature") == "enabled";
-            // A driver that advertises the cap while the OS disabled it is allowed: adapter start fails (F9),
-            // reported in the results.
-            if (ga == "never")
-              throw ConfigError("gpu.kmd_native_gpu_fence = never: every xfence.scenario has the dGPU support native "
-                                "fences (Native GPU fence object); allowed: gpu.kmd_native_gpu_fence = if_enabled or always");
-            if (ga == "if_enabled" && !os_on)
-              throw ConfigError("os.native_fence_feature = disabled: the dGPU's driver (gpu.kmd_native_gpu_fence = "
-                                "if_enabled) then has no native fences, and every xfence.scenario has a native dGPU; "
-                                "allowed: os.native_fence_feature = enabled, or gpu.kmd_native_gpu_fence = always (its "
-                                "adapter start then fails, F9)");
-            if (sc == "1" && ia == "never")
-              throw ConfigError("igpu.kmd_native_gpu_fence = never: xfence.scenario = 1 has both GPUs support native "
-                                "fences; allowed: igpu.kmd_native_gpu_fence = if_enabled or always, or xfence.scenario = "
-                                "2a or 2b");
-            if (sc != "1" && ia != "never")
-              throw ConfigError("igpu.kmd_native_gpu_fence = " + ia + ": xfence.scenario = " + sc +
-                                " has an iGPU without native fences; allowed: igpu.kmd_native_gpu_fence = never, or "
-                                "xfence.scenario = 1");
-            if (ps.get_bool("xfence.gpu_doorbell") && sc != "1")
-              throw ConfigError("xfence.gpu_doorbell = true: the doorbell links two native GPUs, and xfence.scenario = " +
-                                sc + " has an iGPU without native fences; allowed: xfence.gpu_doorbell = false, or "
-                                "xfence.scenario = 1");
-            if (ps.get_int("gpu.hw_queues") < 1 || ps.get_int("igpu.hw_queues") < 1)
-              throw ConfigError("gpu.hw_queues / igpu.hw_queues: scenario 'cross_adapter_fence' uses one HW queue on "
-                                "each adapter; allowed: >= 1");
-          },
-          /*runs_without_native_fences=*/[](const ParamSet&) { return true; }};
+  return {
+      "cross_adapter_fence",
+      "the native fence document's cross-adapter native fence (F15): scenarios 1, 2a, 2b, each wait/signal pair; F20's "
+      "GPU doorbell",
+      [](ParamSet& ps, const std::string& o) {
+        ps.declare_enum(
+            "xfence.scenario", "1", {"1", "2a", "2b"},
+            "Q: Native GPU fence object 'Cross-adapter wait/signal combinations': 1 = both GPUs native, the iGPU "
+            "waits, the dGPU signals; 2a = the iGPU without native fences waits, the dGPU signals; "
+            "2b = the iGPU without native fences signals, the dGPU waits (2a/2b need "
+            "igpu.kmd_native_gpu_fence = never)",
+            o);
+        ps.declare_enum(
+            "xfence.pair", "gpu_gpu", {"gpu_gpu", "gpu_cpu", "cpu_gpu", "cpu_cpu"},
+            "Q: the native fence document's tables, one column pair: <waiter>_<signaller>, each from the GPU (a WAIT / "
+            "a SIGNAL in a queue) or the CPU (WaitForSynchronizationObjectFromCpu / "
+            "SignalSynchronizationObjectFromCpu)",
+            o);
+        ps.declare_bool(
+            "xfence.gpu_doorbell", false,
+            "Q: F20, Native GPU fence object 'Future GPU-to-GPU cross-adapter signal' (an exploration): each CMP "
+            "rings the other adapter's doorbell register with the fence's cross-adapter id, so MV "
+            "leaves 0; needs both adapters native (xfence.scenario = 1)",
+            o);
+        ps.declare_int("workload.signals", 20, "signals", 1, 100000,
+                       "A: 20 wait/signal pairs: the first pays cold TLBs, the mean is over the rest", o);
+        ps.declare_real("workload.signal_interval_us", 1000, "us", 100, 1e6,
+                        "A: one pair a millisecond (a frame-paced producer/consumer), so the CPU idles between "
+                        "pairs and its idle residency means something; at least 100 us so a pair ends before "
+                        "the next",
+                        o);
+        ps.declare_real("workload.signal_delay_us", 50, "us", 10, 50,
+                        "A: the signaller signals 50 us into its period, so the waiter is already waiting (its "
+                        "submission or wait takes a few us); at most 50 us, within the shortest period",
+                        o);
+      },
+      [](const ParamSet& ps) { return std::make_unique<CrossAdapterFenceScenario>(ps); },
+      [](const ParamSet& ps) {
+        if (Platform::topology_of(ps) != Topology::Hybrid)
+          throw ConfigError(
+              "platform.topology = dgpu: scenario 'cross_adapter_fence' needs two adapters (the iGPU "
+              "and the dGPU); allowed: platform.topology = hybrid");
+        const std::string& sc = ps.get_enum("xfence.scenario");
+        const std::string& ga = ps.get_enum("gpu.kmd_native_gpu_fence");
+        const std::string& ia = ps.get_enum("igpu.kmd_native_gpu_fence");
+        const bool os_on = ps.get_enum("os.native_fence_feature") == "enabled";
+        // A driver that advertises the cap while the OS disabled it is allowed: adapter start fails (F9),
+        // reported in the results.
+        if (ga == "never")
+          throw ConfigError(
+              "gpu.kmd_native_gpu_fence = never: every xfence.scenario has the dGPU support native "
+              "fences (Native GPU fence object); allowed: gpu.kmd_native_gpu_fence = if_enabled or always");
+        if (ga == "if_enabled" && !os_on)
+          throw ConfigError(
+              "os.native_fence_feature = disabled: the dGPU's driver (gpu.kmd_native_gpu_fence = "
+              "if_enabled) then has no native fences, and every xfence.scenario has a native dGPU; "
+              "allowed: os.native_fence_feature = enabled, or gpu.kmd_native_gpu_fence = always (its "
+              "adapter start then fails, F9)");
+        if (sc == "1" && ia == "never")
+          throw ConfigError(
+              "igpu.kmd_native_gpu_fence = never: xfence.scenario = 1 has both GPUs support native "
+              "fences; allowed: igpu.kmd_native_gpu_fence = if_enabled or always, or xfence.scenario = "
+              "2a or 2b");
+        if (sc != "1" && ia != "never")
+          throw ConfigError("igpu.kmd_native_gpu_fence = " + ia + ": xfence.scenario = " + sc +
+                            " has an iGPU without native fences; allowed: igpu.kmd_native_gpu_fence = never, or "
+                            "xfence.scenario = 1");
+        if (ps.get_bool("xfence.gpu_doorbell") && sc != "1")
+          throw ConfigError(
+              "xfence.gpu_doorbell = true: the doorbell links two native GPUs, and xfence.scenario = " + sc +
+              " has an iGPU without native fences; allowed: xfence.gpu_doorbell = false, or "
+              "xfence.scenario = 1");
+        if (ps.get_int("gpu.hw_queues") < 1 || ps.get_int("igpu.hw_queues") < 1)
+          throw ConfigError(
+              "gpu.hw_queues / igpu.hw_queues: scenario 'cross_adapter_fence' uses one HW queue on "
+              "each adapter; allowed: >= 1");
+      },
+      /*runs_without_native_fences=*/[](const ParamSet&) { return true; }};
 }
 
 }  // namespace gpumodel

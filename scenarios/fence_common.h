@@ -33,7 +33,9 @@ struct FenceKind {
   // Node n's GPU signals of a fence of this kind: a native fence's SIGNAL packets, or a monitored fence's
   // WRITE64 of the value (VidSch::gpu_signal): how many ran, and when the last one began (decoded).
   uint64_t signals_run(const Node& n) const { return legacy ? n.executed(Op::Write64) : n.signals(); }
-  sc_core::sc_time signal_start(const Node& n) const { return legacy ? n.last_start(Op::Write64) : n.last_signal_start(); }
+  sc_core::sc_time signal_start(const Node& n) const {
+    return legacy ? n.last_start(Op::Write64) : n.last_signal_start();
+  }
 };
 
 // Dxgkrnl's adapter start (its F9 check included: a driver that advertises native fences the OS did not
@@ -49,8 +51,10 @@ inline void require_fence_per_node(const ParamSet& ps, int64_t signalling_nodes)
   const int64_t fences = ps.get_int("workload.fences");
   if (fences < signalling_nodes)
     throw ConfigError("workload.fences = " + std::to_string(fences) + " is not allowed with " +
-                      std::to_string(signalling_nodes) + " signalling nodes (gpu.nodes): each node signals "
-                      "fences of its own, so at least " + std::to_string(signalling_nodes) + " fences are needed");
+                      std::to_string(signalling_nodes) +
+                      " signalling nodes (gpu.nodes): each node signals "
+                      "fences of its own, so at least " +
+                      std::to_string(signalling_nodes) + " fences are needed");
 }
 
 inline double ns_between(const sc_core::sc_time& a, const sc_core::sc_time& b) { return to_ns(b) - to_ns(a); }
@@ -83,7 +87,8 @@ inline StreamQueue make_stream_queue(Platform& p, int node, int process) {
   s.progress = p.vidsch.CreateNativeFence(process, Segment::System, false);
   s.q = p.kmd.DxgkDdiCreateHwQueue(node, 0, s.progress->handle);
   // The scenarios' validate refuses too few queues before elaboration; this is the backstop.
-  if (!s.q) throw std::runtime_error("DxgkDdiCreateHwQueue failed for node " + std::to_string(node) + ": no free HW queue");
+  if (!s.q)
+    throw std::runtime_error("DxgkDdiCreateHwQueue failed for node " + std::to_string(node) + ": no free HW queue");
   return s;
 }
 

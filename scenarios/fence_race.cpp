@@ -136,7 +136,10 @@ ScenarioInfo fence_race_scenario() {
           [](ParamSet& ps, const std::string& o) {
             ps.declare_enum("fence.storage", "system", {"system", "local"},
                             "Q: F1/F6: fence values in system memory or the local segment", o);
-            ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000, "A: 100,000 signals: enough random interleavings of signals and MV updates to show a race the barrier closes", o);
+            ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000,
+                           "A: 100,000 signals: enough random interleavings of signals and MV updates to show a race "
+                           "the barrier closes",
+                           o);
             ps.declare_int("workload.fences", 64, "fences", 1, 60000, "A: 64 fences", o);
             ps.declare_real("workload.signal_gap_ns", 12500, "ns", 0, 1e9,
                             "A: mean gap between two signals of one node (uniform in [0, 2x]); with 16 "

@@ -31,7 +31,7 @@ class FenceSignal : public ScenarioDriver {
     NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
     Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
     sc_core::sc_time cv_visible = sc_core::SC_ZERO_TIME;
-    m.watch(f->cv_addr, 8, [&] (uint64_t, unsigned) {
+    m.watch(f->cv_addr, 8, [&](uint64_t, unsigned) {
       if (cv_visible == sc_core::SC_ZERO_TIME && m.peek64(f->cv_addr) >= 1) cv_visible = sc_core::sc_time_stamp();
     });
     PacketWriter w;
@@ -63,12 +63,12 @@ class FenceSignal : public ScenarioDriver {
     }
     const sc_core::sc_time msi = p.gpu.cmp.last_msi_issued();
     const auto& s = p.cpu.last_interrupt();
-    const double parts[] = {ns_between(start, cv_visible), ns_between(cv_visible, msi),
-                            ns_between(msi, s.msi_arrival), ns_between(s.msi_arrival, s.isr_start),
+    const double parts[] = {ns_between(start, cv_visible),      ns_between(cv_visible, msi),
+                            ns_between(msi, s.msi_arrival),     ns_between(s.msi_arrival, s.isr_start),
                             ns_between(s.isr_start, s.isr_end), ns_between(s.isr_end, s.dpc_end),
                             ns_between(s.dpc_end, woke)};
     const char* names[] = {"fence_write_ns", "cmp_decision_ns", "msi_delivery_ns", "idle_exit_ns",
-                           "isr_ns", "dpc_ns", "thread_wake_ns"};
+                           "isr_ns",         "dpc_ns",          "thread_wake_ns"};
     // The parts are consecutive differences of the same stamps, so they sum to the total by
     // construction; what can fail is their order: a negative part means the stages ran out of order.
     for (int i = 0; i < 7; ++i) {
@@ -103,8 +103,8 @@ class FenceSignal : public ScenarioDriver {
     r.metric("spurious_interrupts", spurious_interrupts(p));
     // One waiter, one signal past its MV: exactly one interrupt, and it woke the waiter (F3); after
     // the wake no CPU waiter is left, so MV is back at UINT64_MAX (F2, F4).
-    r.check(p.gpu.cmp.fence_interrupts() == 1, "the signal past MV raised " +
-            std::to_string(p.gpu.cmp.fence_interrupts()) + " interrupts, not 1");
+    r.check(p.gpu.cmp.fence_interrupts() == 1,
+            "the signal past MV raised " + std::to_string(p.gpu.cmp.fence_interrupts()) + " interrupts, not 1");
     r.check(spurious_interrupts(p) == 0, "an interrupt woke no waiter");
     if (!kind_.legacy)  // a monitored fence has no MV
       r.check(f->mv == UINT64_MAX && m.peek64(f->mv_addr) == UINT64_MAX, "MV did not return to UINT64_MAX");
@@ -117,7 +117,8 @@ class FenceSignal : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo fence_signal_scenario() {
-  return {"fence_signal", "an engine signals a fence a CPU thread waits on: signal-to-wake latency and its parts",
+  return {"fence_signal",
+          "an engine signals a fence a CPU thread waits on: signal-to-wake latency and its parts",
           [](ParamSet& ps, const std::string& o) {
             declare_fence_params(ps, o);
             ps.declare_real("workload.signal_delay_us", 50, "us", 0, 1e6,

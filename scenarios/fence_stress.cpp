@@ -74,7 +74,8 @@ class FenceStress : public ScenarioDriver {
   std::string progress(const Platform& p) const override {
     uint64_t executed = 0;
     for (auto& n : p.gpu.nodes) executed += n->signals();
-    return std::to_string(executed) + " signals executed (" + std::to_string(signals_) + " asked, plus progress fences)";
+    return std::to_string(executed) + " signals executed (" + std::to_string(signals_) +
+           " asked, plus progress fences)";
   }
 
   void finish(Platform& p, Results& r) override {
@@ -152,8 +153,12 @@ ScenarioInfo fence_stress_scenario() {
   return {"fence_stress", "simulator speed: many signals on many fences across nodes, no waiter",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_int("workload.signals", 100000, "signals", 1, 1000000000,
-                           "A: 100,000 signals measure the cost per signal past start-up; scenarios/fence_stress.ini asks for 1,000,000", o);
-            ps.declare_int("workload.fences", 1024, "fences", 1, 60000, "A: over a thousand fences, where a per-fence structure starts to show in the cost per signal", o);
+                           "A: 100,000 signals measure the cost per signal past start-up; scenarios/fence_stress.ini "
+                           "asks for 1,000,000",
+                           o);
+            ps.declare_int(
+                "workload.fences", 1024, "fences", 1, 60000,
+                "A: over a thousand fences, where a per-fence structure starts to show in the cost per signal", o);
             ps.declare_int("workload.hw_queues", 0, "queues", 0, regs::kMaxHwQueues,
                            "A: 0 = one streaming queue per node (gpu.nodes), as before the parameter; N = N "
                            "queues, queue k on node k mod gpu.nodes (the cost of a signal measured "
@@ -161,7 +166,8 @@ ScenarioInfo fence_stress_scenario() {
                            o);
             ps.declare_int("bench.switches", 2000000, "switches", 2, 100000000,
                            "A: length of the bare thread-switch loop that calibrates cost_ratio; at most "
-                           "1e8 (~10 s of host time: the loop is host work no sim.limit_ms bounds)", o);
+                           "1e8 (~10 s of host time: the loop is host work no sim.limit_ms bounds)",
+                           o);
           },
           [](const ParamSet& ps) { return std::make_unique<FenceStress>(ps); },
           [](const ParamSet& ps) {
@@ -174,13 +180,15 @@ ScenarioInfo fence_stress_scenario() {
             }
             const int64_t have = ps.get_int("gpu.hw_queues"), fences = ps.get_int("workload.fences");
             if (queues > have)
-              throw ConfigError("workload.hw_queues = " + std::to_string(queues) + " is more than gpu.hw_queues = " +
-                                std::to_string(have) + ": scenario 'fence_stress' streams into that many HW queues; "
+              throw ConfigError("workload.hw_queues = " + std::to_string(queues) +
+                                " is more than gpu.hw_queues = " + std::to_string(have) +
+                                ": scenario 'fence_stress' streams into that many HW queues; "
                                 "allowed: workload.hw_queues <= gpu.hw_queues (at most " +
                                 std::to_string(regs::kMaxHwQueues) + ")");
             if (fences < queues)
-              throw ConfigError("workload.fences = " + std::to_string(fences) + " is fewer than workload.hw_queues = " +
-                                std::to_string(queues) + ": each queue signals fences of its own (so their values only "
+              throw ConfigError("workload.fences = " + std::to_string(fences) +
+                                " is fewer than workload.hw_queues = " + std::to_string(queues) +
+                                ": each queue signals fences of its own (so their values only "
                                 "grow); allowed: workload.fences >= workload.hw_queues");
           }};
 }

@@ -13,7 +13,9 @@ namespace {
 class GpuWait : public ScenarioDriver {
  public:
   explicit GpuWait(const ParamSet& ps)
-      : kind_(ps), delay_us_(ps.get_real("workload.signal_delay_us")), cpu_waiter_(ps.get_bool("workload.cpu_waiter")) {}
+      : kind_(ps),
+        delay_us_(ps.get_real("workload.signal_delay_us")),
+        cpu_waiter_(ps.get_bool("workload.cpu_waiter")) {}
 
   void build(Platform& p, Results& r) override {
     p.cpu.spawn_thread("app", [this, &p, &r] {
@@ -76,11 +78,12 @@ class GpuWait : public ScenarioDriver {
         least = ns("vram.read_latency_ns") + ns("cmp.decision_cycles") * cycle +
                 (p.params.get_bool("cmp.barrier") ? ns("cmp.barrier_ns") : 0);
       if (kind_.legacy)
-        least = ns("node.write_buffer_ns") +
-                (kind_.storage == Segment::System ? ns("link.hop_ns") + ns("rc.latency_ns") + ns("sysmem.write_latency_ns")
-                                                  : ns("vram.write_latency_ns")) +
-                ns("cmp.interrupt_cycles") * cycle + ns("link.hop_ns") + ns("rc.latency_ns") +
-                ns("cpu.interrupt_entry_ns") + ns("cpu.isr_ns") + ns("cpu.dpc_ns");
+        least =
+            ns("node.write_buffer_ns") +
+            (kind_.storage == Segment::System ? ns("link.hop_ns") + ns("rc.latency_ns") + ns("sysmem.write_latency_ns")
+                                              : ns("vram.write_latency_ns")) +
+            ns("cmp.interrupt_cycles") * cycle + ns("link.hop_ns") + ns("rc.latency_ns") +
+            ns("cpu.interrupt_entry_ns") + ns("cpu.isr_ns") + ns("cpu.dpc_ns");
       const double slack = double(tick) / 1000.0;  // the two ends are read on the TIMESTAMP's clock
       r.check(unblock >= least - slack, "signal_to_unblock_ns = " + std::to_string(unblock) +
                                             " ns is below what its parameters alone cost (" + std::to_string(least) +
@@ -95,8 +98,10 @@ class GpuWait : public ScenarioDriver {
               "node B ran before node A's CurrentValue write was visible");
     }
     if (cpu_waiter_) {
-      if (cpu_woke_ == sc_core::SC_ZERO_TIME) r.metric_absent("signal_to_cpu_wake_ns", "the CPU waiter was never woken");
-      else r.metric("signal_to_cpu_wake_ns", ns_between(kind_.signal_start(*p.gpu.nodes[0]), cpu_woke_));
+      if (cpu_woke_ == sc_core::SC_ZERO_TIME)
+        r.metric_absent("signal_to_cpu_wake_ns", "the CPU waiter was never woken");
+      else
+        r.metric("signal_to_cpu_wake_ns", ns_between(kind_.signal_start(*p.gpu.nodes[0]), cpu_woke_));
     }
     const uint64_t fence_irqs = p.gpu.cmp.fence_interrupts(), unblocks = p.gpu.cmp.gpu_unblocks();
     r.metric("cpu_interrupts", p.cpu.interrupts());
@@ -110,8 +115,9 @@ class GpuWait : public ScenarioDriver {
       r.check(p.kmd.native_fences_created() == 0, "legacy fence: the KMD was asked for a native fence");
     } else {  // F5: unblocked on the GPU, no CPU round trip; F3: an interrupt only for a CPU waiter
       r.check(unblocks == 1, "native fence: node B was not unblocked on the GPU");
-      r.check(fence_irqs == (cpu_waiter_ ? 1u : 0u), cpu_waiter_ ? "native fence: not exactly one interrupt for the CPU waiter"
-                                                               : "native fence: the signal raised a CPU fence interrupt");
+      r.check(fence_irqs == (cpu_waiter_ ? 1u : 0u), cpu_waiter_
+                                                         ? "native fence: not exactly one interrupt for the CPU waiter"
+                                                         : "native fence: the signal raised a CPU fence interrupt");
     }
   }
 
@@ -127,17 +133,21 @@ class GpuWait : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo gpu_wait_scenario() {
-  return {"gpu_wait", "node A signals, node B waits: on the GPU (native) or through the CPU (legacy)",
+  return {"gpu_wait",
+          "node A signals, node B waits: on the GPU (native) or through the CPU (legacy)",
           [](ParamSet& ps, const std::string& o) {
             declare_fence_params(ps, o);
             ps.declare_real("workload.signal_delay_us", 50, "us", 0, 1e6,
                             "A: node A computes 50 us before it signals, so B is already waiting", o);
             ps.declare_bool("workload.cpu_waiter", false,
                             "A: false, B's wait alone; true: a CPU thread waits for the same value too, as an "
-                            "app's frame wait beside the GPU's", o);
+                            "app's frame wait beside the GPU's",
+                            o);
           },
           [](const ParamSet& ps) { return std::make_unique<GpuWait>(ps); },
-          [](const ParamSet& ps) { require_platform(ps, "gpu_wait", 2, 2, "node A signals on one queue, node B waits on another"); },
+          [](const ParamSet& ps) {
+            require_platform(ps, "gpu_wait", 2, 2, "node A signals on one queue, node B waits on another");
+          },
           /*runs_without_native_fences=*/legacy_fence_kind};
 }
 

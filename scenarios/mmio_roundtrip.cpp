@@ -58,10 +58,10 @@ class MmioRoundtrip : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo mmio_roundtrip_scenario() {
-  return {"mmio_roundtrip", "CPU MMIO read of a BAR register; GPU DMA read of system memory",
-          [](ParamSet&, const std::string&) {},
-          [](const ParamSet&) { return std::make_unique<MmioRoundtrip>(); },
-          [](const ParamSet& ps) { require_platform(ps, "mmio_roundtrip", 1, 1, "one queue on node 0 for the DMA read"); }};
+  return {
+      "mmio_roundtrip", "CPU MMIO read of a BAR register; GPU DMA read of system memory",
+      [](ParamSet&, const std::string&) {}, [](const ParamSet&) { return std::make_unique<MmioRoundtrip>(); },
+      [](const ParamSet& ps) { require_platform(ps, "mmio_roundtrip", 1, 1, "one queue on node 0 for the DMA read"); }};
 }
 
 }  // namespace gpumodel

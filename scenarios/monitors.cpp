@@ -15,9 +15,7 @@ void Monitors::declare_params(ParamSet& ps) {
 }
 
 Monitors::Monitors(Platform& p)
-    : p_(p),
-      bound_(p.params.get_ns("monitor.wake_bound_ns")),
-      trace_limit_(int(p.params.get_int("trace.fences"))) {
+    : p_(p), bound_(p.params.get_ns("monitor.wake_bound_ns")), trace_limit_(int(p.params.get_int("trace.fences"))) {
   waiters_id_ = p_.vcd.add("os.waiters", 16);
   lost_id_ = p_.vcd.add("monitor.lost_interrupt", 1);
   lost_fence_id_ = p_.vcd.add("monitor.lost_fence", 16, 0xffff);
@@ -43,7 +41,7 @@ Monitors::Monitors(Platform& p)
     if (it != waiting_.end() && it->second.reached) {
       Pending& pw = it->second;
       if (woken && p_.vidsch.resampling()) pw.covered = true;  // F8: the OS's re-read found it
-      judge(pw, sc_time_stamp());  // a quiet CPU past the bound before it left
+      judge(pw, sc_time_stamp());                              // a quiet CPU past the bound before it left
       if (woken) {
         const sc_time late = sc_time_stamp() - pw.reached_at;
         if (late > max_reach_to_wake_) max_reach_to_wake_ = late;
@@ -138,11 +136,15 @@ void Monitors::on_decision(uint32_t slot, uint64_t value, bool raise, bool mv_ch
       std::vector<Undecided> still;
       for (Undecided& x : u->second) {
         if (raise && x.w.value <= value) x.w.covered = true;
-        if (x.w.covered || x.w.awaits_check <= checked) settle(x.w, x.woken_at);
-        else still.push_back(x);
+        if (x.w.covered || x.w.awaits_check <= checked)
+          settle(x.w, x.woken_at);
+        else
+          still.push_back(x);
       }
-      if (still.empty()) undecided_.erase(u);
-      else u->second = std::move(still);
+      if (still.empty())
+        undecided_.erase(u);
+      else
+        u->second = std::move(still);
     }
     return;
   }
@@ -162,8 +164,10 @@ void Monitors::settle(Pending& w, const sc_time& woken_at) {
     return;
   }
   if (woken_at - w.reached_at > bound_) {
-    if (w.cpu_quiet_past_bound) ++late_link_;  // the CPU waited for the interrupt: the GPU or the link
-    else ++late_busy_;                          // the CPU had interrupts to handle all along
+    if (w.cpu_quiet_past_bound)
+      ++late_link_;  // the CPU waited for the interrupt: the GPU or the link
+    else
+      ++late_busy_;  // the CPU had interrupts to handle all along
   }
 }
 
@@ -220,7 +224,7 @@ void Monitors::watch_value(uint64_t addr, Memory& m, bool cv) {
     m.watch_page(vp->base, [this, vp](uint64_t a, unsigned len) { value_page_written(*vp, a, len); });
   }
   const unsigned i = unsigned(addr % 4096) / 8;
-  vp->partial.reset(i);  // what the word holds now counts as written whole
+  vp->partial.reset(i);                // what the word holds now counts as written whole
   if (vp->cv[i] || vp->mv[i]) return;  // seen before (a reused fence slot): already watched
   (cv ? vp->cv : vp->mv).set(i);
   m.watch_reads(addr, [this, vp, i](uint64_t) {

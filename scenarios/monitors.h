@@ -18,8 +18,8 @@
 #include <bitset>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "scenarios/platform.h"
@@ -64,8 +64,8 @@ class Monitors {
 
   Platform& p_;
   sc_core::sc_time bound_;
-  std::unordered_map<uint64_t, Pending> waiting_;                    // by waiter id
-  std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;   // cv address -> waiter ids
+  std::unordered_map<uint64_t, Pending> waiting_;                   // by waiter id
+  std::unordered_map<uint64_t, std::vector<uint64_t>> by_cv_addr_;  // cv address -> waiter ids
   // A page holding fence values (CVs or MVs, packed at the caps' stride) and what the monitors know of
   // its words: which are fences' values, and which were last written only in part (torn_value).
   struct ValuePage {
@@ -93,7 +93,7 @@ class Monitors {
   std::unordered_map<uint32_t, std::vector<Undecided>> undecided_;
   void settle(Pending& w, const sc_core::sc_time& woken_at);
   uint64_t checks_to_come(uint32_t slot);  // the fence's queued MV updates if some are unchecked, else 0
-  bool quiet_ = true;  // every interrupt received so far handled, since quiet_since_
+  bool quiet_ = true;                      // every interrupt received so far handled, since quiet_since_
   sc_core::sc_time quiet_since_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;

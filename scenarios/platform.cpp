@@ -58,10 +58,11 @@ Topology Platform::topology_of(const ParamSet& ps) {
 void Platform::validate_linked_engines(const ParamSet& ps) {
   // T2: every engine of a linked adapter has the same number of nodes.
   if (ps.get_int("gpu.nodes") % ps.get_int("gpu.linked_engines") != 0)
-    throw ConfigError("gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) + " cannot be split evenly over gpu.linked_engines = " +
-                      std::to_string(ps.get_int("gpu.linked_engines")) +
-                      " (every engine of a linked adapter has the same node count, TDR in Windows 8 and later); allowed: gpu.nodes a "
-                      "multiple of gpu.linked_engines");
+    throw ConfigError(
+        "gpu.nodes = " + std::to_string(ps.get_int("gpu.nodes")) +
+        " cannot be split evenly over gpu.linked_engines = " + std::to_string(ps.get_int("gpu.linked_engines")) +
+        " (every engine of a linked adapter has the same node count, TDR in Windows 8 and later); allowed: gpu.nodes a "
+        "multiple of gpu.linked_engines");
 }
 
 void Platform::validate(const ParamSet& ps) {
@@ -74,30 +75,35 @@ void Platform::validate(const ParamSet& ps) {
   validate_linked_engines(ps);
   // F19: the optimized interrupt names a queue whose log the OS reads; without logs it names nothing.
   if (ps.get_bool("kmd.optimized_native_fence_signaled_interrupt") && !ps.get_bool("vidsch.native_fence_logs"))
-    throw ConfigError("kmd.optimized_native_fence_signaled_interrupt = true needs vidsch.native_fence_logs = true: the "
-                      "optimized interrupt names the HW queue whose log holds the signal (Native GPU fence object); allowed: "
-                      "vidsch.native_fence_logs = true, or kmd.optimized_native_fence_signaled_interrupt = false");
+    throw ConfigError(
+        "kmd.optimized_native_fence_signaled_interrupt = true needs vidsch.native_fence_logs = true: the "
+        "optimized interrupt names the HW queue whose log holds the signal (Native GPU fence object); allowed: "
+        "vidsch.native_fence_logs = true, or kmd.optimized_native_fence_signaled_interrupt = false");
   // A4: the paging process's window keeps its page tables resident in the dGPU's page-table memory; a
   // window whose tables would take more than half of it cannot be built.
   {
     const uint64_t local = uint64_t(ps.get_int("vram.size_bytes"));
     const uint64_t table_mem = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, local / 4);
     const int64_t mb = ps.get_int("kmd.paging_va_mb");
-    const uint64_t window = mb > 0 ? uint64_t(mb) << 20
-                                   : VidMm::paging_va_default(local, uint64_t(ps.get_int("gpu.hw_queues")) * 2 * 4096);
+    const uint64_t window =
+        mb > 0 ? uint64_t(mb) << 20 : VidMm::paging_va_default(local, uint64_t(ps.get_int("gpu.hw_queues")) * 2 * 4096);
     const uint64_t tables = (window + (2ull << 20) - 1) / (2ull << 20) * (4096 + 256) +
-                            (window + (1ull << 30) - 1) / (1ull << 30) * 8192 + (window + (1ull << 39) - 1) / (1ull << 39) * 4096;
+                            (window + (1ull << 30) - 1) / (1ull << 30) * 8192 +
+                            (window + (1ull << 39) - 1) / (1ull << 39) * 4096;
     if (tables > table_mem / 2)
-      throw ConfigError("kmd.paging_va_mb = " + std::to_string(mb) + ": the paging process's " + std::to_string(window >> 20) +
-                        " MiB VA needs " + std::to_string(tables) + " bytes of resident page tables, more than half of the " +
-                        std::to_string(table_mem) + " bytes of page-table memory (vidmm.page_table_mb, at most a quarter of "
-                        "vram.size_bytes); allowed: a smaller kmd.paging_va_mb (0 = a quarter of the local segment), or a larger "
-                        "vidmm.page_table_mb");
+      throw ConfigError(
+          "kmd.paging_va_mb = " + std::to_string(mb) + ": the paging process's " + std::to_string(window >> 20) +
+          " MiB VA needs " + std::to_string(tables) + " bytes of resident page tables, more than half of the " +
+          std::to_string(table_mem) +
+          " bytes of page-table memory (vidmm.page_table_mb, at most a quarter of "
+          "vram.size_bytes); allowed: a smaller kmd.paging_va_mb (0 = a quarter of the local segment), or a larger "
+          "vidmm.page_table_mb");
   }
   const Topology t = topology_of(ps);
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")
-    throw ConfigError("display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "
-                      "has (platform.topology is dgpu); allowed: display.adapter = auto, none or gpu");
+    throw ConfigError(
+        "display.adapter = igpu needs the integrated adapter, which only platform.topology = hybrid "
+        "has (platform.topology is dgpu); allowed: display.adapter = auto, none or gpu");
   // A key that configures hardware the platform does not have means nothing: a typo'd topology or
   // display adapter would otherwise run silently without it.
   auto refuse_set_keys = [&](const std::string& prefix, const std::string& except, const std::string& why) {
@@ -110,8 +116,9 @@ void Platform::validate(const ParamSet& ps) {
                         ps.get_enum("display.adapter") + " on platform.topology = " + ps.get_enum("platform.topology") +
                         "); allowed: display.adapter = gpu or igpu, or drop ");
   if (t == Topology::Dgpu) {
-    refuse_set_keys("igpu.", "", " configures the integrated adapter, which only platform.topology = hybrid has "
-                                 "(platform.topology is dgpu); allowed: set platform.topology = hybrid, or drop ");
+    refuse_set_keys("igpu.", "",
+                    " configures the integrated adapter, which only platform.topology = hybrid has "
+                    "(platform.topology is dgpu); allowed: set platform.topology = hybrid, or drop ");
   } else {
     const uint64_t sys = uint64_t(ps.get_int("sysmem.size_bytes")), stolen = stolen_bytes(ps, t);
     if (stolen > sys / 2)
@@ -178,14 +185,14 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
       vidsch(drivers_[0]->vidsch),
       kmd(drivers_[0]->kmd),
       igpu_driver(drivers_.size() > 1 ? drivers_[1].get() : nullptr) {
-  rc.isock.bind(sysmem.tsock);    // port 0
-  rc.isock.bind(intc.tsock);      // port 1
-  rc.isock.bind(link.down_in);    // port 2
+  rc.isock.bind(sysmem.tsock);  // port 0
+  rc.isock.bind(intc.tsock);    // port 1
+  rc.isock.bind(link.down_in);  // port 2
   rc.map(regs::kSysmemBase, sysmem.size(), 0, "system memory");
   rc.map(InterruptController::kMsiBase, InterruptController::kMsiSize, 1, "MSI window");
   rc.map(regs::kBar0Base, regs::kBar0Size, 2, "GPU BAR0");
   rc.map(regs::kVramBase, gpu.vram.size(), 2, "GPU BAR2 (VRAM aperture)");
-  rc.isock.bind(iommu.regs);      // port 3
+  rc.isock.bind(iommu.regs);  // port 3
   rc.map(Iommu::kBase, Iommu::kSize, 3, "IOMMU registers");
   cpu.isock.bind(rc.tsock);
   link.up_out.bind(iommu.tsock);  // the dGPU's DMA: IOMMU port 0
@@ -196,7 +203,8 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
     rc.isock.bind(igpu->host_if.tsock);  // port 4: the iGPU's registers, on the host side
     rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 4, "iGPU BAR0");
     igpu->fabric.isock.bind(iommu.tsock);
-    iommu.add_bypass(igpu->local_base(), igpu->local_size());  // stolen memory: an RMRR  // the SoC fabric: through the IOMMU (port 1) to system memory and MSI
+    iommu.add_bypass(igpu->local_base(), igpu->local_size());  // stolen memory: an RMRR  // the SoC fabric: through the
+                                                               // IOMMU (port 1) to system memory and MSI
     // F20: the cross-adapter doorbells are peer-to-peer register writes, not remapped (as MSI is not).
     iommu.add_bypass(regs::kBar0Base + regs::kXDoorbell, 8);
     iommu.add_bypass(regs::kIgpuBar0Base + regs::kXDoorbell, 8);

@@ -78,8 +78,8 @@ class Platform {
   std::vector<std::unique_ptr<GpuAdapter>> make_hardware();
 
  public:
-  GpuAdapter& gpu;             // the discrete adapter
-  GpuAdapter* const igpu;      // the integrated adapter (hybrid), else null
+  GpuAdapter& gpu;         // the discrete adapter
+  GpuAdapter* const igpu;  // the integrated adapter (hybrid), else null
   Cpu cpu;
 
  private:

@@ -21,7 +21,8 @@ std::vector<std::string> Results::why_failed() const {
   if (bugcheck_expected != 0 && bugcheck.is_null()) {
     char code[16];
     std::snprintf(code, sizeof code, "0x%X", unsigned(bugcheck_expected));
-    why.push_back(std::string("expected bug check ") + code + " (the scenario injects its cause) and the OS did not bug check");
+    why.push_back(std::string("expected bug check ") + code +
+                  " (the scenario injects its cause) and the OS did not bug check");
   }
   return why;
 }

@@ -12,11 +12,11 @@ namespace gpumodel {
 
 struct Results {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
-  std::map<std::string, uint64_t> monitors;         // name -> violations
-  std::map<std::string, bool> monitors_expected;    // a fault-injection scenario expects these
-  std::vector<std::string> failures;                // scenario checks that failed, model faults
-  nlohmann::json bugcheck = nullptr;                // {"code", "params"} when the OS would bug check
-  uint32_t bugcheck_expected = 0;                   // a fault-injection scenario expects this bug check
+  std::map<std::string, uint64_t> monitors;       // name -> violations
+  std::map<std::string, bool> monitors_expected;  // a fault-injection scenario expects these
+  std::vector<std::string> failures;              // scenario checks that failed, model faults
+  nlohmann::json bugcheck = nullptr;              // {"code", "params"} when the OS would bug check
+  uint32_t bugcheck_expected = 0;                 // a fault-injection scenario expects this bug check
   nlohmann::ordered_json host = nlohmann::ordered_json::object();
   // Metrics with no value, each with the reason: the event they time never happened (a reset that never
   // returned). Never reported as 0.
@@ -29,7 +29,9 @@ struct Results {
   std::string output_error;
 
   template <typename T>
-  void metric(const std::string& name, T v) { metrics[name] = v; }
+  void metric(const std::string& name, T v) {
+    metrics[name] = v;
+  }
   void metric_absent(const std::string& name, const std::string& why) {
     metrics.erase(name);
     absent[name] = why;

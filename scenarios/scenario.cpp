@@ -8,9 +8,9 @@
 
 #include "hw_model/core/tlm_check.h"
 #include "scenarios/display/display_monitors.h"
+#include "scenarios/fence_log/log_monitor.h"
 #include "scenarios/monitors.h"
 #include "scenarios/tdr/tdr_monitor.h"
-#include "scenarios/fence_log/log_monitor.h"
 #include "scenarios/vidmm/vidmm_monitor.h"
 
 namespace gpumodel {
@@ -18,14 +18,17 @@ namespace gpumodel {
 using namespace sc_core;
 
 const std::vector<ScenarioInfo>& scenario_registry() {
-  static const std::vector<ScenarioInfo> all = {
-      copy_bandwidth_scenario(), mmio_roundtrip_scenario(), fence_signal_scenario(),
-      conditional_interrupt_scenario(), gpu_wait_scenario(), fence_race_scenario(), fence_stress_scenario(),
-      hybrid_present_scenario(), scanout_underflow_scenario(), caso_caps_scenario(),
-      tdr_engine_reset_scenario(), tdr_paging_hit_scenario(), tdr_reset_fails_scenario(),
-      tdr_race_window_scenario(), tdr_bad_fence_id_scenario(), tdr_limit_scenario(),
-      eviction_notify_scenario(), iommu_unmap_notify_scenario(), paging_va_size_scenario(),
-      fence_log_scan_scenario(), cross_adapter_fence_scenario()};
+  static const std::vector<ScenarioInfo> all = {copy_bandwidth_scenario(),     mmio_roundtrip_scenario(),
+                                                fence_signal_scenario(),       conditional_interrupt_scenario(),
+                                                gpu_wait_scenario(),           fence_race_scenario(),
+                                                fence_stress_scenario(),       hybrid_present_scenario(),
+                                                scanout_underflow_scenario(),  caso_caps_scenario(),
+                                                tdr_engine_reset_scenario(),   tdr_paging_hit_scenario(),
+                                                tdr_reset_fails_scenario(),    tdr_race_window_scenario(),
+                                                tdr_bad_fence_id_scenario(),   tdr_limit_scenario(),
+                                                eviction_notify_scenario(),    iommu_unmap_notify_scenario(),
+                                                paging_va_size_scenario(),     fence_log_scan_scenario(),
+                                                cross_adapter_fence_scenario()};
   return all;
 }
 
@@ -102,8 +105,10 @@ void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc
     started = true;
     sc_start(window < left ? window : left, SC_EXIT_ON_STARVATION);
     const double took = std::chrono::duration<double>(Clock::now() - s0).count();
-    if (took < 0.1 && slice < sc_time(1, SC_SEC)) slice = slice * 2.0;
-    else if (took > 0.4 && slice > sc_time(1, SC_NS)) slice = slice / 2.0;
+    if (took < 0.1 && slice < sc_time(1, SC_SEC))
+      slice = slice * 2.0;
+    else if (took > 0.4 && slice > sc_time(1, SC_NS))
+      slice = slice / 2.0;
     line(false);
   } while (sc_time_stamp() < limit && sc_pending_activity());
   line(true);
@@ -122,9 +127,10 @@ void validate_scenario(const ParamSet& ps, const std::string& scenario) {
     auto refuse = [&](const std::string& key, const std::string& allowed) {
       throw ConfigError(key + " = " + ps.get_enum(key) + ": scenario '" + scenario +
                         "' uses native fences here (F9); allowed: " + key + " = " + allowed +
-                        (info->runs_without_native_fences ? ", or fence.kind = legacy (a monitored fence needs none)"
-                                              : " (cross_adapter_fence, and fence_signal, conditional_interrupt "
-                                                "and gpu_wait with fence.kind = legacy, run without them)"));
+                        (info->runs_without_native_fences
+                             ? ", or fence.kind = legacy (a monitored fence needs none)"
+                             : " (cross_adapter_fence, and fence_signal, conditional_interrupt "
+                               "and gpu_wait with fence.kind = legacy, run without them)"));
     };
     if (ps.get_enum("os.native_fence_feature") != "enabled") refuse("os.native_fence_feature", "enabled");
     if (ps.get_enum("gpu.kmd_native_gpu_fence") == "never") refuse("gpu.kmd_native_gpu_fence", "if_enabled or always");
@@ -175,7 +181,8 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     // results say the run is incomplete and why; the verdict fails.
     char at[64];
     std::snprintf(at, sizeof at, "%.6g", ps.get_real("sim.limit_ms"));
-    r.incomplete = std::string("sim.limit_ms = ") + at + " ms reached with the simulation still busy: the metrics are "
+    r.incomplete = std::string("sim.limit_ms = ") + at +
+                   " ms reached with the simulation still busy: the metrics are "
                    "what was measured until then";
     if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }

@@ -21,7 +21,10 @@ class ScenarioDriver {
   virtual void finish(Platform& p, Results& r) { (void)p, (void)r; }
   // While it runs, for the progress line: what the workload has done so far ("frame 12 of 600").
   // Empty: the line shows the engines' packets and signals.
-  virtual std::string progress(const Platform& p) const { (void)p; return ""; }
+  virtual std::string progress(const Platform& p) const {
+    (void)p;
+    return "";
+  }
 };
 
 struct ScenarioInfo {
@@ -53,7 +56,7 @@ void declare_all_params(ParamSet& ps);
 struct RunOptions {
   std::string scenario;
   uint64_t seed = 1;
-  std::string vcd_path;  // empty: no waveform
+  std::string vcd_path;       // empty: no waveform
   std::string timeline_path;  // empty: no timeline (Trace Event JSON)
   bool progress = false;      // a progress line on stderr while the simulation runs
 };

@@ -92,8 +92,10 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
         fl.seen_s = true;
         fl.s_ts = ts;
       } else {
-        if (!fl.seen_s) bad.push_back(at(i) + "flow " + id + " ends before it starts");
-        else if (ts < fl.s_ts) bad.push_back(at(i) + "flow " + id + " ends earlier than it starts");
+        if (!fl.seen_s)
+          bad.push_back(at(i) + "flow " + id + " ends before it starts");
+        else if (ts < fl.s_ts)
+          bad.push_back(at(i) + "flow " + id + " ends earlier than it starts");
         if (fl.seen_f) bad.push_back(at(i) + "flow " + id + " ends twice");
         fl.seen_f = true;
       }

@@ -2,8 +2,8 @@
 #pragma once
 #include <algorithm>
 #include <map>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "scenarios/monitors.h"
 #include "tb.h"
@@ -40,6 +40,5 @@ struct FenceBench {
     return o;
   }
 };
-
 
 }  // namespace tb

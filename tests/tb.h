@@ -1,20 +1,20 @@
 // Test bench helpers: a probe initiator that runs a test body as an SC_THREAD, parameter sets with
 // overrides, and running the gpumodel binary as a user would.
 #pragma once
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <string>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw_model/core/bus.h"
 #include "scenarios/scenario.h"
@@ -22,9 +22,9 @@
 namespace tb {
 
 using namespace gpumodel;
-using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_PS;
+using sc_core::sc_time;
 
 inline sc_time ps(double v) { return sc_time(v, SC_PS); }
 
@@ -64,9 +64,9 @@ inline double pcie_rate(double gts, int lanes, int ackfc) {
 }
 const double kRate = pcie_rate(16, 16, 168);  // Gen4 x16, MPS 256
 const sc_time kHop(200, SC_NS), kRc(30, SC_NS), kDram(90, SC_NS);
-const sc_time kDecode(4, SC_NS);    // 8 engine cycles at 2 GHz
-const sc_time kWb(100, SC_NS);      // node.write_buffer_ns
-const sc_time kBarWrite(20, SC_NS); // gpu.bar0_write_latency_ns
+const sc_time kDecode(4, SC_NS);                                                   // 8 engine cycles at 2 GHz
+const sc_time kWb(100, SC_NS);                                                     // node.write_buffer_ns
+const sc_time kBarWrite(20, SC_NS);                                                // gpu.bar0_write_latency_ns
 inline sc_time dram_xfer(double bytes) { return sc_time(bytes / 0.0768, SC_PS); }  // 76.8 GB/s port
 inline sc_time vram_xfer(double bytes) { return sc_time(bytes / 1.008, SC_PS); }   // 1008 GB/s port
 // The KMD stores `bytes` of packets into the ring (20 GB/s) and posts the doorbell: root complex, one
@@ -79,7 +79,7 @@ inline sc_time submit_to_kick(double bytes) {
 inline sc_time sysmem_read(double bytes) {
   return ser(24, kRate) + kHop + kRc + dram_xfer(bytes) + kDram + kRc + ser(bytes + 20, kRate) + kHop;
 }
-const sc_time kVram(250, SC_NS);          // vram.read_latency_ns
+const sc_time kVram(250, SC_NS);         // vram.read_latency_ns
 const sc_time kCmpBarrier(200, SC_NS);   // cmp.barrier_ns (system scope)
 const sc_time kCmpInterrupt(32, SC_NS);  // cmp.interrupt_cycles at the CMP's 1 GHz
 const sc_time kCmpDecision(20, SC_NS);   // cmp.decision_cycles at the CMP's 1 GHz

@@ -27,8 +27,8 @@ std::string expand(std::string s, const std::string& scratch) {
     for (size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() + 0 && s[i + 1] == 'x' && std::isxdigit(static_cast<unsigned char>(s[i + 2])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 3]))) {
+    if (s[i] == '\\' && i + 3 < s.size() + 0 && s[i + 1] == 'x' &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2])) && std::isxdigit(static_cast<unsigned char>(s[i + 3]))) {
       out += char(std::stoi(s.substr(i + 2, 2), nullptr, 16));
       i += 3;
     } else {
@@ -53,7 +53,7 @@ std::vector<Case> load(const std::string& scratch) {
     c.line = n;
     c.kind = line.substr(0, a);
     c.fragment = line.substr(a + 1, b - a - 1);  // matched literally, escapes and all (as printed)
-    c.fragment = [&] {  // only placeholders are expanded in the fragment
+    c.fragment = [&] {                           // only placeholders are expanded in the fragment
       std::string f = c.fragment;
       for (size_t p; (p = f.find("@T@")) != std::string::npos;) f.replace(p, 3, scratch);
       return f;
@@ -125,11 +125,13 @@ TEST_CASE("Bad-input corpus: every case exits as listed", "[H4]") {
     // scratch file, never the checkout.
     std::ofstream(scratch + "/copy.ini") << original;
     const Outcome r = run_argv(c.args, scratch);
-    INFO("cases.tsv line " << c.line << " (" << c.kind << "): gpumodel " << [&] {
-      std::string s;
-      for (auto& a : c.args) s += a + " ";
-      return s;
-    }() << "\nstderr: " << r.err << "stdout tail: " << r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
+    INFO("cases.tsv line " << c.line << " (" << c.kind << "): gpumodel " <<
+         [&] {
+           std::string s;
+           for (auto& a : c.args) s += a + " ";
+           return s;
+         }() << "\nstderr: "
+                           << r.err << "stdout tail: " << r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
     REQUIRE_FALSE(r.signalled);
     CHECK(printable_text(r.err));
     const int want = c.kind == "pass" ? 0 : c.kind == "fail" ? 1 : 2;
@@ -142,7 +144,7 @@ TEST_CASE("Bad-input corpus: every case exits as listed", "[H4]") {
     }
     if (c.kind == "refused") {
       ++refused;
-      CHECK(r.out.empty());                                    // nothing ran
+      CHECK(r.out.empty());  // nothing ran
       // Nothing written: the scratch directory holds only the copy, unchanged.
       CHECK(std::distance(fs::directory_iterator(scratch), fs::directory_iterator()) == 1);
       CHECK(slurp(scratch + "/copy.ini") == original);

@@ -22,7 +22,7 @@ void expect_bad_input(const std::string& args, const std::string& must_name) {
   CHECK(r.code == 2);
   CHECK(r.err.find(must_name) != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one message
-  CHECK(r.out.empty());                                       // nothing ran
+  CHECK(r.out.empty());                                      // nothing ran
 }
 }  // namespace
 
@@ -96,7 +96,8 @@ TEST_CASE("CLI: a fence_race topology that cannot run is refused before anything
   expect_bad_input(scenario("fence_race") + " --workload.fences=3", "workload.fences");
   expect_bad_input(scenario("fence_stress") + " --workload.fences=2", "workload.fences");
   // Without the copy, one node with one fence is fine (a short run, to show the refusal is exact).
-  const Run ok = run_cli(scenario("fence_race") + " --gpu.nodes=1 --workload.bulk_copy_bytes=0 --workload.fences=1 "
+  const Run ok = run_cli(scenario("fence_race") +
+                         " --gpu.nodes=1 --workload.bulk_copy_bytes=0 --workload.fences=1 "
                          "--workload.signals=50 --workload.waiter_threads=1");
   CHECK(ok.code == 0);
 }
@@ -137,8 +138,8 @@ TEST_CASE("Monitors: the wake bound does not change the simulated run", "[F7][H4
   // run of this scenario: since the GPU MMU's walks moved the race's timing, 3,000 lose no interrupt.
   auto run = [](const std::string& bound) {
     const std::string out = "cli_test_bound_" + bound + ".json";
-    const Run r = run_cli(scenario("fence_race_no_barrier") + " --workload.signals=4000 --monitor.wake_bound_ns=" + bound +
-                          " --results " + out);
+    const Run r = run_cli(scenario("fence_race_no_barrier") +
+                          " --workload.signals=4000 --monitor.wake_bound_ns=" + bound + " --results " + out);
     std::ifstream in(out);
     return nlohmann::json::parse(in);
   };
@@ -147,9 +148,9 @@ TEST_CASE("Monitors: the wake bound does not change the simulated run", "[F7][H4
   CHECK(tight["metrics"]["signals"] == loose["metrics"]["signals"]);
   CHECK(tight["metrics"]["interrupts_raised"] == loose["metrics"]["interrupts_raised"]);
   CHECK(tight["metrics"]["cpu_wait_timeouts"] == loose["metrics"]["cpu_wait_timeouts"]);
-  CHECK(tight["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);   // the race loses some ...
+  CHECK(tight["monitors"]["lost_interrupt"]["violations"].get<int>() > 0);  // the race loses some ...
   CHECK(loose["monitors"]["lost_interrupt"]["violations"].get<int>() <
-        tight["monitors"]["lost_interrupt"]["violations"].get<int>());       // ... a looser bound forgives late ones
+        tight["monitors"]["lost_interrupt"]["violations"].get<int>());  // ... a looser bound forgives late ones
 }
 
 namespace {
@@ -174,7 +175,8 @@ TEST_CASE("fence_signal: a delay too short to arm the wait fails with why, never
     const Run r = run_cli(scenario("fence_signal") + " --workload.signal_delay_us=" + delay + " --results " + out);
     INFO(r.out);
     CHECK(r.code == 1);
-    CHECK(r.out.find("FAILED: workload.signal_delay_us = " + std::string(delay) + " is too short") != std::string::npos);
+    CHECK(r.out.find("FAILED: workload.signal_delay_us = " + std::string(delay) + " is too short") !=
+          std::string::npos);
     std::ifstream in(out);
     const nlohmann::json j = nlohmann::json::parse(in);
     CHECK(metrics_sane(j["metrics"]));
@@ -189,7 +191,8 @@ TEST_CASE("fence_signal: a delay too short to arm the wait fails with why, never
 // its "%invalid_line%" template until no placeholder is left, so a line holding one looped forever.
 TEST_CASE("Loader: a malformed line holding a %placeholder% is refused with its line number", "[H4]") {
   ParamSet ps = params();
-  for (const std::string text : {"%invalid_line%\n", "scenario = gpu_wait\n[fence\n", "scenario = gpu_wait\n\n  %p% \n"}) {
+  for (const std::string text :
+       {"%invalid_line%\n", "scenario = gpu_wait\n[fence\n", "scenario = gpu_wait\n\n  %p% \n"}) {
     INFO(text);
     try {
       load_scenario_text(text, "x.ini", ps);
@@ -250,7 +253,7 @@ TEST_CASE("The list of scenarios has one line for each registered scenario and h
   size_t n = 0;
   while (std::getline(lines, line)) {
     ++n;
-    CHECK(find_scenario(line.substr(0, line.find(' '))) != nullptr);  // each line names a scenario
+    CHECK(find_scenario(line.substr(0, line.find(' '))) != nullptr);          // each line names a scenario
     CHECK(line.find_first_not_of(' ', line.find(' ')) != std::string::npos);  // and says what it does
   }
   CHECK(n == scenario_registry().size());
@@ -322,7 +325,10 @@ TEST_CASE("The progress line shows the scenario's own count and a cut-off run is
   CHECK(ja == jb);
 }
 
-TEST_CASE("CLI: outputs that name one file two ways, relative or absolute, and a results path through a dangling link are refused before the run", "[H4]") {
+TEST_CASE(
+    "CLI: outputs that name one file two ways, relative or absolute, and a results path through a dangling link are "
+    "refused before the run",
+    "[H4]") {
   // Run from a scratch directory, as a user gives relative names: "x" and "./x", "$PWD/z" and "z" are
   // one file that does not exist yet; the second output would overwrite the first after the run.
   namespace fs = std::filesystem;
@@ -333,7 +339,8 @@ TEST_CASE("CLI: outputs that name one file two ways, relative or absolute, and a
   const std::string ini = scenario("mmio_roundtrip");
   expect_bad_input(ini + " --vcd=x --results=./x", "--results and --vcd name the same file");
   expect_bad_input(ini + " --vcd=x --timeline=./x", "--timeline and --vcd name the same file");
-  expect_bad_input(ini + " --timeline=x --results=" + fs::absolute("x").string(), "--results and --timeline name the same file");
+  expect_bad_input(ini + " --timeline=x --results=" + fs::absolute("x").string(),
+                   "--results and --timeline name the same file");
   // run_cli runs the binary in the test's directory; the same with a cd into the scratch directory:
   const Run r = run_cli(ini + " --vcd=" + (dir / "z").string() + " --results=z");  // two different files here
   CHECK(r.code == 0);
@@ -356,11 +363,16 @@ TEST_CASE("CLI: outputs that name one file two ways, relative or absolute, and a
   fs::remove_all(dir);
 }
 
-TEST_CASE("A run cut by sim.limit_ms keeps what it measured, says it is incomplete and fails, and a metric of an event that never happened is absent with its reason", "[H4][T3]") {
+TEST_CASE(
+    "A run cut by sim.limit_ms keeps what it measured, says it is incomplete and fails, and a metric of an event that "
+    "never happened is absent with its reason",
+    "[H4][T3]") {
   // conditional_interrupt: 600 signals 16.67 ms apart (a 60 Hz frame loop) need 10 s; a limit of 1 s
   // cuts it after about 60 of them. The results keep every metric measured so far, say why the run is
   // incomplete, and the verdict fails (exit 1).
-  const std::string args = scenario("conditional_interrupt") + " --workload.signals=600 --workload.signal_interval_ns=16666667 --sim.limit_ms=1000 --quiet --results cut_ci.json";
+  const std::string args = scenario("conditional_interrupt") +
+                           " --workload.signals=600 --workload.signal_interval_ns=16666667 --sim.limit_ms=1000 --quiet "
+                           "--results cut_ci.json";
   const Run r = run_cli(args);
   INFO(r.out << r.err);
   CHECK(r.code == 1);
@@ -371,7 +383,9 @@ TEST_CASE("A run cut by sim.limit_ms keeps what it measured, says it is incomple
   CHECK(r.out.find("INCOMPLETE: sim.limit_ms = 1000 ms") != std::string::npos);
   // tdr_limit with 100 ms DPCs: the OS bug checks at the fifth timeout before any engine reset returns.
   // reset_ns was reported as 0; it is absent, with the reason, in the results and on stdout.
-  const Run t = run_cli(scenario("tdr_limit") + " --workload.hangs=1000 --cpu.dpc_ns=100000000 --workload.packet_us=10 --quiet --results cut_tdr.json");
+  const Run t =
+      run_cli(scenario("tdr_limit") +
+              " --workload.hangs=1000 --cpu.dpc_ns=100000000 --workload.packet_us=10 --quiet --results cut_tdr.json");
   INFO(t.out << t.err);
   const nlohmann::json k = nlohmann::json::parse(slurp("cut_tdr.json"));
   CHECK_FALSE(k["metrics"].contains("reset_ns"));

@@ -17,9 +17,9 @@ namespace dr = gpumodel::display_regs;
 namespace {
 constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr uint64_t kRegs = 0x2'0000'0000ull;  // outside memory: the probe is bound to the engine directly
-const sc_time kRegWrite(20, SC_NS);            // display.reg_write_latency_ns
-const sc_time kRegRead(540, SC_NS);            // display.reg_read_latency_ns
-const sc_time kDram(90, SC_NS);                // sysmem.read_latency_ns
+const sc_time kRegWrite(20, SC_NS);           // display.reg_write_latency_ns
+const sc_time kRegRead(540, SC_NS);           // display.reg_read_latency_ns
+const sc_time kDram(90, SC_NS);               // sysmem.read_latency_ns
 
 using Overrides = std::map<std::string, std::string>;
 
@@ -143,7 +143,8 @@ TEST_CASE("display modes: line and frame times exact from the pixel clock", "[C6
   CHECK_THROWS_AS(display_mode("1024x768@60"), ConfigError);
 }
 
-TEST_CASE("display: Scan timing: need_time and consumed are inverse at line boundaries, flat during blanking", "[C6][H1]") {
+TEST_CASE("display: Scan timing: need_time and consumed are inverse at line boundaries, flat during blanking",
+          "[C6][H1]") {
   const sc_time o(1, SC_US);
   for (const DisplayMode& m : display_modes()) {
     INFO(m.name);
@@ -195,7 +196,8 @@ TEST_CASE("display: Scan-out formats: the tier-3 minimum list and its bytes per 
   CHECK(t.frame_bytes() == 16588800);
 }
 
-TEST_CASE("display parameters: a FIFO smaller than one request, odd requests, unknown modes and formats are refused", "[C6][C4]") {
+TEST_CASE("display parameters: a FIFO smaller than one request, odd requests, unknown modes and formats are refused",
+          "[C6][C4]") {
   auto msg = [](const std::map<std::string, std::string>& o) -> std::string {
     try {
       DisplayEngine::validate(display_params(o));
@@ -253,15 +255,18 @@ TEST_CASE("display registers: read latency, id, and scanline and frame count com
   CHECK(id_done == kRegRead);  // the read is sampled after the register-bus latency and returns then
   CHECK(line_before == 4);
   CHECK(line_at == 5);
-  CHECK(frames_at == 2);    // frames 0 and 1 have started
+  CHECK(frames_at == 2);      // frames 0 and 1 have started
   CHECK(line_blank == 1080);  // the vertical blank reads as lines v_active..v_total-1
   CHECK(r.disp.timing().origin() == t0);
 }
 
-TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume below the watermark at the exact time", "[C6][H1]") {
+TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume below the watermark at the exact time",
+          "[C6][H1]") {
   // A FIFO of 4 requests of 8 KB, 8 outstanding, watermark 50 % = 16 KB (below fifo - request = 24 KB).
-  Rig r(Overrides{{"display.fifo_bytes", "32768"}, {"display.request_bytes", "8192"}, {"display.outstanding", "8"},
-         {"display.watermark_pct", "50"}});
+  Rig r(Overrides{{"display.fifo_bytes", "32768"},
+                  {"display.request_bytes", "8192"},
+                  {"display.outstanding", "8"},
+                  {"display.watermark_pct", "50"}});
   const sc_time t0 = kRegWrite;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
   r.run_until(t.line_start(0, 12));
@@ -295,7 +300,8 @@ TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume 
   CHECK(r.disp.underflows() == 0);
 }
 
-TEST_CASE("display: Flip latched at vblank: the next frame reads the new surface, flip-complete MSI after the latch", "[C6][H1]") {
+TEST_CASE("display: Flip latched at vblank: the next frame reads the new surface, flip-complete MSI after the latch",
+          "[C6][H1]") {
   const sc_time hop(10, SC_NS);
   Rig r(Overrides{{"display.reg_read_latency_ns", "0"}}, hop);
   const uint64_t a = kMem + 0x100000, b = kMem + 0x4000000;
@@ -402,7 +408,9 @@ TEST_CASE("display: Underflow: 1 ms memory latency underflows, counted with fram
   }
 }
 
-TEST_CASE("display: Underflow: a fetch behind the beam resyncs at each vblank start, never fetching a frame after it ended", "[C6][H1]") {
+TEST_CASE(
+    "display: Underflow: a fetch behind the beam resyncs at each vblank start, never fetching a frame after it ended",
+    "[C6][H1]") {
   // With 1 ms of memory latency the DMA gets about 8 x 8 KB a millisecond, an eighth of a frame in
   // the 16.7 ms it lasts. At frame n's vblank start the rest of frame n is skipped (an underflow per
   // request's worth) and frame n + 1 is fetched from its first byte, as a display pipe restarts.
@@ -456,7 +464,8 @@ TEST_CASE("display: Underflow: the default platform never underflows over two fr
   }
 }
 
-TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s, 0.594 GB/s during active pixels", "[C6][H1]") {
+TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 GB/s, 0.594 GB/s during active pixels",
+          "[C6][H1]") {
   // Over whole frames: 1920 x 1080 x 4 B = 8,294,400 B per frame x 60 Hz = 497,664,000 B/s (docs/calibration.md
   // 0.50 GB/s). During active pixels the beam takes 4 B per pixel clock: 4 x 148.5e6 = 594,000,000 B/s.
   // Measured between two vblank starts, where the FIFO is empty (frame n fetched, frame n+1 not yet
@@ -507,7 +516,8 @@ TEST_CASE("display trace: line, fifo, vblank, flip and surface signals are writt
   CHECK(r.disp.flips_latched() == 1);
 }
 
-TEST_CASE("display: Pitched surface: a request crossing a row end is split into per-row reads that skip the pad", "[C6][H1]") {
+TEST_CASE("display: Pitched surface: a request crossing a row end is split into per-row reads that skip the pad",
+          "[C6][H1]") {
   // Pitch 8192 B for 7680-byte rows: request 0 (stream bytes 0..8191) is row 0 whole and the first 512 B
   // of row 1, read at A and A + 8192; the pad A + 7680 .. A + 8191 is never read.
   Rig r;

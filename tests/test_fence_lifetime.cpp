@@ -68,7 +68,10 @@ StaleEntry stale_entry_after_slot_reuse(FenceBench& b) {
 }
 }  // namespace
 
-TEST_CASE("Slot reuse: a stale event entry names the destroyed fence, not the new one in its slot, and the OS bug checks with its handle", "[F11][F12]") {
+TEST_CASE(
+    "Slot reuse: a stale event entry names the destroyed fence, not the new one in its slot, and the OS bug checks "
+    "with its handle",
+    "[F11][F12]") {
   auto o = kLateIsr;
   o["kmd.validate_signaled_handles"] = "false";  // the KMD forwards what the CMP wrote
   FenceBench b(o);
@@ -82,7 +85,8 @@ TEST_CASE("Slot reuse: a stale event entry names the destroyed fence, not the ne
   CHECK(b.p.vidsch.bugcheck_params().at(1) == r.handle_a);  // P2: the destroyed fence's handle
 }
 
-TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake the waiter of the new fence in its slot", "[F11][F12]") {
+TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake the waiter of the new fence in its slot",
+          "[F11][F12]") {
   FenceBench b(kLateIsr);  // kmd.validate_signaled_handles = true: the KMD drops A's handle
   const StaleEntry r = stale_entry_after_slot_reuse(b);
   REQUIRE(r.slot_b == r.slot_a);
@@ -95,8 +99,8 @@ TEST_CASE("Slot reuse: a stale event entry of a destroyed fence does not wake th
   REQUIRE(r.b_cv_written < b.first_native_notification());
   CHECK_FALSE(b.p.vidsch.bugchecked());
   CHECK(b.p.gpu.cmp.fence_names(r.slot_b).handle == r.handle_b);  // the slot's entries now name B
-  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);                // A's only
-  CHECK_FALSE(r.b_woken);  // A's entry did not name B: B's waiter timed out
+  CHECK(b.p.gpu.cmp.fence_interrupts() == 1);                     // A's only
+  CHECK_FALSE(r.b_woken);                                         // A's entry did not name B: B's waiter timed out
   for (const auto& d : b.notified)
     for (uint32_t h : d.signaled) CHECK(h != r.handle_b);
 }
@@ -105,12 +109,8 @@ namespace {
 bool null_array(const DxgkInterruptData& d) {
   return d.type == DxgkInterruptData::NativeFenceSignaled && d.signaled_array_null;
 }
-bool null_array_with_legacy(const DxgkInterruptData& d) {
-  return null_array(d) && d.evaluate_legacy_monitored_fences;
-}
-bool legacy_signaled(const DxgkInterruptData& d) {
-  return d.type == DxgkInterruptData::MonitoredFenceSignaled;
-}
+bool null_array_with_legacy(const DxgkInterruptData& d) { return null_array(d) && d.evaluate_legacy_monitored_fences; }
+bool legacy_signaled(const DxgkInterruptData& d) { return d.type == DxgkInterruptData::MonitoredFenceSignaled; }
 
 // F12: a native fence N and a legacy (monitored) fence L, each with a CPU waiter on 1. After 50 us the GPU
 // either signals L (its WRITE64, BARRIER and monitored fence signaled interrupt) or only writes L's CV with
@@ -131,8 +131,10 @@ NullArrayRun null_array_beside_legacy(FenceBench& b, bool signal_legacy) {
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(100000);  // 50 us: both waiters are registered first
-    if (signal_legacy) VidSch::gpu_signal(w, *l, 1);
-    else w.write64(l->cv_addr, 1);
+    if (signal_legacy)
+      VidSch::gpu_signal(w, *l, 1);
+    else
+      w.write64(l->cv_addr, 1);
     w.signal(p.vidsch.slot(*n), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.spawn_thread("legacy waiter", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
@@ -190,18 +192,23 @@ const std::map<std::string, std::string> kNullArray = {{"cmp.report_fence_set", 
 const std::map<std::string, std::string> kSmallRing = {{"kmd.event_ring_entries", "4"}};
 }  // namespace
 
-TEST_CASE("NULL array because the CMP names no fence: no EvaluateLegacyMonitoredFences, the legacy waiter is woken by its own MonitoredFenceSignaled", "[F12][F5]") {
+TEST_CASE(
+    "NULL array because the CMP names no fence: no EvaluateLegacyMonitoredFences, the legacy waiter is woken by its "
+    "own MonitoredFenceSignaled",
+    "[F12][F5]") {
   FenceBench b(kNullArray);
   const NullArrayRun r = null_array_beside_legacy(b, /*signal_legacy*/ true);
   CHECK(r.native_woken);
   CHECK(r.legacy_woken);
-  CHECK(b.count_notified(null_array) >= 1);             // N's interrupt: NULL
+  CHECK(b.count_notified(null_array) >= 1);              // N's interrupt: NULL
   CHECK(b.count_notified(null_array_with_legacy) == 0);  // nothing was dropped: legacy entries go as such
   CHECK(b.count_notified(legacy_signaled) >= 1);         // L's entry, typed legacy by the CMP
   CHECK(b.mon.lost_interrupts() == 0);
 }
 
-TEST_CASE("A NULL array without EvaluateLegacyMonitoredFences scans native waiters only, not a legacy fence whose CV changed", "[F12]") {
+TEST_CASE(
+    "A NULL array without EvaluateLegacyMonitoredFences scans native waiters only, not a legacy fence whose CV changed",
+    "[F12]") {
   FenceBench b(kNullArray);
   const NullArrayRun r = null_array_beside_legacy(b, /*signal_legacy*/ false);
   REQUIRE(b.count_notified(null_array) >= 1);
@@ -212,7 +219,10 @@ TEST_CASE("A NULL array without EvaluateLegacyMonitoredFences scans native waite
   CHECK_FALSE(r.legacy_woken);  // the document's default: a NULL scan leaves legacy waiters alone (timed out)
 }
 
-TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLegacyMonitoredFences, the NULL scan wakes the legacy waiter", "[F12]") {
+TEST_CASE(
+    "Event ring overflow that drops a monitored fence's event: EvaluateLegacyMonitoredFences, the NULL scan wakes the "
+    "legacy waiter",
+    "[F12]") {
   FenceBench b(kSmallRing);
   const OverflowRun r = overflow(b, Legacy::Signal);
   REQUIRE(b.count_notified(null_array) >= 1);  // entries were dropped
@@ -223,7 +233,10 @@ TEST_CASE("Event ring overflow that drops a monitored fence's event: EvaluateLeg
   CHECK(b.mon.lost_interrupts() == 0);
 }
 
-TEST_CASE("Event ring overflow that drops a monitored fence's event: the NULL scan also releases GPU work held on it (no CPU waiter)", "[F12][F5]") {
+TEST_CASE(
+    "Event ring overflow that drops a monitored fence's event: the NULL scan also releases GPU work held on it (no CPU "
+    "waiter)",
+    "[F12][F5]") {
   FenceBench b(kSmallRing);
   const OverflowRun r = overflow(b, Legacy::Signal, /*held*/ true);
   REQUIRE(b.count_notified(null_array_with_legacy) >= 1);
@@ -232,7 +245,10 @@ TEST_CASE("Event ring overflow that drops a monitored fence's event: the NULL sc
   CHECK(r.native_woken == 8);
 }
 
-TEST_CASE("Event ring overflow that drops native events only: no EvaluateLegacyMonitoredFences, though a monitored fence's CV changed", "[F12]") {
+TEST_CASE(
+    "Event ring overflow that drops native events only: no EvaluateLegacyMonitoredFences, though a monitored fence's "
+    "CV changed",
+    "[F12]") {
   // The CMP counts dropped monitored fence events apart from native ones: L raised no interrupt (a bare
   // WRITE64), so nothing of L's was dropped and the NULL scan leaves legacy waiters alone (the document's
   // default); L's waiter times out. A KMD that flagged every overflow would wake it.
@@ -244,7 +260,9 @@ TEST_CASE("Event ring overflow that drops native events only: no EvaluateLegacyM
   CHECK_FALSE(r.legacy_woken);
 }
 
-TEST_CASE("No legacy fence on the adapter: an event ring overflow gives a NULL array without EvaluateLegacyMonitoredFences", "[F12]") {
+TEST_CASE(
+    "No legacy fence on the adapter: an event ring overflow gives a NULL array without EvaluateLegacyMonitoredFences",
+    "[F12]") {
   FenceBench b(kSmallRing);
   const OverflowRun r = overflow(b, Legacy::None);
   REQUIRE(b.count_notified(null_array) >= 1);
@@ -290,7 +308,10 @@ Wddm2Run wddm2_signal(FenceBench& b) {
 }
 }  // namespace
 
-TEST_CASE("A monitored fence's signal: the BARRIER keeps the CV write ahead of the interrupt even when the write buffer holds it longer than the CMP takes", "[F5][F1]") {
+TEST_CASE(
+    "A monitored fence's signal: the BARRIER keeps the CV write ahead of the interrupt even when the write buffer "
+    "holds it longer than the CMP takes",
+    "[F5][F1]") {
   // node.write_buffer_ns = 5 us: the CV write leaves the engine 5 us after the WRITE64, far later than
   // the CMP's interrupt work (32 cycles and the event entry's and write index's posts, about 1.3 us with
   // a cold TLB). Without the BARRIER the MSI would go first and the DPC would read the old CV: no wake
@@ -305,18 +326,21 @@ TEST_CASE("A monitored fence's signal: the BARRIER keeps the CV write ahead of t
   CHECK(r.held_ts != 0);
 }
 
-TEST_CASE("A monitored fence stands alone without the native fence feature: no native fence DDI, its GPU signal interrupts, the CPU waiter and the held work wake", "[F9][F5]") {
+TEST_CASE(
+    "A monitored fence stands alone without the native fence feature: no native fence DDI, its GPU signal interrupts, "
+    "the CPU waiter and the held work wake",
+    "[F9][F5]") {
   FenceBench b({{"os.native_fence_feature", "disabled"}, {"gpu.nodes", "2"}});
   const Wddm2Run r = wddm2_signal(b);
   REQUIRE(r.started);  // the driver asked (if_enabled) and did not advertise native fences
   CHECK(r.legacy);
-  CHECK(r.handle == 0);                                 // no hGlobalNativeFence: the driver never heard of it
-  CHECK(b.p.kmd.native_fences_created() == 0);          // "Dxgkrnl calls them only if the OS enabled" the feature
-  CHECK_FALSE(b.p.gpu.cmp.fence(0)->valid());           // no CMP slot
-  CHECK(b.count_notified(legacy_signaled) == 1);        // DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED, once
+  CHECK(r.handle == 0);                           // no hGlobalNativeFence: the driver never heard of it
+  CHECK(b.p.kmd.native_fences_created() == 0);    // "Dxgkrnl calls them only if the OS enabled" the feature
+  CHECK_FALSE(b.p.gpu.cmp.fence(0)->valid());     // no CMP slot
+  CHECK(b.count_notified(legacy_signaled) == 1);  // DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED, once
   CHECK(b.count_notified(null_array) == 0);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);
-  CHECK(b.p.gpu.cmp.gpu_unblocks() == 0);               // F5: no GPU wait on a monitored fence
+  CHECK(b.p.gpu.cmp.gpu_unblocks() == 0);  // F5: no GPU wait on a monitored fence
   CHECK(r.waiter_woken);
   // CV is visible before the CMP issues the MSI, so the DPC's read of CV finds the value (with the default
   // write buffer this order holds even without the UMD's BARRIER; the test above shows the BARRIER alone).
@@ -328,7 +352,10 @@ TEST_CASE("A monitored fence stands alone without the native fence feature: no n
   CHECK(b.mon.lost_interrupts() == 0);
 }
 
-TEST_CASE("Destroying a monitored fence: no native fence DDI, its CPU waiter fails, its held work is dropped, native fences after it get slots of their own", "[F5][F11]") {
+TEST_CASE(
+    "Destroying a monitored fence: no native fence DDI, its CPU waiter fails, its held work is dropped, native fences "
+    "after it get slots of their own",
+    "[F5][F11]") {
   FenceBench b(std::map<std::string, std::string>{{"gpu.nodes", "2"}});
   auto& p = b.p;
   bool waited = true;
@@ -350,13 +377,16 @@ TEST_CASE("Destroying a monitored fence: no native fence DDI, its CPU waiter fai
   sc_start();
   REQUIRE(l);
   CHECK(l->destroyed);
-  CHECK_FALSE(waited);                                   // the waiter failed with the fence
-  CHECK(b.p.kmd.native_fences_created() == 2);           // n1 and n2 only
+  CHECK_FALSE(waited);                          // the waiter failed with the fence
+  CHECK(b.p.kmd.native_fences_created() == 2);  // n1 and n2 only
   CHECK(p.vidsch.slot(*n1) != p.vidsch.slot(*n2));
-  CHECK(p.sysmem.peek64(p.kmd.scratch()) == 0);          // the held work was dropped, never submitted
+  CHECK(p.sysmem.peek64(p.kmd.scratch()) == 0);  // the held work was dropped, never submitted
 }
 
-TEST_CASE("The lost-interrupt monitor watches a monitored fence: a CV write with no interrupt leaves its waiter lost when the run goes idle", "[F5]") {
+TEST_CASE(
+    "The lost-interrupt monitor watches a monitored fence: a CV write with no interrupt leaves its waiter lost when "
+    "the run goes idle",
+    "[F5]") {
   // A bare WRITE64 of the value (no BARRIER, no INTERRUPT: a broken UMD) reaches CV; nothing tells the OS,
   // so the untimed waiter waits as the run goes idle: lost (and lost at idle), as the monitor says.
   FenceBench b;
@@ -408,8 +438,10 @@ CvChange cv_change(FenceBench& b, bool agent_writes) {
     p.cpu.spawn_thread("waiter", [&p, f, &r] { r.cpu_woken = p.vidsch.WaitFromCpu(f, 5, us(100)); });
     p.cpu.sleep(us(20));
     r.os_called = sc_time_stamp();
-    if (agent_writes) p.vidsch.NotifyCurrentValueChanged(f, 5);  // NotificationOnly = TRUE
-    else p.vidsch.SignalFromCpu(f, 5);                           // NotificationOnly = FALSE
+    if (agent_writes)
+      p.vidsch.NotifyCurrentValueChanged(f, 5);  // NotificationOnly = TRUE
+    else
+      p.vidsch.SignalFromCpu(f, 5);  // NotificationOnly = FALSE
   });
   agent.body = [&] {
     if (!agent_writes) return;
@@ -423,7 +455,10 @@ CvChange cv_change(FenceBench& b, bool agent_writes) {
 }
 }  // namespace
 
-TEST_CASE("NotificationOnly: a CV another agent wrote unblocks the GPU wait at the derived time and wakes the CPU waiter, the KMD writes no CV", "[F13][F5]") {
+TEST_CASE(
+    "NotificationOnly: a CV another agent wrote unblocks the GPU wait at the derived time and wakes the CPU waiter, "
+    "the KMD writes no CV",
+    "[F13][F5]") {
   FenceBench b;
   const CvChange r = cv_change(b, /*agent_writes*/ true);
   CHECK(r.cpu_woken);

@@ -67,7 +67,8 @@ TEST_CASE("A HW queue gets two 4-KB logs with the document's header, set with th
   CHECK(hq.log_entries == 84);
 }
 
-TEST_CASE("A logged SIGNAL writes its entry and AtomicWraparoundAndEntryIndex byte-exact, wrapping at 84", "[F16][F17]") {
+TEST_CASE("A logged SIGNAL writes its entry and AtomicWraparoundAndEntryIndex byte-exact, wrapping at 84",
+          "[F16][F17]") {
   FenceBench b(with_logs());
   auto& p = b.p;
   KmdHwQueue* q = nullptr;
@@ -113,7 +114,8 @@ TEST_CASE("A logged SIGNAL writes its entry and AtomicWraparoundAndEntryIndex by
   CHECK(p.sysmem.peek64(f->cv_addr) == 8);  // and the CV itself
 }
 
-TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time it stalled and the time it unblocked", "[F16]") {
+TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time it stalled and the time it unblocked",
+          "[F16]") {
   FenceBench b(with_logs());
   auto& p = b.p;
   KmdHwQueue *qa = nullptr, *qb = nullptr;
@@ -127,7 +129,7 @@ TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time 
     const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
     PacketWriter wb, wa;
     wb.wait_logged(slot, 1, 0, h).wait_logged(slot, 1, 1, h);  // the second is satisfied at once
-    wa.compute(20000).signal(slot, 1);                             // 10 us at 2 GHz, then the signal
+    wa.compute(20000).signal(slot, 1);                         // 10 us at 2 GHz, then the signal
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
     p.cpu.sleep(us(5));
@@ -154,7 +156,9 @@ TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time 
   CHECK(p.gpu.vram.peek64(log) == 2);  // FirstFreeEntryIndex 2, no wrap
 }
 
-TEST_CASE("The engine's log order: CV, entry, index, barrier, check, and the log entry can become visible after the index", "[F17]") {
+TEST_CASE(
+    "The engine's log order: CV, entry, index, barrier, check, and the log entry can become visible after the index",
+    "[F17]") {
   // node.log_entry_wc_ns = 2 us: the 48-B entry waits in the write-combining buffer 2 us while the
   // 8-B index leaves the write buffer after node.write_buffer_ns (100 ns). Both then take a VRAM write
   // (250 ns plus their transfer at 1008 GB/s), so the entry is visible
@@ -187,7 +191,9 @@ TEST_CASE("The engine's log order: CV, entry, index, barrier, check, and the log
   CHECK(p.cpu.last_interrupt().msi_arrival > index_at);
 }
 
-TEST_CASE("The engine's conditional check reads MV exactly one device-scope barrier after FirstFreeEntryIndex is visible", "[F17]") {
+TEST_CASE(
+    "The engine's conditional check reads MV exactly one device-scope barrier after FirstFreeEntryIndex is visible",
+    "[F17]") {
   // F17's GPU order ends "increment FirstFreeEntryIndex -> barrier -> conditional interrupt check": the
   // engine's read of the shadow MonitoredValue (the check that decides the interrupt) must not be issued
   // before the index write is visible. Two logged SIGNALs of one fence in one packet; the second finds
@@ -258,10 +264,12 @@ TEST_CASE("The KMD's per-queue log barrier alone keeps the OS from reading an en
 TEST_CASE("The GPU's second log barrier alone (between entry and index) also keeps the entries intact", "[F17]") {
   // The order the document's design replaces: the GPU makes the entry visible before the index, so the OS
   // needs no barrier of the KMD's; the engine pays for it in every signal.
-  const std::string base = scenario("fence_log_scan") +
-                           " --workload.rounds=4 --workload.fences=64 --kmd.optimized_native_fence_signaled_interrupt=true";
-  const auto two = run_json(base + " --node.log_entry_wc_ns=50000 --kmd.native_fence_log_barrier=false --node.log_barriers=2",
-                            "two_barriers");
+  const std::string base =
+      scenario("fence_log_scan") +
+      " --workload.rounds=4 --workload.fences=64 --kmd.optimized_native_fence_signaled_interrupt=true";
+  const auto two =
+      run_json(base + " --node.log_entry_wc_ns=50000 --kmd.native_fence_log_barrier=false --node.log_barriers=2",
+               "two_barriers");
   CHECK(two["verdict"] == "pass");
   CHECK(two["monitors"]["log_entry_stale"]["violations"] == 0);
   // The barrier pushes the entry out of the write-combining buffer and waits until it is visible: at
@@ -362,13 +370,14 @@ TEST_CASE("Optimized interrupt with a NULL queue: the OS rescans every queue of 
   CHECK(named["metrics"]["log_headers_read"] == 8 * 2);
   CHECK(null["metrics"]["log_headers_read"] == 8 * 2 * 4);
   // Without the cap (F17's path) the OS reads both logs of all 8 queues every time.
-  const auto all = run_json(scenario("fence_log_scan") +
-                                " --workload.rounds=8 --workload.fences=64 --workload.hw_queues=8 --gpu.hw_queues=8",
-                            "all");
+  const auto all = run_json(
+      scenario("fence_log_scan") + " --workload.rounds=8 --workload.fences=64 --workload.hw_queues=8 --gpu.hw_queues=8",
+      "all");
   CHECK(all["metrics"]["log_headers_read"] == 8 * 8 * 2);
 }
 
-TEST_CASE("A recreated log is set again, and the OS's first read of it falls back once, then reads entries", "[F16][F18]") {
+TEST_CASE("A recreated log is set again, and the OS's first read of it falls back once, then reads entries",
+          "[F16][F18]") {
   FenceBench b(with_logs({{"kmd.optimized_native_fence_signaled_interrupt", "true"}}));
   auto& p = b.p;
   KmdHwQueue* q = nullptr;
@@ -401,12 +410,13 @@ TEST_CASE("A recreated log is set again, and the OS's first read of it falls bac
   CHECK(new_log == p.vidsch.log_state(q->id, fl::kSignals)->cpu_va);
   CHECK(entry_at(p, new_log, 1).fence_value == 2);  // written to the new buffer
   CHECK(entry_at(p, old_log, 1).fence_value == 0);  // not to the old one
-  CHECK(p.vidsch.fallback_scans() == 1);  // the first read after the re-set
+  CHECK(p.vidsch.fallback_scans() == 1);            // the first read after the re-set
   CHECK(p.vidsch.log_overruns() == 0);
   CHECK(p.vidsch.log_entries_read() == 2);  // round 1's entry, round 3's
 }
 
-TEST_CASE("With logs the OS's interrupt cost is flat from 64 to 16,384 fences, without logs and NULL it grows", "[F12][F17]") {
+TEST_CASE("With logs the OS's interrupt cost is flat from 64 to 16,384 fences, without logs and NULL it grows",
+          "[F12][F17]") {
   const std::string base = scenario("fence_log_scan") + " --workload.rounds=4";
   const double logs64 = run_json(base + " --workload.fences=64", "l64")["metrics"]["os_interrupt_ns"];
   const double logs16k = run_json(base + " --workload.fences=16384", "l16k")["metrics"]["os_interrupt_ns"];
@@ -420,16 +430,19 @@ TEST_CASE("With logs the OS's interrupt cost is flat from 64 to 16,384 fences, w
   CHECK(n16k["metrics"]["pcie_reads_per_interrupt"].get<double>() > 16384);
 }
 
-TEST_CASE("fence_log_scan refuses the optimized interrupt without logs, and more queues than the adapter has", "[F19][F16]") {
+TEST_CASE("fence_log_scan refuses the optimized interrupt without logs, and more queues than the adapter has",
+          "[F19][F16]") {
   CHECK(run_cli(scenario("fence_log_scan") + " --vidsch.native_fence_logs=false"
-                " --kmd.optimized_native_fence_signaled_interrupt=true").code == 2);
+                                             " --kmd.optimized_native_fence_signaled_interrupt=true")
+            .code == 2);
   const auto r = run_cli(scenario("fence_log_scan") + " --workload.hw_queues=9");
   CHECK(r.code == 2);
   CHECK(r.err.find("gpu.hw_queues") != std::string::npos);
   CHECK(run_cli(scenario("fence_log_scan") + " --workload.hw_queues=4 --workload.fences=3").code == 2);
 }
 
-TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands at entry 1, WraparoundCount 1", "[F16][F18]") {
+TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands at entry 1, WraparoundCount 1",
+          "[F16][F18]") {
   FenceBench b(with_logs());
   auto& p = b.p;
   KmdHwQueue *qa = nullptr, *qb = nullptr;
@@ -451,7 +464,8 @@ TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands
   REQUIRE(f);
   const uint64_t log = p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va;
   CHECK(entry_at(p, log, 1).fence_value == 1);
-  CHECK(entry_at(p, log, 1).fence_observed_gpu_timestamp < entry_at(p, log, 1).fence_end_gpu_timestamp);  // the CMP's entry (it stalled)
+  CHECK(entry_at(p, log, 1).fence_observed_gpu_timestamp <
+        entry_at(p, log, 1).fence_end_gpu_timestamp);  // the CMP's entry (it stalled)
   CHECK(entry_at(p, log, 1).operation_type == fl::kWaitUnblocked);
   CHECK(p.gpu.vram.peek64(log) == (2ull | (1ull << 32)));
 }
@@ -502,8 +516,8 @@ TEST_CASE("The KMD's log flush read returns only once the CMP's wait entry is vi
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
     for (int i = 0; i < 100000 && !logged; ++i) p.cpu.sleep(sc_time(100, SC_NS));
     seen = logged;
-    p.cpu.mmio_read32(gpumodel::regs::kBar0Base + gpumodel::regs::kQueueBase + uint64_t(qb->id) * gpumodel::regs::kQueueStride +
-                      gpumodel::regs::kQLogFlush);
+    p.cpu.mmio_read32(gpumodel::regs::kBar0Base + gpumodel::regs::kQueueBase +
+                      uint64_t(qb->id) * gpumodel::regs::kQueueStride + gpumodel::regs::kQLogFlush);
     value_after_flush = entry_at(p, p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va, 0).fence_value;
   });
   sc_start();

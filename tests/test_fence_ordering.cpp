@@ -85,7 +85,7 @@ void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_
   });
   p.cpu.spawn_thread("waiter", [&, delay, timeout] {
     while (p.gpu.nodes[0]->signals() < 2) p.cpu.sleep(ns_(10));  // the warm-up's, then f's
-    r.t_s = p.gpu.nodes[0]->last_signal_start();  // the first SIGNAL's (a rescue comes much later)
+    r.t_s = p.gpu.nodes[0]->last_signal_start();                 // the first SIGNAL's (a rescue comes much later)
     if (delay != SC_ZERO_TIME) p.cpu.sleep(delay);
     r.t_call = sc_time_stamp();
     r.ok = p.vidsch.WaitFromCpu(r.f, 1, timeout);
@@ -109,7 +109,10 @@ std::map<std::string, std::string> pending_with(std::map<std::string, std::strin
 
 }  // namespace
 
-TEST_CASE("F7 step 3 alone: with the KMD not waiting, the barrier waits for the pending CV write and the CMP's interrupt wakes the waiter", "[F7][F3]") {
+TEST_CASE(
+    "F7 step 3 alone: with the KMD not waiting, the barrier waits for the pending CV write and the CMP's interrupt "
+    "wakes the waiter",
+    "[F7][F3]") {
   FenceBench b(pending_with({{"kmd.mv_update_wait", "never"}}));
   Race r;
   race(b, r);
@@ -135,7 +138,10 @@ TEST_CASE("F7 step 3 alone: with the KMD not waiting, the barrier waits for the 
   CHECK(b.mon.lost_interrupts() == 0);
 }
 
-TEST_CASE("F8 re-read alone: with step 3 off, the acknowledgement comes after the barrier and the OS's re-read of CV wakes the waiter", "[F8]") {
+TEST_CASE(
+    "F8 re-read alone: with step 3 off, the acknowledgement comes after the barrier and the OS's re-read of CV wakes "
+    "the waiter",
+    "[F8]") {
   FenceBench b(pending_with({{"cmp.mv_update_check", "false"}}));
   Race r;
   race(b, r);
@@ -161,7 +167,7 @@ TEST_CASE("With step 3 off and the KMD not waiting, the signal racing the MV upd
   race(b, r);
   require_race(b, r);
   REQUIRE(r.ddi_return + cpu_read(8) < r.t_cv);  // the re-read came too early
-  CHECK_FALSE(r.ok);                              // the waiter timed out
+  CHECK_FALSE(r.ok);                             // the waiter timed out
   CHECK(r.woken == SC_ZERO_TIME);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 0);
   CHECK(b.mon.lost_interrupts() == 1);
@@ -222,7 +228,9 @@ TEST_CASE("Lost, then rescued within the bound by a later signal: still lost, no
   CHECK(b.mon.overdue_woken_later() == 1);
 }
 
-TEST_CASE("Without the F7 barrier, a CV write pending longer than the acknowledgement path is lost even though the KMD waits", "[F7][F8]") {
+TEST_CASE(
+    "Without the F7 barrier, a CV write pending longer than the acknowledgement path is lost even though the KMD waits",
+    "[F7][F8]") {
   FenceBench b(pending_with({{"cmp.barrier", "false"}}));
   Race r;
   race(b, r);
@@ -236,7 +244,10 @@ TEST_CASE("Without the F7 barrier, a CV write pending longer than the acknowledg
   CHECK(b.mon.lost_interrupts() == 1);
 }
 
-TEST_CASE("Default settings: step 3 raises, the OS's re-read has already woken the waiter, and the DDI holds the ISR off at device IRQL", "[F7][F8]") {
+TEST_CASE(
+    "Default settings: step 3 raises, the OS's re-read has already woken the waiter, and the DDI holds the ISR off at "
+    "device IRQL",
+    "[F7][F8]") {
   FenceBench b;  // node.write_buffer_ns = 100
   Race r;
   race(b, r);
@@ -351,7 +362,10 @@ void gpu_wait_race(FenceBench& b, GpuWaitRace& g) {
 sc_time wait_read_sampled(const sc_time& t_w) { return t_w + ser(24, kRate) + kHop + kRc + dram_xfer(8) + kDram; }
 }  // namespace
 
-TEST_CASE("GPU wait registration re-reads CV: a signal landing between a WAIT's CV read and the CMP's registration still unblocks the queue", "[F5]") {
+TEST_CASE(
+    "GPU wait registration re-reads CV: a signal landing between a WAIT's CV read and the CMP's registration still "
+    "unblocks the queue",
+    "[F5]") {
   FenceBench b;
   GpuWaitRace g;
   gpu_wait_race(b, g);
@@ -367,7 +381,10 @@ TEST_CASE("GPU wait registration re-reads CV: a signal landing between a WAIT's 
   CHECK(b.p.cpu.interrupts() == 0);
 }
 
-TEST_CASE("GPU wait registration: a signal whose CV write is still in flight is released by its reported value after a barrier", "[F5][F7]") {
+TEST_CASE(
+    "GPU wait registration: a signal whose CV write is still in flight is released by its reported value after a "
+    "barrier",
+    "[F5][F7]") {
   FenceBench b(std::map<std::string, std::string>{{"node.write_buffer_ns", "5000"}});
   GpuWaitRace g;
   gpu_wait_race(b, g);
@@ -561,10 +578,13 @@ TEST_CASE("cmp.mv_source = shadow: the engine checks the CMP's shadow MV and ign
   CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + walk() + walk() + kShadowCheck + kDecode);
 }
 
-TEST_CASE("cmp.mv_source = memory: the engine reads the OS's MV after its CV write has left, and the CMP keeps no shadow", "[F3][F2]") {
+TEST_CASE(
+    "cmp.mv_source = memory: the engine reads the OS's MV after its CV write has left, and the CMP keeps no shadow",
+    "[F3][F2]") {
   FenceBench b(std::map<std::string, std::string>{{"cmp.mv_source", "memory"}});
   // An MV update first (a waiter that times out): in this form the CMP has no work for it.
-  const sc_time ran = signal_against_poked_mv(b, [&](NativeFence* f) { b.p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US)); });
+  const sc_time ran =
+      signal_against_poked_mv(b, [&](NativeFence* f) { b.p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US)); });
   CHECK(b.p.gpu.cmp.cfg.shadow_base == 0);
   CHECK(b.p.gpu.cmp.mv_updates() == 0);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
@@ -577,7 +597,10 @@ TEST_CASE("cmp.mv_source = memory: the engine reads the OS's MV after its CV wri
   CHECK(ran == b.p.gpu.nodes[0]->last_signal_start() + walk() + ns_(100) + pte_read() + sysmem_read(8) + kDecode);
 }
 
-TEST_CASE("cmp.mv_source = memory: a signal racing an MV update reads the new MV because the engine orders its CV write first", "[F7][F8]") {
+TEST_CASE(
+    "cmp.mv_source = memory: a signal racing an MV update reads the new MV because the engine orders its CV write "
+    "first",
+    "[F7][F8]") {
   // The CV write waits 5 us in the write buffer; the engine reads MV only after it has left, by when
   // the OS has stored the new MV (the thread starts waiting 1 us after the SIGNAL). The OS's re-read
   // came too early, so the engine's interrupt is what wakes the waiter.

@@ -59,7 +59,8 @@ size_t rises(const std::string& values) {
 }
 }  // namespace
 
-TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from the default parameters", "[F3][F8][H2]") {
+TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from the default parameters",
+          "[F3][F8][H2]") {
   using namespace tb::dflt;
   auto j = run("fence_signal", "", "sig");
   // The SIGNAL's CV write is node 0's first touch of the fence's CV page: a cold TLB, one walk before
@@ -98,10 +99,13 @@ TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from 
   sc_time poll = mmio2 + sc_time(100, SC_NS);
   while (poll + kRc + dram_xfer(8) + kDram < ack) poll += cpu_read(8);
   const sc_time dpc = poll + cpu_read(8) + cpu_read(8);
-  const std::pair<const char*, sc_time> parts[] = {
-      {"fence_write_ns", fence_write}, {"cmp_decision_ns", cmp_decision}, {"msi_delivery_ns", msi_delivery},
-      {"idle_exit_ns", sc_time(2000, SC_NS)}, {"isr_ns", isr}, {"dpc_ns", dpc},
-      {"thread_wake_ns", sc_time(2000, SC_NS)}};
+  const std::pair<const char*, sc_time> parts[] = {{"fence_write_ns", fence_write},
+                                                   {"cmp_decision_ns", cmp_decision},
+                                                   {"msi_delivery_ns", msi_delivery},
+                                                   {"idle_exit_ns", sc_time(2000, SC_NS)},
+                                                   {"isr_ns", isr},
+                                                   {"dpc_ns", dpc},
+                                                   {"thread_wake_ns", sc_time(2000, SC_NS)}};
   sc_time total = sc_core::SC_ZERO_TIME;
   for (auto& [k, want] : parts) {
     INFO(k);
@@ -136,7 +140,10 @@ TEST_CASE("fence_signal: each part's parameter moves that part and the total by 
   }
 }
 
-TEST_CASE("fence_signal with a monitored fence: the CMP's interrupt firmware moves cmp_decision_ns and the total by exactly its change", "[F5][H2]") {
+TEST_CASE(
+    "fence_signal with a monitored fence: the CMP's interrupt firmware moves cmp_decision_ns and the total by exactly "
+    "its change",
+    "[F5][H2]") {
   // The monitored fence's event goes through the same firmware step as a native one: 100 more cycles at
   // the CMP's 1 GHz are 100 ns more between CV's visibility and the MSI, and nothing else moves.
   auto base = run("fence_signal", "--fence.kind=legacy", "legacy_base");
@@ -145,7 +152,9 @@ TEST_CASE("fence_signal with a monitored fence: the CMP's interrupt firmware mov
   CHECK(m(more, "signal_to_wake_ns") == Approx(m(base, "signal_to_wake_ns") + 100).margin(1e-6));
 }
 
-TEST_CASE("conditional_interrupt: one interrupt per satisfied waiter native, one per signal legacy, none without waiters", "[F3][F5]") {
+TEST_CASE(
+    "conditional_interrupt: one interrupt per satisfied waiter native, one per signal legacy, none without waiters",
+    "[F3][F5]") {
   auto native = run("conditional_interrupt", "", "native");
   CHECK(native["metrics"]["counts_checked_exactly"] == true);  // the default 50 us spacing is far apart
   CHECK(m(native, "signals") == 100);
@@ -193,7 +202,8 @@ TEST_CASE("conditional_interrupt's verdict claims exact counts from its derived 
   CHECK(m(close, "waiters_woken") == 10);
 }
 
-TEST_CASE("NULL signaled-fence array: in conditional_interrupt the OS scans every waiter and still wakes each", "[F12]") {
+TEST_CASE("NULL signaled-fence array: in conditional_interrupt the OS scans every waiter and still wakes each",
+          "[F12]") {
   auto j = run("conditional_interrupt", "--cmp.report_fence_set=false", "null");
   CHECK(m(j, "null_array_interrupts") == 10);
   CHECK(m(j, "waiters_woken") == 10);
@@ -201,7 +211,9 @@ TEST_CASE("NULL signaled-fence array: in conditional_interrupt the OS scans ever
   CHECK(m(exact, "null_array_interrupts") == 0);
 }
 
-TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU interrupt, legacy costs a CPU round trip", "[F5]") {
+TEST_CASE(
+    "gpu_wait: native unblocks on the GPU at the derived time with no CPU interrupt, legacy costs a CPU round trip",
+    "[F5]") {
   using namespace tb::dflt;
   // 1 ps timestamp ticks, so B's start is exact (the default 1 ns tick floors it).
   auto native = run("gpu_wait", "--gpu.timestamp_tick_ps=1", "gw_native");
@@ -228,7 +240,8 @@ TEST_CASE("gpu_wait: native unblocks on the GPU at the derived time with no CPU 
   CHECK(m(legacy, "fence_interrupts") == 1);
 }
 
-TEST_CASE("A legacy fence runs alike with and without the native fence feature: the same figures, no native fence DDI", "[F9][F5]") {
+TEST_CASE("A legacy fence runs alike with and without the native fence feature: the same figures, no native fence DDI",
+          "[F9][F5]") {
   // A monitored fence is the OS's alone (no driver DDI, no CMP slot), so whether the OS enabled
   // DXGK_FEATURE_NATIVE_FENCE, or the driver has native fences at all, changes nothing on its path:
   // the figures are equal to the picosecond.
@@ -260,8 +273,9 @@ TEST_CASE("A legacy fence runs alike with and without the native fence feature: 
   CHECK(native.out.empty());
   // A driver that advertises native fences the OS did not enable fails adapter start, even for a
   // monitored fence: the run reports it (exit 1), as the OS would.
-  const Run fails = run_cli(scenario("gpu_wait") + " --fence.kind=legacy --os.native_fence_feature=disabled "
-                                                   "--gpu.kmd_native_gpu_fence=always");
+  const Run fails = run_cli(scenario("gpu_wait") +
+                            " --fence.kind=legacy --os.native_fence_feature=disabled "
+                            "--gpu.kmd_native_gpu_fence=always");
   CHECK(fails.code == 1);
   CHECK(fails.out.find("DXGK_FEATURE_NATIVE_FENCE") != std::string::npos);
 }
@@ -347,7 +361,8 @@ TEST_CASE("fence_race: an interrupt storm makes waiters late, not lost", "[F7][F
   CHECK(j["verdict"] == "pass");
 }
 
-TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same figures at any tick, within one tick", "[F5][H2]") {
+TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same figures at any tick, within one tick",
+          "[F5][H2]") {
   // copy_bandwidth: the 16 MiB d2h copy takes 647.65 us between its TIMESTAMPs (1 ps ticks). A tick of
   // 1 us rounds each end down, so the duration is off by less than one tick (0.15 %), never by the
   // factor of the tick in ns (1000: 25,890 GB/s on a 26 GB/s link), nor its inverse at a 1 ps tick.
@@ -355,7 +370,8 @@ TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same f
   const double exact_ns = m(fine, "duration_ns");
   CHECK(exact_ns == Approx(647651.812).margin(0.001));
   for (const char* tick : {"1000", "1000000"}) {
-    const auto j = run("copy_bandwidth", std::string("--gpu.timestamp_tick_ps=") + tick, std::string("tick_copy_") + tick);
+    const auto j =
+        run("copy_bandwidth", std::string("--gpu.timestamp_tick_ps=") + tick, std::string("tick_copy_") + tick);
     const double tick_ns = std::stod(tick) / 1000.0;
     CHECK(std::abs(m(j, "duration_ns") - exact_ns) < tick_ns);
     CHECK(m(j, "effective_gbps") == Approx(16777216.0 / m(j, "duration_ns")));
@@ -374,7 +390,10 @@ TEST_CASE("GPU timestamps are ticks: copy_bandwidth and gpu_wait give the same f
   CHECK(std::abs(m(g3, "signal_to_unblock_ns") - m(g4, "signal_to_unblock_ns")) < 1.0);
 }
 
-TEST_CASE("lost_interrupt: a waiter whose interrupt came late is late by cause, not lost, and one whose signal raised none is lost even when rescued", "[F3][F7][F8]") {
+TEST_CASE(
+    "lost_interrupt: a waiter whose interrupt came late is late by cause, not lost, and one whose signal raised none "
+    "is lost even when rescued",
+    "[F3][F7][F8]") {
   auto monitor = [](const nlohmann::json& j) { return j["monitors"]["lost_interrupt"]["violations"].get<uint64_t>(); };
   auto u = [](const nlohmann::json& j, const char* k) { return j["metrics"][k].get<uint64_t>(); };
   // One lane: every MSI and CV write queues behind the bulk copy's chunks for tens of microseconds, so
@@ -392,7 +411,8 @@ TEST_CASE("lost_interrupt: a waiter whose interrupt came late is late by cause, 
   CHECK(u(slow_cmp, "late_gpu_or_link") == u(slow_cmp, "frames_presented"));
   CHECK(u(slow_cmp, "late_cpu_busy") == 0);
   // A CV write in VRAM that takes 282 us to land: the waiter's interrupt waits for it.
-  const auto slow_vram = run("conditional_interrupt", "--fence.storage=local --vram.write_latency_ns=282385", "late_vram");
+  const auto slow_vram =
+      run("conditional_interrupt", "--fence.storage=local --vram.write_latency_ns=282385", "late_vram");
   CHECK(monitor(slow_vram) == 0);
   CHECK(u(slow_vram, "late_gpu_or_link") + u(slow_vram, "late_cpu_busy") >= 1);
   // Without the CMP's barrier (F7) signals racing an MV update raise nothing, the CMP's re-read misses

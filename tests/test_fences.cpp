@@ -1,8 +1,8 @@
 // Native fences end to end in one process each: MV rules, conditional interrupt and the DPC, lifetime
 // and the bug check, CPU signals, progress fences, storage, the torn-value monitor. The ordering
 // contract (F7, F8) is in test_fence_ordering.cpp.
-#include "hw_model/gpu/regs.h"
 #include "fence_bench.h"
+#include "hw_model/gpu/regs.h"
 
 using namespace tb;
 using namespace sc_core;
@@ -210,7 +210,8 @@ void destroyed_fence_in_flight(FenceBench& b) {
 }  // namespace
 
 TEST_CASE("Naming a destroyed fence in the signaled-fence array is a bug check", "[F11][F12]") {
-  FenceBench b(std::map<std::string, std::string>{{"gpu.timestamp_tick_ps", "1"}, {"kmd.validate_signaled_handles", "false"}});
+  FenceBench b(
+      std::map<std::string, std::string>{{"gpu.timestamp_tick_ps", "1"}, {"kmd.validate_signaled_handles", "false"}});
   destroyed_fence_in_flight(b);
   REQUIRE(b.p.vidsch.bugchecked());
   CHECK(b.p.vidsch.bugcheck_code() == 0x113);
@@ -336,7 +337,8 @@ TEST_CASE("The torn_value monitor catches a 64-bit value written in two halves",
   CHECK(b.mon.torn_values() == 1);
 }
 
-TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences wakes native and legacy waiters", "[F12][F5]") {
+TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences wakes native and legacy waiters",
+          "[F12][F5]") {
   // A 4-entry event ring and nine fences signalled back to back, each with a CPU waiter: the CMP drops
   // what does not fit, the KMD sees the monitored fence drop count move and reports NULL with
   // EvaluateLegacyMonitoredFences, and only that makes the DPC scan the legacy fence, whose own entry was
@@ -351,7 +353,7 @@ TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences 
     f.push_back(p.vidsch.CreateNativeFence(1, Segment::System, false, /*legacy*/ true));
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.compute(100000);  // 50 us: every waiter is registered first
+    w.compute(100000);                               // 50 us: every waiter is registered first
     for (auto* x : f) VidSch::gpu_signal(w, *x, 1);  // the monitored fence's: WRITE64, BARRIER, INTERRUPT
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     for (size_t i = 1; i < f.size(); ++i)

@@ -72,11 +72,27 @@ void check_against_golden(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("golden copy_bandwidth: identical after the topology refactor", "[H1][golden]") { check_against_golden("copy_bandwidth"); }
-TEST_CASE("golden mmio_roundtrip: identical after the topology refactor", "[H1][golden]") { check_against_golden("mmio_roundtrip"); }
-TEST_CASE("golden fence_signal: identical after the topology refactor", "[F2][golden]") { check_against_golden("fence_signal"); }
-TEST_CASE("golden conditional_interrupt: identical after the topology refactor", "[F3][golden]") { check_against_golden("conditional_interrupt"); }
-TEST_CASE("golden gpu_wait: identical after the topology refactor", "[F5][golden]") { check_against_golden("gpu_wait"); }
-TEST_CASE("golden fence_race: identical after the topology refactor", "[F7][golden]") { check_against_golden("fence_race"); }
-TEST_CASE("golden fence_race_no_barrier: identical after the topology refactor", "[F7][golden]") { check_against_golden("fence_race_no_barrier"); }
-TEST_CASE("golden fence_stress: identical after the topology refactor", "[F6][golden]") { check_against_golden("fence_stress"); }
+TEST_CASE("golden copy_bandwidth: identical after the topology refactor", "[H1][golden]") {
+  check_against_golden("copy_bandwidth");
+}
+TEST_CASE("golden mmio_roundtrip: identical after the topology refactor", "[H1][golden]") {
+  check_against_golden("mmio_roundtrip");
+}
+TEST_CASE("golden fence_signal: identical after the topology refactor", "[F2][golden]") {
+  check_against_golden("fence_signal");
+}
+TEST_CASE("golden conditional_interrupt: identical after the topology refactor", "[F3][golden]") {
+  check_against_golden("conditional_interrupt");
+}
+TEST_CASE("golden gpu_wait: identical after the topology refactor", "[F5][golden]") {
+  check_against_golden("gpu_wait");
+}
+TEST_CASE("golden fence_race: identical after the topology refactor", "[F7][golden]") {
+  check_against_golden("fence_race");
+}
+TEST_CASE("golden fence_race_no_barrier: identical after the topology refactor", "[F7][golden]") {
+  check_against_golden("fence_race_no_barrier");
+}
+TEST_CASE("golden fence_stress: identical after the topology refactor", "[F6][golden]") {
+  check_against_golden("fence_stress");
+}

@@ -64,8 +64,8 @@ TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus it
     vramx = p.vidmm.allocate(Segment::Local, 4096);
     ts = p.kmd.scratch();
     PacketWriter w1, w2, w3;
-    w1.timestamp(ts).write64(sysx, 1).barrier().timestamp(ts + 8);        // system scope
-    w2.timestamp(ts + 16).write64(sysx + 8, 2).timestamp(ts + 24);        // no barrier
+    w1.timestamp(ts).write64(sysx, 1).barrier().timestamp(ts + 8);  // system scope
+    w2.timestamp(ts + 16).write64(sysx + 8, 2).timestamp(ts + 24);  // no barrier
     // Device scope: every write of this stream stays in VRAM (a timestamp to system memory would make
     // the barrier wait for it too, at system scope).
     w3.timestamp(vramx + 8).write64(vramx, 3).barrier().timestamp(vramx + 16);
@@ -98,7 +98,8 @@ TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus it
   CHECK(p.gpu.vram.peek64(vramx) == 3);
 }
 
-TEST_CASE("MSI: an INTERRUPT packet reaches the interrupt controller as a posted write, then ISR, DPC, thread", "[H2][H3]") {
+TEST_CASE("MSI: an INTERRUPT packet reaches the interrupt controller as a posted write, then ISR, DPC, thread",
+          "[H2][H3]") {
   Bench b;
   auto& p = b.p;
   uint64_t ts = 0;

@@ -25,8 +25,9 @@ double mean(const nlohmann::json& m, const char* k) { return m[k]["mean"].get<do
 const double kGen4x8Posted = dflt::pcie_rate(16, 8, 203) * 256.0 / 280.0;
 }  // namespace
 
-TEST_CASE("hybrid_present defaults: one copy (CASO) moves one surface over the link a frame, copy 1 as derived, no underflow",
-          "[C3][C6][H1]") {
+TEST_CASE(
+    "hybrid_present defaults: one copy (CASO) moves one surface over the link a frame, copy 1 as derived, no underflow",
+    "[C3][C6][H1]") {
   const auto j = run_json(scenario("hybrid_present"), "one");
   const auto& m = j["metrics"];
   CHECK(j["verdict"] == "pass");
@@ -59,9 +60,10 @@ TEST_CASE("hybrid_present defaults: one copy (CASO) moves one surface over the l
   CHECK(m["scanout_gbps_active"].get<double>() == Approx(148.5e6 * 4 / 1e9).epsilon(0.001));
 }
 
-TEST_CASE("hybrid_present: two copies add one surface read and one write on the display adapter, nothing on the link, "
-          "one copy reaches the panel first",
-          "[C2][C3][H1]") {
+TEST_CASE(
+    "hybrid_present: two copies add one surface read and one write on the display adapter, nothing on the link, "
+    "one copy reaches the panel first",
+    "[C2][C3][H1]") {
   const auto one = run_json(scenario("hybrid_present") + " --present.path=one_copy", "p1")["metrics"];
   const auto two = run_json(scenario("hybrid_present") + " --present.path=two_copy", "p2")["metrics"];
   // Copy 2 runs on the iGPU, on the host side of the root complex: the link carries exactly the same
@@ -73,7 +75,8 @@ TEST_CASE("hybrid_present: two copies add one surface read and one write on the 
   // the iGPU's own control traffic for it (its copy packet fetched, two timestamps, a fence value, an
   // event entry and write index): under 512 B. Scan-out is left out (copy_sysmem_bytes_per_frame): the
   // two runs scan different numbers of refreshes (a frame that misses its vblank adds one).
-  const double extra = two["copy_sysmem_bytes_per_frame"].get<double>() - one["copy_sysmem_bytes_per_frame"].get<double>();
+  const double extra =
+      two["copy_sysmem_bytes_per_frame"].get<double>() - one["copy_sysmem_bytes_per_frame"].get<double>();
   // One copy's own system-memory traffic is copy 1's writes of one surface, plus control traffic.
   CHECK(one["copy_sysmem_bytes_per_frame"].get<double>() >= kSurface);
   CHECK(one["copy_sysmem_bytes_per_frame"].get<double>() < kSurface + 1024);
@@ -104,7 +107,8 @@ TEST_CASE("hybrid_present: two copies add one surface read and one write on the 
   // of the sweep misses its vblank with copy 2 that makes it with one copy: a whole refresh, / 120.
   const double T = 1e9 * 2200.0 * 1125.0 / 148.5e6;
   const double d = mean(two, "present_to_scanout_ns") - mean(one, "present_to_scanout_ns");
-  INFO("present_to_scanout one " << mean(one, "present_to_scanout_ns") << " two " << mean(two, "present_to_scanout_ns"));
+  INFO("present_to_scanout one " << mean(one, "present_to_scanout_ns") << " two "
+                                 << mean(two, "present_to_scanout_ns"));
   CHECK(d >= T / 120 - 1);
   CHECK(d <= 3 * T / 120 + 1);
   // No frame is shown before its flip was programmed and latched: present -> scan-out covers the path.
@@ -135,12 +139,14 @@ TEST_CASE("hybrid_present: a display driver that fails adapter start is reported
   CHECK(j["verdict"] == "fail");
   bool found = false;
   for (auto& w : j["why_failed"])
-    found |= w.get<std::string>().find("iGPU: adapter start failed: a HybridIntegrated driver must declare "
-                                       "CrossAdapterResourceScanout") != std::string::npos;
+    found |= w.get<std::string>().find(
+                 "iGPU: adapter start failed: a HybridIntegrated driver must declare "
+                 "CrossAdapterResourceScanout") != std::string::npos;
   CHECK(found);
 }
 
-TEST_CASE("hybrid_present: the same seed gives identical results and VCD, another seed moves the random jitter", "[H1]") {
+TEST_CASE("hybrid_present: the same seed gives identical results and VCD, another seed moves the random jitter",
+          "[H1]") {
   std::string json[3], vcd[2];
   for (int i = 0; i < 3; ++i) {
     const std::string tag = "det" + std::to_string(i);
@@ -197,10 +203,13 @@ TEST_CASE("caso_caps: every tier combination and every fallback has the outcome 
   CHECK(started == 5);
   const auto& c5 = j["metrics"]["c5_present_path"];
   const std::pair<const char*, const char*> expect[] = {
-      {"tier3_all_checks_pass", "one_copy: "},      {"display_tier2", "two_copy: display adapter is tier 2"},
+      {"tier3_all_checks_pass", "one_copy: "},
+      {"display_tier2", "two_copy: display adapter is tier 2"},
       {"no_scanout_beyond_minimum", "two_copy: pfnCreateResource answered DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT"},
-      {"no_scanout_inside_minimum", "two_copy: "},  {"static_check_fails", "two_copy: CheckMultiplaneOverlaySupport3"},
-      {"static_check_changes_state", "one_copy: "}, {"present_time_check_fails", "compose: "}};
+      {"no_scanout_inside_minimum", "two_copy: "},
+      {"static_check_fails", "two_copy: CheckMultiplaneOverlaySupport3"},
+      {"static_check_changes_state", "one_copy: "},
+      {"present_time_check_fails", "compose: "}};
   for (auto [k, prefix] : expect) {
     INFO(k << " -> " << c5[k]);
     CHECK(c5[k].get<std::string>().rfind(prefix, 0) == 0);
@@ -245,7 +254,8 @@ TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its
           "[C2][C3]") {
   // d3dukmdt.h: D3DKMT_CROSS_ADAPTER_RESOURCE_PITCH_ALIGNMENT 128, _HEIGHT_ALIGNMENT 4 (docs/calibration.md).
   PhysHeap sys(0x1'0000'0000ull, 1ull << 30, "sysmem.size_bytes");
-  VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes", nullptr, 64ull << 20);  // no page-table memory: entries kept only in VidMm
+  VidMm mm(sys, 0x100'0000'0000ull, 1ull << 30, "vram.size_bytes", nullptr,
+           64ull << 20);  // no page-table memory: entries kept only in VidMm
   struct Case {
     uint32_t w, h, bpp, pitch, rows;
   } cases[] = {
@@ -269,7 +279,8 @@ TEST_CASE("VidMm: a cross-adapter surface's pitch is a multiple of 128 B and its
 
 TEST_CASE("hybrid_present: a present-time check that fails from frame N composes every frame from N on", "[C5]") {
   // igpu.kmd_present_check_fails_at = 4: frames 1-3 go one copy, 4-8 through DWM's composition.
-  const auto j = run_json(scenario("hybrid_present") + " --workload.frames=8 --igpu.kmd_present_check_fails_at=4", "ptc");
+  const auto j =
+      run_json(scenario("hybrid_present") + " --workload.frames=8 --igpu.kmd_present_check_fails_at=4", "ptc");
   CHECK(j["verdict"] == "pass");
   CHECK(j["metrics"]["frames_composed"] == 5);
   CHECK(j["metrics"]["copy2_ns"]["n"] == 5);
@@ -277,18 +288,20 @@ TEST_CASE("hybrid_present: a present-time check that fails from frame N composes
   CHECK(j["metrics"]["frames_displayed"] == 8);
 }
 
-TEST_CASE("hybrid_present: presents that queue (latency 16, two buffers, an app faster than the panel) all reach the "
-          "panel in order, each after its flip",
-          "[C2][C6]") {
+TEST_CASE(
+    "hybrid_present: presents that queue (latency 16, two buffers, an app faster than the panel) all reach the "
+    "panel in order, each after its flip",
+    "[C2][C6]") {
   // The app submits a frame every 2 ms (0.5 ms of rendering) against a 16.7 ms refresh: only the two
   // buffers hold it back, and the flip register takes one flip a vblank, so every frame waits for the
   // previous one's flip. The verdict checks the order and that no frame shows before its flip latched
   // (dropping the buffer-reuse wait shows a buffer the app is overwriting; dropping the wait for the
   // previous flip replaces a flip before it latched and hangs the present thread).
-  const auto j = run_json(scenario("hybrid_present") +
-                              " --workload.frames=12 --present.max_frame_latency=16 --present.buffers=2"
-                              " --workload.frame_interval_us=2000 --workload.start_jitter_us=0 --workload.render_us=500",
-                          "queue");
+  const auto j =
+      run_json(scenario("hybrid_present") +
+                   " --workload.frames=12 --present.max_frame_latency=16 --present.buffers=2"
+                   " --workload.frame_interval_us=2000 --workload.start_jitter_us=0 --workload.render_us=500",
+               "queue");
   CHECK(j["verdict"] == "pass");
   CHECK(j["metrics"]["frames_displayed"] == 12);
   // Two buffers: frame n waits for frame n - 1's flip, so the app is throttled on nearly every frame.

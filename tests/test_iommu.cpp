@@ -7,7 +7,8 @@
 
 using namespace tb;
 
-TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns each, a hit costs nothing", "[A3][H2]") {
+TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns each, a hit costs nothing",
+          "[A3][H2]") {
   // A four-level table (VT-d second-level style: 9 bits a level over 4 KiB pages) in system memory maps
   // DMA page 0x12345 to frame F. The first read of the page misses the IOTLB and walks: 4 reads of
   // iommu.walk_read_ns (310 ns here, an odd figure so that 3 or 5 levels cannot match); the same read
@@ -55,7 +56,9 @@ TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns 
   CHECK(miss - hit == sc_time(4 * 310, SC_NS));
 }
 
-TEST_CASE("Memory: a read arriving at the same instant as an earlier write sees the write, however short its own latency", "[F1][H2]") {
+TEST_CASE(
+    "Memory: a read arriving at the same instant as an earlier write sees the write, however short its own latency",
+    "[F1][H2]") {
   // A write of 8 bytes, then a read of the same bytes, both reaching the controller at t = 0 (the
   // fence_stress case: eight queues' CV writes and the CMP's reads meet in one instant). Writes take
   // 500 ns to become visible here, reads sample after 10 ns: the read must not pass the write that

@@ -89,7 +89,8 @@ TEST_CASE("A read does not pass an earlier posted write, and another agent reads
   CHECK(host_late == v);
 }
 
-TEST_CASE("A read waits for a slow write that reached the memory controller before it, not for one still on its way", "[H2]") {
+TEST_CASE("A read waits for a slow write that reached the memory controller before it, not for one still on its way",
+          "[H2]") {
   // DRAM writes take 500 ns to become visible, reads 90 ns to be sampled: a read right behind a write
   // would be sampled before the write is visible, so only the controller's ordering rule (a read does
   // not pass a write that arrived before it) gives it the new value.
@@ -101,7 +102,7 @@ TEST_CASE("A read waits for a slow write that reached the memory controller befo
   sc_time vis, gpu_read_done, host_read_done;
   uint64_t gpu_saw = 0, host_saw = 1;
   gpu_agent.body = [&] {
-    vis = gpu_agent.bus.post64(kA, v);  // posted at 0: pending at the controller from 0, arriving later
+    vis = gpu_agent.bus.post64(kA, v);   // posted at 0: pending at the controller from 0, arriving later
     gpu_saw = gpu_agent.bus.read64(kA);  // same direction, right behind the write
     gpu_read_done = sc_time_stamp();
   };
@@ -161,7 +162,8 @@ TEST_CASE("Aligned 64-bit writes become visible whole, never torn", "[F1][H2]") 
   for (uint64_t o : observed) CHECK((o == va || o == vb));
 }
 
-TEST_CASE("An all-zero write is a write: it overwrites data at its visibility time, and zero pages read as zero", "[H2]") {
+TEST_CASE("An all-zero write is a write: it overwrites data at its visibility time, and zero pages read as zero",
+          "[H2]") {
   // The memory keeps no copy of an all-zero write's data (host speed for never-drawn surfaces); what a
   // reader sees must not change: old data until the write is visible, zeros from then on, and a watch
   // fires at the same time as for any write.
@@ -200,7 +202,10 @@ TEST_CASE("An all-zero write is a write: it overwrites data at its visibility ti
   CHECK(t.p.sysmem.bytes_written() == 8192 + 4096 + 16);
 }
 
-TEST_CASE("ZeroHint: an unbacked range reads as zeros into the buffer, a backed one as its data, a hinted zero write stores zeros", "[H2]") {
+TEST_CASE(
+    "ZeroHint: an unbacked range reads as zeros into the buffer, a backed one as its data, a hinted zero write stores "
+    "zeros",
+    "[H2]") {
   // Host speed only: whatever the hint, the initiator's buffer must end up holding exactly what a read
   // returns, and a write hinted as zero must store zeros over data.
   TwoAgents t;
@@ -264,7 +269,7 @@ TEST_CASE("A page watch runs once per visible write that touches its page and fo
   t.host_agent.body = [&] {
     v_small = t.host_agent.bus.post(page + 0x40, &v8, 8);
     v_big = t.host_agent.bus.post(page - 4096, big.data(), 8192);  // the page before and this one
-    v_other = t.host_agent.bus.post(page + 4096, &v8, 8);         // the next page only
+    v_other = t.host_agent.bus.post(page + 4096, &v8, 8);          // the next page only
   };
   sc_start();
   REQUIRE(seen.size() == 2);

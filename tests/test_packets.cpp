@@ -8,8 +8,15 @@ using namespace sc_core;
 
 TEST_CASE("Packet decoder: every PacketWriter packet decodes to its operands", "[H1]") {
   PacketWriter w;
-  w.nop().write64(0x1122334455667788, 0x99aabbccddeeff00).timestamp(0xfedcba9876543210).barrier()
-      .compute(1ull << 40).copy(1, 2, 3).interrupt(7).signal(65535, ~0ull).wait(3, 1ull << 63);
+  w.nop()
+      .write64(0x1122334455667788, 0x99aabbccddeeff00)
+      .timestamp(0xfedcba9876543210)
+      .barrier()
+      .compute(1ull << 40)
+      .copy(1, 2, 3)
+      .interrupt(7)
+      .signal(65535, ~0ull)
+      .wait(3, 1ull << 63);
   struct Want {
     Op op;
     uint32_t dwords;
@@ -101,14 +108,13 @@ TEST_CASE("Node fault: a malformed packet stops its queue, is named, and the nod
   // Each queue stopped at its bad packet: the written-back read pointer is the NOP's 4 bytes.
   for (size_t i = 0; i < bad.size(); ++i) CHECK(p.sysmem.peek64(qs[i]->rptr_addr) == 4);
   REQUIRE(n.fault_messages().size() == bad.size());
-  const std::vector<std::string> reason = {
-      "malformed packet (unknown opcode; header 0x2a000001)",
-      "malformed packet (zero length; header 0x00000000)",
-      "malformed packet (length over 16 dwords; header 0x00000011)",
-      "malformed packet (wrong length for the opcode; header 0x07000003)",
-      "malformed packet (packet runs past the write pointer; header 0x01000005)",
-      "SIGNAL names fence slot 4242, which the CMP does not hold",
-      "WAIT names fence slot 4243, which the CMP does not hold"};
+  const std::vector<std::string> reason = {"malformed packet (unknown opcode; header 0x2a000001)",
+                                           "malformed packet (zero length; header 0x00000000)",
+                                           "malformed packet (length over 16 dwords; header 0x00000011)",
+                                           "malformed packet (wrong length for the opcode; header 0x07000003)",
+                                           "malformed packet (packet runs past the write pointer; header 0x01000005)",
+                                           "SIGNAL names fence slot 4242, which the CMP does not hold",
+                                           "WAIT names fence slot 4243, which the CMP does not hold"};
   for (size_t i = 0; i < bad.size(); ++i)
     CHECK(n.fault_messages()[i] ==
           "gpu.node0: queue " + std::to_string(i) + " faulted at ring offset 0x4: " + reason[i]);

@@ -2,9 +2,9 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +19,8 @@ TEST_CASE("copy_bandwidth d2h lands within 2 % of docs/calibration.md's derived 
   } cases[] = {{3, 8, 6.62}, {4, 16, 25.99}, {5, 16, 51.98}};
   for (auto c : cases) {
     auto j = run_json(scenario("copy_bandwidth") + " --link.gen=" + std::to_string(c.gen) +
-                          " --link.lanes=" + std::to_string(c.lanes), "bw" + std::to_string(c.gen));
+                          " --link.lanes=" + std::to_string(c.lanes),
+                      "bw" + std::to_string(c.gen));
     const double got = j["metrics"]["effective_gbps"];
     INFO("Gen" << c.gen << " x" << c.lanes << ": " << got << " GB/s");
     CHECK(std::abs(got - c.published_gbps) / c.published_gbps < 0.02);
@@ -81,14 +82,17 @@ TEST_CASE("mmio_roundtrip: a parameter moves the latency by exactly its change",
 
 TEST_CASE("Same scenario and seed give identical results (but host) and VCD (but $date)", "[H4]") {
   const std::pair<const char*, const char*> runs[] = {
-      {"copy_bandwidth", ""}, {"mmio_roundtrip", ""}, {"fence_signal", ""},
+      {"copy_bandwidth", ""},
+      {"mmio_roundtrip", ""},
+      {"fence_signal", ""},
       {"fence_race_no_barrier", "--workload.signals=5000"},  // random workload, hashed monitor state
-      {"fence_log_scan", "--workload.rounds=8"}};               // the logs, the OS's reads of them
+      {"fence_log_scan", "--workload.rounds=8"}};            // the logs, the OS's reads of them
   for (auto [sc, extra] : runs) {
     std::string vcd[2], json[2];
     for (int i = 0; i < 2; ++i) {
       const std::string tag = std::string(sc) + std::to_string(i);
-      const Run r = run_cli(scenario(sc) + " " + extra + " --seed 7 --vcd det_" + tag + ".vcd --results det_" + tag + ".json");
+      const Run r =
+          run_cli(scenario(sc) + " " + extra + " --seed 7 --vcd det_" + tag + ".vcd --results det_" + tag + ".json");
       REQUIRE(r.code == 0);
       auto j = nlohmann::json::parse(slurp("det_" + tag + ".json"));
       CHECK(j["host"].contains("wall_s"));
@@ -118,7 +122,7 @@ TEST_CASE("Every waveforms/*.gtkw opens signals its scenario's VCD declares", "[
   // A save file naming a signal the VCD lacks shows an empty row in GTKWave: each file is checked against
   // a reduced run of the scenario of the same name (the file's [dumpfile]).
   const std::map<std::string, std::string> reduced = {
-      {"copy_bandwidth", "--copy.bytes=65536"}, {"conditional_interrupt", "--workload.signals=20"},
+      {"copy_bandwidth", "--copy.bytes=65536"},  {"conditional_interrupt", "--workload.signals=20"},
       {"fence_race", "--workload.signals=2000"}, {"fence_race_no_barrier", "--workload.signals=2000"},
       {"hybrid_present", "--workload.frames=3"}, {"scanout_underflow", "--workload.frames=1"}};
   const std::filesystem::path dir = std::string(GPUMODEL_SOURCE_DIR) + "/waveforms";

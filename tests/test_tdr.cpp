@@ -40,8 +40,9 @@ struct Bench {
     p.kmd.DxgkDdiSubmitCommand(a);
   }
   bool completed(uint64_t id) const {
-    return std::any_of(irqs.begin(), irqs.end(),
-                       [id](const DxgkInterruptData& d) { return d.type == DxgkInterruptData::DmaCompleted && d.fence_id == id; });
+    return std::any_of(irqs.begin(), irqs.end(), [id](const DxgkInterruptData& d) {
+      return d.type == DxgkInterruptData::DmaCompleted && d.fence_id == id;
+    });
   }
 };
 
@@ -62,8 +63,10 @@ std::vector<std::string> step_names(const nlohmann::json& m) {
 }
 }  // namespace
 
-TEST_CASE("Preemption at a packet boundary: the running packet finishes, the rest of the ring is dropped, "
-          "DMA_PREEMPTED carries the last completed fence ID", "[T3][T5]") {
+TEST_CASE(
+    "Preemption at a packet boundary: the running packet finishes, the rest of the ring is dropped, "
+    "DMA_PREEMPTED carries the last completed fence ID",
+    "[T3][T5]") {
   Bench b;
   auto& p = b.p;
   p.cpu.spawn_thread("app", [&] {
@@ -140,8 +143,10 @@ TEST_CASE("A dispatch with preemption disabled runs to its end and stops at the 
   mid_command_case(true);
 }
 
-TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, keeps its last completed "
-          "fence ID, reports the aborted packet, and runs new packets after", "[T1][T5]") {
+TEST_CASE(
+    "DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, keeps its last completed "
+    "fence ID, reports the aborted packet, and runs new packets after",
+    "[T1][T5]") {
   Bench b;
   auto& p = b.p;
   DxgkResetEngineArgs a;
@@ -171,8 +176,8 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
   CHECK(a.last_aborted_fence_id == 2);  // the packet the reset stopped
   CHECK(n.resets() == 1);
   CHECK(kmd_completed_after_reset == a.last_completed_fence_id);  // T5: the reset's ID
-  CHECK(p.kmd.driver_last_completed(0) == 3);                      // then packet 3's completion
-  CHECK(b.completed(3));                        // the node runs again
+  CHECK(p.kmd.driver_last_completed(0) == 3);                     // then packet 3's completion
+  CHECK(b.completed(3));                                          // the node runs again
   // The reset takes 174 us from the control write's arrival (about 0.3 us after t0); the KMD polls its
   // status every 10 us plus a 1.0 us MMIO read (docs/calibration.md 0.9-1.1 us), then reads the fence
   // register once more: the call returns within one poll and two reads of the reset's end.
@@ -180,8 +185,10 @@ TEST_CASE("DxgkDdiResetEngine through MMIO: the node resets in node.reset_ns, ke
   CHECK(t1 - t0 <= us_(174 + 0.5 + 10 + 2 * 1.1));
 }
 
-TEST_CASE("A node that cannot be reset stays hung, DxgkDdiResetFromTimeout resets the adapter in "
-          "cmp.adapter_reset_ms and the node runs again", "[T9]") {
+TEST_CASE(
+    "A node that cannot be reset stays hung, DxgkDdiResetFromTimeout resets the adapter in "
+    "cmp.adapter_reset_ms and the node runs again",
+    "[T9]") {
   Bench b(std::map<std::string, std::string>{{"node.reset_fails_on", "0"}, {"cmp.adapter_reset_ms", "1000"}});
   auto& p = b.p;
   DxgkResetEngineArgs a;
@@ -217,8 +224,10 @@ TEST_CASE("A node that cannot be reset stays hung, DxgkDdiResetFromTimeout reset
   CHECK(p.kmd.driver_last_completed(0) == 2);
 }
 
-TEST_CASE("Two hangs in a row on one node: each DxgkDdiResetEngine reports the packet it aborted, not one "
-          "the previous reset already dropped", "[T1][T4]") {
+TEST_CASE(
+    "Two hangs in a row on one node: each DxgkDdiResetEngine reports the packet it aborted, not one "
+    "the previous reset already dropped",
+    "[T1][T4]") {
   Bench b;
   auto& p = b.p;
   DxgkResetEngineArgs first, second;
@@ -241,8 +250,10 @@ TEST_CASE("Two hangs in a row on one node: each DxgkDdiResetEngine reports the p
   CHECK(p.gpu.nodes[0]->resets() == 2);
 }
 
-TEST_CASE("tdr_engine_reset: T3's steps in order, the watchdog's deadlines exact, the reset and recovery "
-          "within their derived bounds, the other nodes lose under 1 % (T10)", "[T1][T3][T10]") {
+TEST_CASE(
+    "tdr_engine_reset: T3's steps in order, the watchdog's deadlines exact, the reset and recovery "
+    "within their derived bounds, the other nodes lose under 1 % (T10)",
+    "[T1][T3][T10]") {
   const nlohmann::json j = run_json(scenario("tdr_engine_reset"), "engine");
   const auto& m = j["metrics"];
   CHECK(step_names(m) == std::vector<std::string>{"preempt", "timeout", "snapshot", "flushdpc", "prepare", "reset",
@@ -293,8 +304,10 @@ TEST_CASE("tdr_engine_reset: T3's steps in order, the watchdog's deadlines exact
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
 }
 
-TEST_CASE("tdr_engine_reset: paging packets submitted too late come back first with their IDs, in order, "
-          "render packets get new IDs (T6), the completed ID moves as T5 says", "[T5][T6]") {
+TEST_CASE(
+    "tdr_engine_reset: paging packets submitted too late come back first with their IDs, in order, "
+    "render packets get new IDs (T6), the completed ID moves as T5 says",
+    "[T5][T6]") {
   const nlohmann::json j = run_json(scenario("tdr_engine_reset"), "resubmit");
   const auto& m = j["metrics"];
   const auto& rs = m["resubmissions"];
@@ -323,9 +336,10 @@ TEST_CASE("tdr_engine_reset: paging packets submitted too late come back first w
   CHECK(m["packets_resubmitted"] == rs.size());
 }
 
-TEST_CASE("tdr_paging_hit: the engine reset hits a paging packet, the adapter resets (TdrReason 9) in "
-          "docs/calibration.md's 1-4 s, the allocation's owner goes to error state, the system device does not",
-          "[T7][T5]") {
+TEST_CASE(
+    "tdr_paging_hit: the engine reset hits a paging packet, the adapter resets (TdrReason 9) in "
+    "docs/calibration.md's 1-4 s, the allocation's owner goes to error state, the system device does not",
+    "[T7][T5]") {
   const nlohmann::json j = run_json(scenario("tdr_paging_hit"), "paging");
   const auto& m = j["metrics"];
   CHECK(m["adapter_reset_cause"] == "paging_hit");
@@ -344,8 +358,10 @@ TEST_CASE("tdr_paging_hit: the engine reset hits a paging packet, the adapter re
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
 }
 
-TEST_CASE("tdr_reset_fails: DxgkDdiResetEngine fails, the adapter resets with TdrReason 9, every app device "
-          "is lost and the system device is not", "[T9]") {
+TEST_CASE(
+    "tdr_reset_fails: DxgkDdiResetEngine fails, the adapter resets with TdrReason 9, every app device "
+    "is lost and the system device is not",
+    "[T9]") {
   const nlohmann::json j = run_json(scenario("tdr_reset_fails"), "fails");
   const auto& m = j["metrics"];
   CHECK(m["adapter_reset_cause"] == "reset_failed");
@@ -356,8 +372,10 @@ TEST_CASE("tdr_reset_fails: DxgkDdiResetEngine fails, the adapter resets with Td
   CHECK(j["verdict"] == "pass");
 }
 
-TEST_CASE("tdr_race_window: the hung packet completes between the snapshot and the reset, the KMD reports "
-          "the last completed ID as LastAbortedFenceId and the device still goes to error state", "[T8]") {
+TEST_CASE(
+    "tdr_race_window: the hung packet completes between the snapshot and the reset, the KMD reports "
+    "the last completed ID as LastAbortedFenceId and the device still goes to error state",
+    "[T8]") {
   const nlohmann::json j = run_json(scenario("tdr_race_window"), "race");
   const auto& m = j["metrics"];
   CHECK(m["snapshot_last_completed"].get<uint64_t>() < m["hang_fence_id"].get<uint64_t>());
@@ -369,8 +387,10 @@ TEST_CASE("tdr_race_window: the hung packet completes between the snapshot and t
   CHECK(m["ignored_interrupts"].get<uint64_t>() >= 1);
 }
 
-TEST_CASE("T3 step 4: a hang that completes before the snapshot ends the sequence there, with no reset and "
-          "no device in error", "[T3]") {
+TEST_CASE(
+    "T3 step 4: a hang that completes before the snapshot ends the sequence there, with no reset and "
+    "no device in error",
+    "[T3]") {
   // hang_overrun_us = -5: the packet ends about 4 us before the timeout (which counts from its submission
   // to the idle node, 0.9 us before it started); its completion interrupt is in before step 3, while the
   // node's answer to the preemption request comes only after its 10 us state save: the watchdog still
@@ -382,8 +402,10 @@ TEST_CASE("T3 step 4: a hang that completes before the snapshot ends the sequenc
   CHECK(m["devices_in_error"] == 0);
 }
 
-TEST_CASE("tdr_bad_fence_id: a LastAbortedFenceId below the last completed or above the last submitted "
-          "bug checks 0x119 (0xA, the ID, the last completed)", "[T4]") {
+TEST_CASE(
+    "tdr_bad_fence_id: a LastAbortedFenceId below the last completed or above the last submitted "
+    "bug checks 0x119 (0xA, the ID, the last completed)",
+    "[T4]") {
   const std::string how = GENERATE(std::string("below_completed"), std::string("above_submitted"));
   const nlohmann::json j = run_json(scenario("tdr_bad_fence_id") + " --kmd.tdr_report_aborted=" + how, "bad_" + how);
   REQUIRE(j["bugcheck"].is_object());
@@ -393,16 +415,21 @@ TEST_CASE("tdr_bad_fence_id: a LastAbortedFenceId below the last completed or ab
   const uint64_t reported = bp[1], completed = bp[2];
   const auto& m = j["metrics"];
   CHECK(completed == m["snapshot_last_completed"].get<uint64_t>());  // P3: the snapshot's last completed
-  CHECK(bp[3] == 1);                                                // the model's P4: the node
-  if (how == "below_completed") CHECK(reported == completed - 1);
-  else CHECK(reported == m["snapshot_last_submitted"].get<uint64_t>() + 1);
+  CHECK(bp[3] == 1);                                                 // the model's P4: the node
+  if (how == "below_completed")
+    CHECK(reported == completed - 1);
+  else
+    CHECK(reported == m["snapshot_last_submitted"].get<uint64_t>() + 1);
   CHECK(j["monitors"]["tdr_rules"]["violations"].get<uint64_t>() >= 1);
   CHECK(j["verdict"] == "pass");  // the scenario expects the bug check
 }
 
-TEST_CASE("tdr_bad_fence_id: each guard alone - the monitor catches the bad ID with the OS's check off, and "
-          "a correct KMD gives no bug check, which fails the scenario's expectation", "[T4]") {
-  const nlohmann::json off = run_json(scenario("tdr_bad_fence_id") + " --vidsch.validate_aborted_fence_id=false", "mon", 1);
+TEST_CASE(
+    "tdr_bad_fence_id: each guard alone - the monitor catches the bad ID with the OS's check off, and "
+    "a correct KMD gives no bug check, which fails the scenario's expectation",
+    "[T4]") {
+  const nlohmann::json off =
+      run_json(scenario("tdr_bad_fence_id") + " --vidsch.validate_aborted_fence_id=false", "mon", 1);
   CHECK(off["bugcheck"].is_null());
   CHECK(off["monitors"]["tdr_rules"]["violations"].get<uint64_t>() >= 1);
   const nlohmann::json good = run_json(scenario("tdr_bad_fence_id") + " --kmd.tdr_report_aborted=correct", "good", 1);
@@ -413,8 +440,10 @@ TEST_CASE("tdr_bad_fence_id: each guard alone - the monitor catches the bad ID w
   CHECK(said);
 }
 
-TEST_CASE("tdr_limit: the timeout past vidsch.tdr_limit_count within vidsch.tdr_limit_time_ms bug checks "
-          "0x116, fewer timeouts, or a shorter window, do not", "[T3]") {
+TEST_CASE(
+    "tdr_limit: the timeout past vidsch.tdr_limit_count within vidsch.tdr_limit_time_ms bug checks "
+    "0x116, fewer timeouts, or a shorter window, do not",
+    "[T3]") {
   const nlohmann::json j = run_json(scenario("tdr_limit"), "limit");
   CHECK(j["bugcheck"]["code"] == 0x116);
   CHECK(j["metrics"]["timeouts"] == 6);
@@ -427,8 +456,10 @@ TEST_CASE("tdr_limit: the timeout past vidsch.tdr_limit_count within vidsch.tdr_
   }
 }
 
-TEST_CASE("Linked adapter: a hang on engine 1's node 1 resets that node of that engine only, engine 0's "
-          "node 1 keeps running (EngineAffinity = 1 << EngineOrdinal)", "[T2][T10]") {
+TEST_CASE(
+    "Linked adapter: a hang on engine 1's node 1 resets that node of that engine only, engine 0's "
+    "node 1 keeps running (EngineAffinity = 1 << EngineOrdinal)",
+    "[T2][T10]") {
   const nlohmann::json j = run_json(
       scenario("tdr_engine_reset") + " --gpu.nodes=6 --gpu.linked_engines=2 --workload.hang_engine=1 --gpu.hw_queues=8",
       "linked");
@@ -455,19 +486,21 @@ TEST_CASE("Without SupportPerEngineTDR a timeout resets the whole adapter (befor
   CHECK(step_names(m) == std::vector<std::string>{"preempt", "timeout", "snapshot", "adreset", "adrun"});
 }
 
-TEST_CASE("Preemption decides whether a hang times out: mid-command preemption preempts an endless COMPUTE "
-          "or a blocked WAIT every quantum, so no TDR, a dispatch with preemption disabled times out",
-          "[T3]") {
+TEST_CASE(
+    "Preemption decides whether a hang times out: mid-command preemption preempts an endless COMPUTE "
+    "or a blocked WAIT every quantum, so no TDR, a dispatch with preemption disabled times out",
+    "[T3]") {
   for (const char* hang : {"compute", "wait"}) {
     INFO(hang);
-    const nlohmann::json j = run_json(scenario("tdr_engine_reset") + " --node.preemption=mid_command --workload.hang=" + hang,
-                                      std::string("mid_") + hang);
+    const nlohmann::json j =
+        run_json(scenario("tdr_engine_reset") + " --node.preemption=mid_command --workload.hang=" + hang,
+                 std::string("mid_") + hang);
     CHECK(j["metrics"]["timeouts"] == 0);
     CHECK(j["metrics"]["throughput"]["node1"]["preemptions"].get<uint64_t>() >= 2);
     CHECK(j["metrics"]["devices_in_error"] == 0);
   }
-  const nlohmann::json j =
-      run_json(scenario("tdr_engine_reset") + " --node.preemption=mid_command --workload.hang=compute_nopreempt", "nopre");
+  const nlohmann::json j = run_json(
+      scenario("tdr_engine_reset") + " --node.preemption=mid_command --workload.hang=compute_nopreempt", "nopre");
   CHECK(j["metrics"]["timeouts"] == 1);
   CHECK(j["metrics"]["engine_resets"] == 1);
   const nlohmann::json w = run_json(scenario("tdr_engine_reset") + " --workload.hang=wait", "wait");
@@ -475,8 +508,10 @@ TEST_CASE("Preemption decides whether a hang times out: mid-command preemption p
   CHECK(w["metrics"]["devices_in_error"] == 1);
 }
 
-TEST_CASE("tdr_engine_reset: the same seed gives identical results and VCD, the VCD traces the sequence's "
-          "steps beside the engines", "[T3]") {
+TEST_CASE(
+    "tdr_engine_reset: the same seed gives identical results and VCD, the VCD traces the sequence's "
+    "steps beside the engines",
+    "[T3]") {
   std::string vcd[2];
   nlohmann::json m[2];
   for (int i = 0; i < 2; ++i) {
@@ -492,8 +527,10 @@ TEST_CASE("tdr_engine_reset: the same seed gives identical results and VCD, the 
   CHECK(vcd[0].find(" fence $end") != std::string::npos);      // gpu.nodeN.fence: the last completed fence ID
 }
 
-TEST_CASE("FENCE packet: six dwords (addr, SubmissionFenceId, vector), decoded as written, another length "
-          "is malformed", "[T3]") {
+TEST_CASE(
+    "FENCE packet: six dwords (addr, SubmissionFenceId, vector), decoded as written, another length "
+    "is malformed",
+    "[T3]") {
   PacketWriter w;
   w.fence(0x1'2345'6780ull, 0xAABBCCDD00112233ull, 0x13);
   const auto& dw = w.dwords();
@@ -509,8 +546,10 @@ TEST_CASE("FENCE packet: six dwords (addr, SubmissionFenceId, vector), decoded a
   CHECK(decode_packet(dw.data(), 5).error == PacketError::Truncated);
 }
 
-TEST_CASE("tdr_paging_hit on a node that cannot reset: the hung paging packet is aborted by the adapter reset, "
-          "not resubmitted, and the system device keeps running", "[T7][T9]") {
+TEST_CASE(
+    "tdr_paging_hit on a node that cannot reset: the hung paging packet is aborted by the adapter reset, "
+    "not resubmitted, and the system device keeps running",
+    "[T7][T9]") {
   const nlohmann::json j = run_json(scenario("tdr_paging_hit") + " --node.reset_fails_on=1", "pagefail", 1);
   const auto& m = j["metrics"];
   for (auto& w : j["why_failed"]) CHECK(w.get<std::string>().find("still busy") == std::string::npos);
@@ -521,10 +560,13 @@ TEST_CASE("tdr_paging_hit on a node that cannot reset: the hung paging packet is
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
 }
 
-TEST_CASE("tdr_paging_hit with paging packets queued behind the hung one: after the adapter reset they come "
-          "back with new IDs above the node's completed ID", "[T5][T6][T7]") {
+TEST_CASE(
+    "tdr_paging_hit with paging packets queued behind the hung one: after the adapter reset they come "
+    "back with new IDs above the node's completed ID",
+    "[T5][T6][T7]") {
   const nlohmann::json j =
-      run_json(scenario("tdr_paging_hit") + " --vidsch.hw_queue_depth=4 --workload.paging_every_us=250 --cmp.adapter_reset_ms=1000",
+      run_json(scenario("tdr_paging_hit") +
+                   " --vidsch.hw_queue_depth=4 --workload.paging_every_us=250 --cmp.adapter_reset_ms=1000",
                "pagequeue");
   const auto& m = j["metrics"];
   int paging = 0;
@@ -537,8 +579,10 @@ TEST_CASE("tdr_paging_hit with paging packets queued behind the hung one: after 
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);
 }
 
-TEST_CASE("T3 step 5: with 300 us DPCs the flush has work to wait for, and no DPC is left when the sequence "
-          "goes on (the monitor checks it at step 5 and at an adapter reset)", "[T3]") {
+TEST_CASE(
+    "T3 step 5: with 300 us DPCs the flush has work to wait for, and no DPC is left when the sequence "
+    "goes on (the monitor checks it at step 5 and at an adapter reset)",
+    "[T3]") {
   for (const char* s : {"tdr_engine_reset", "tdr_reset_fails"}) {
     INFO(s);
     const nlohmann::json j = run_json(scenario(s) + " --cpu.dpc_ns=300000", std::string("dpc_") + s);
@@ -572,8 +616,10 @@ struct MonitorBench {
 };
 }  // namespace
 
-TEST_CASE("tdr_rules: the system device in error state (T7) and a completion after the snapshot (T3) are "
-          "violations", "[T7][T3]") {
+TEST_CASE(
+    "tdr_rules: the system device in error state (T7) and a completion after the snapshot (T3) are "
+    "violations",
+    "[T7][T3]") {
   MonitorBench m;
   m.o.device_error(m.app);
   CHECK(m.mon.violations() == 0);
@@ -585,8 +631,10 @@ TEST_CASE("tdr_rules: the system device in error state (T7) and a completion aft
   CHECK(m.mon.violations() == 2);
 }
 
-TEST_CASE("tdr_rules: after an engine reset a render packet resubmitted before the late paging packet, or "
-          "a paging packet with a new ID, or a render packet with its old ID, is a T6 violation", "[T6]") {
+TEST_CASE(
+    "tdr_rules: after an engine reset a render packet resubmitted before the late paging packet, or "
+    "a paging packet with a new ID, or a render packet with its old ID, is a T6 violation",
+    "[T6]") {
   for (int which = 0; which < 3; ++which) {
     INFO("case " << which);
     MonitorBench m;
@@ -605,8 +653,10 @@ TEST_CASE("tdr_rules: after an engine reset a render packet resubmitted before t
   }
 }
 
-TEST_CASE("tdr_rules: a completed ID that is not the reset's at recovery, or not the last submitted after an "
-          "adapter reset, is a T5 violation", "[T5]") {
+TEST_CASE(
+    "tdr_rules: a completed ID that is not the reset's at recovery, or not the last submitted after an "
+    "adapter reset, is a T5 violation",
+    "[T5]") {
   {
     MonitorBench m;
     m.o.submitted(m.packet(1, false, 1), false);
@@ -633,8 +683,10 @@ TEST_CASE("tdr_rules: a completed ID that is not the reset's at recovery, or not
   }
 }
 
-TEST_CASE("T3 step 3: interrupts of the timed-out node are ignored from the snapshot on, also the one a DPC "
-          "flush lets in before step 5 ends (two nodes time out back to back)", "[T3][T8]") {
+TEST_CASE(
+    "T3 step 3: interrupts of the timed-out node are ignored from the snapshot on, also the one a DPC "
+    "flush lets in before step 5 ends (two nodes time out back to back)",
+    "[T3][T8]") {
   // Step 3 is one atomic step at device IRQL: the snapshot, and the node's interrupts ignored from then
   // on, not only after the DPC flush of step 5. The flush has work only when a DPC is queued at the
   // snapshot, which a lone timeout never gives (its TDR worker is dispatched by the core only when no
@@ -711,9 +763,9 @@ TEST_CASE("T3 step 3: interrupts of the timed-out node are ignored from the snap
     return it->second;
   };
   // The setting: B timed out while A's sequence ran; B's snapshot is the instant A's ended.
-  const At b_timeout = step(1, TdrStep::Timeout), a_run = step(0, TdrStep::Recovered), b_snap = step(1, TdrStep::Snapshot),
-           b_flush = step(1, TdrStep::FlushDpc), b_prepare = step(1, TdrStep::Prepare),
-           b_returned = step(1, TdrStep::ResetReturned);
+  const At b_timeout = step(1, TdrStep::Timeout), a_run = step(0, TdrStep::Recovered),
+           b_snap = step(1, TdrStep::Snapshot), b_flush = step(1, TdrStep::FlushDpc),
+           b_prepare = step(1, TdrStep::Prepare), b_returned = step(1, TdrStep::ResetReturned);
   CHECK(b_timeout.t - step(1, TdrStep::Preempt).t == us_(100));  // TdrDelay, exactly
   REQUIRE(b_timeout.t > step(0, TdrStep::Snapshot).t);
   REQUIRE(b_timeout.t < a_run.t);
@@ -777,7 +829,9 @@ void spawn_flusher(Platform& p, FlushTimes& t) {
 }
 }  // namespace
 
-TEST_CASE("KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is still running, not only for queued ones", "[T3]") {
+TEST_CASE(
+    "KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is still running, not only for queued ones",
+    "[T3]") {
   // T3 step 5 flushes the DPCs so that nothing the timed-out node reported is still being processed. A
   // DPC taken from the queue spends cpu.dpc_ns (10 us here) before its code runs: a flush that starts
   // then must return when the code has run (the DPC's end, exactly: the done event is a delta later),
@@ -797,9 +851,9 @@ TEST_CASE("KeFlushQueuedDpcs waits for a DPC taken from the queue whose cost is 
   });
   sc_start();
   const auto& s = p.cpu.last_interrupt();
-  REQUIRE(t.called > s.dpc_start);             // the DPC was out of the queue...
-  REQUIRE(t.called < s.dpc_start + us_(10));   // ...and in its cost
-  CHECK(t.returned == s.dpc_end);              // the flush returned when its code had run
+  REQUIRE(t.called > s.dpc_start);            // the DPC was out of the queue...
+  REQUIRE(t.called < s.dpc_start + us_(10));  // ...and in its cost
+  CHECK(t.returned == s.dpc_end);             // the flush returned when its code had run
   CHECK(s.dpc_end == s.dpc_start + us_(10));
 }
 
@@ -824,6 +878,6 @@ TEST_CASE("KeFlushQueuedDpcs waits for a DPC whose code is still running (its de
   sc_start();
   const auto& s = p.cpu.last_interrupt();
   REQUIRE(t.called >= s.dpc_start);
-  REQUIRE(t.called < s.dpc_end);        // called inside the DPC's code
-  CHECK(t.returned == s.dpc_end);       // returned when it had run
+  REQUIRE(t.called < s.dpc_end);   // called inside the DPC's code
+  CHECK(t.returned == s.dpc_end);  // returned when it had run
 }

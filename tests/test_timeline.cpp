@@ -46,10 +46,12 @@ std::string track_of(const std::map<std::pair<int64_t, int64_t>, std::string>& t
 }
 }  // namespace
 
-TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each signal to the wake it caused", "[H4][F3]") {
+TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each signal to the wake it caused",
+          "[H4][F3]") {
   // 2,000 signals on 64 fences with CPU waiters, the bulk copy loading the link.
-  const json doc = valid_timeline(scenario("fence_race") + " --workload.signals=2000 --workload.bulk_copy_bytes=1048576",
-                                  "timeline_fence_race.json");
+  const json doc =
+      valid_timeline(scenario("fence_race") + " --workload.signals=2000 --workload.bulk_copy_bytes=1048576",
+                     "timeline_fence_race.json");
   const auto t = tracks(doc);
   std::set<std::string> names;
   for (auto& [k, v] : t) names.insert(v);
@@ -97,16 +99,17 @@ TEST_CASE("fence_race's timeline is valid Trace Event JSON with a flow from each
   }
 }
 
-TEST_CASE("hybrid_present's timeline is valid and shows both adapters, the display's frames and flips, and the link", "[H4][C2]") {
+TEST_CASE("hybrid_present's timeline is valid and shows both adapters, the display's frames and flips, and the link",
+          "[H4][C2]") {
   const json doc = valid_timeline(scenario("hybrid_present") + " --workload.frames=10", "timeline_hybrid_present.json");
   const auto t = tracks(doc);
   std::map<std::string, int> slices;  // track -> B events
   for (auto& e : doc["traceEvents"])
     if (e["ph"] == "B") ++slices[track_of(t, e)];
-  CHECK(slices["gpu.node0.packets"] > 0);   // the dGPU renders
+  CHECK(slices["gpu.node0.packets"] > 0);      // the dGPU renders
   CHECK(slices["igpu.display.vblank"] >= 10);  // one vertical blank a refresh: the frames
   CHECK(slices["igpu.display.flip"] >= 1);
-  CHECK(slices["link.up_busy"] > 0);        // the copies cross the link
+  CHECK(slices["link.up_busy"] > 0);  // the copies cross the link
   CHECK(slices["cpu.context"] > 0);
 }
 
@@ -202,7 +205,8 @@ TEST_CASE("The timeline option refuses a path it cannot write and a file the run
   CHECK(both.code == 2);
 }
 
-TEST_CASE("A fence flow starts at the earliest signal that reached the waited value and only at one that came first", "[H4]") {
+TEST_CASE("A fence flow starts at the earliest signal that reached the waited value and only at one that came first",
+          "[H4]") {
   // The pairing rule alone, on a hand-made record: signals of fence 0 with values 1, 2, 3 at 10, 20 and
   // 30 ps; a wake for value 2 at 40 ps comes from the signal at 20 (not 30, also >= 2 and earlier than
   // the wake); a wake for value 5 (never signalled) and a wake for 3 at 25 ps (before the signal of 3)
@@ -212,7 +216,8 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   const std::string key = fence_flow_key("gpu", 0);
   for (uint64_t v : {1, 2, 3}) {
     const sc_core::sc_time at(double(10 * v), sc_core::SC_PS);
-    vcd.slice("gpu.node0.packets", "SIGNAL fence 0 value " + std::to_string(v), at, at + sc_core::sc_time(5, sc_core::SC_PS));
+    vcd.slice("gpu.node0.packets", "SIGNAL fence 0 value " + std::to_string(v), at,
+              at + sc_core::sc_time(5, sc_core::SC_PS));
     vcd.flow_begin(key, v, "gpu.node0.packets", at);
   }
   vcd.flow_end(key, 2, "cpu.context", sc_core::sc_time(40, sc_core::SC_PS));
@@ -233,7 +238,10 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   CHECK(f[0]["args"]["waited"] == 2);
 }
 
-TEST_CASE("The timeline's slices follow the record: last value of a timestamp, no split on an unchanged value, closed at the end", "[H4]") {
+TEST_CASE(
+    "The timeline's slices follow the record: last value of a timestamp, no split on an unchanged value, closed at the "
+    "end",
+    "[H4]") {
   // A text signal set to "a" at 10 ps, to "b" then "c" at 20 ps (only "c" counts), to "c" again at
   // 30 ps (no new slice), and left at "c" until the run ends at 50 ps; a counter, present at 0; a
   // zero-length model slice (an X of no duration); a flow end at the very time of its signal.

@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <tlm_utils/simple_target_socket.h>
+#include <nlohmann/json.hpp>
 
 #include "hw_model/core/tlm_check.h"
 #include "hw_model/gpu/regs.h"
@@ -64,7 +64,8 @@ void clean(const std::function<void()>& f) {
 }
 
 // A hop's whole call, the callee played by `callee`.
-void hop(tlm::tlm_generic_payload& t, sc_time delay, const std::function<void(tlm::tlm_generic_payload&, sc_time&)>& callee) {
+void hop(tlm::tlm_generic_payload& t, sc_time delay,
+         const std::function<void(tlm::tlm_generic_payload&, sc_time&)>& callee) {
   const tc::Snapshot s = tc::before_call(t, delay, "tb.hop");
   callee(t, delay);
   tc::after_call(s, t, delay);
@@ -181,14 +182,16 @@ TEST_CASE("TLM entry: DMI hint, gp option and response status as an initiator le
 
 TEST_CASE("TLM return: the target must set the response status", "[tlm][H1]") {
   Txn t(tlm::TLM_WRITE_COMMAND, 0x1000, 8);
-  const std::string m = broken([&] { hop(t.t, SC_ZERO_TIME, [](tlm::tlm_generic_payload&, sc_time&) {}); },
-                               "response_status");
+  const std::string m =
+      broken([&] { hop(t.t, SC_ZERO_TIME, [](tlm::tlm_generic_payload&, sc_time&) {}); }, "response_status");
   CHECK_THAT(m, Contains("did not set it"));
   Txn u(tlm::TLM_READ_COMMAND, 0x1000, 8);
-  broken([&] {
-    const tc::Snapshot s = tc::target_entry(u.t, SC_ZERO_TIME, "tb.target");
-    tc::target_exit(s, u.t, SC_ZERO_TIME, tc::TargetCaps{});
-  }, "response_status");
+  broken(
+      [&] {
+        const tc::Snapshot s = tc::target_entry(u.t, SC_ZERO_TIME, "tb.target");
+        tc::target_exit(s, u.t, SC_ZERO_TIME, tc::TargetCaps{});
+      },
+      "response_status");
 }
 
 TEST_CASE("TLM return: a refused posted write comes back INCOMPLETE", "[tlm][H1]") {
@@ -200,12 +203,14 @@ TEST_CASE("TLM return: a refused posted write comes back INCOMPLETE", "[tlm][H1]
   auto refuse = [&fc](tlm::tlm_generic_payload&, sc_time&) { fc.refused = true; };
   clean([&] { hop(t.t, SC_ZERO_TIME, refuse); });
   fc.refused = false;
-  broken([&] {
-    sc_time d = SC_ZERO_TIME;
-    const tc::Snapshot s = tc::target_entry(t.t, d, "tb.target");
-    refuse(t.t, d);
-    tc::target_exit(s, t.t, d, tc::TargetCaps{});
-  }, "response_status");
+  broken(
+      [&] {
+        sc_time d = SC_ZERO_TIME;
+        const tc::Snapshot s = tc::target_entry(t.t, d, "tb.target");
+        refuse(t.t, d);
+        tc::target_exit(s, t.t, d, tc::TargetCaps{});
+      },
+      "response_status");
   fc.refused = false;
   auto refuse_and_take = [&fc](tlm::tlm_generic_payload& p, sc_time& d) {
     fc.refused = true;
@@ -233,12 +238,14 @@ TEST_CASE("TLM return: attributes the callee may not change", "[tlm][H1]") {
     const auto& what = entry.second;
     INFO(what);
     Txn t(tlm::TLM_WRITE_COMMAND, 0x1000, 8, 0x11);
-    const std::string m = broken([&] {
-      hop(t.t, SC_ZERO_TIME, [&](tlm::tlm_generic_payload& p, sc_time& d) {
-        change(p);
-        answers_ok(p, d);
-      });
-    }, "unchanged");
+    const std::string m = broken(
+        [&] {
+          hop(t.t, SC_ZERO_TIME, [&](tlm::tlm_generic_payload& p, sc_time& d) {
+            change(p);
+            answers_ok(p, d);
+          });
+        },
+        "unchanged");
     CHECK_THAT(m, Contains(what));
   }
   // A read's data is the target's to fill.
@@ -253,22 +260,26 @@ TEST_CASE("TLM return: attributes the callee may not change", "[tlm][H1]") {
 
 TEST_CASE("TLM return: a target sets the DMI hint none offers", "[tlm][H1]") {
   Txn t(tlm::TLM_READ_COMMAND, 0x1000, 8);
-  broken([&] {
-    hop(t.t, SC_ZERO_TIME, [](tlm::tlm_generic_payload& p, sc_time& d) {
-      p.set_dmi_allowed(true);
-      answers_ok(p, d);
-    });
-  }, "dmi_allowed");
+  broken(
+      [&] {
+        hop(t.t, SC_ZERO_TIME, [](tlm::tlm_generic_payload& p, sc_time& d) {
+          p.set_dmi_allowed(true);
+          answers_ok(p, d);
+        });
+      },
+      "dmi_allowed");
 }
 
 TEST_CASE("TLM return: annotated time never goes backwards", "[tlm][H1]") {
   Txn t(tlm::TLM_WRITE_COMMAND, 0x1000, 8);
-  const std::string m = broken([&] {
-    hop(t.t, sc_time(10, SC_NS), [](tlm::tlm_generic_payload& p, sc_time& d) {
-      p.set_response_status(tlm::TLM_OK_RESPONSE);
-      d = sc_time(5, SC_NS);  // no time passed, yet the delay shrank
-    });
-  }, "time");
+  const std::string m = broken(
+      [&] {
+        hop(t.t, sc_time(10, SC_NS), [](tlm::tlm_generic_payload& p, sc_time& d) {
+          p.set_response_status(tlm::TLM_OK_RESPONSE);
+          d = sc_time(5, SC_NS);  // no time passed, yet the delay shrank
+        });
+      },
+      "time");
   CHECK_THAT(m, Contains("backwards"));
   // In simulation: a read sampled at its arrival may hand back a smaller delay (bus.h's contract), as
   // long as the wait covered it; one that waited too little went backwards.

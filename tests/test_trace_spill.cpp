@@ -43,14 +43,14 @@ Recorded record(Vcd& vcd, unsigned n) {
   for (unsigned i = 0; i < n; ++i) {
     const uint64_t now = 1000 * uint64_t(i);
     vcd.set_ascii(state, states[rng() % 4], sc_time::from_value(now));
-    vcd.set(busy, 1, sc_time::from_value(now + rng() % 5000));   // the future
+    vcd.set(busy, 1, sc_time::from_value(now + rng() % 5000));  // the future
     vcd.set(busy, 0, sc_time::from_value(now + 5000 + rng() % 5000));
     vcd.set(count, rng() % 8, sc_time::from_value(now > 3000 ? now - rng() % 3000 : now));  // the past
-    if (i == n / 2) late = vcd.add("gpu.node0.fence", 32, 0);  // a signal added mid-run
+    if (i == n / 2) late = vcd.add("gpu.node0.fence", 32, 0);                               // a signal added mid-run
     if (late != Vcd::kNone) vcd.set(late, i, sc_time::from_value(now));
     const uint64_t began = now > 700 ? now - rng() % 700 : now;
-    vcd.slice("gpu.node" + std::to_string(i % 3) + ".packets", "SIGNAL " + std::to_string(i), sc_time::from_value(began),
-              sc_time::from_value(now));
+    vcd.slice("gpu.node" + std::to_string(i % 3) + ".packets", "SIGNAL " + std::to_string(i),
+              sc_time::from_value(began), sc_time::from_value(now));
     const std::string key = fence_flow_key("gpu", uint32_t(i % 4));
     value += rng() % 3;  // values that repeat and rise
     // A begin may be recorded after later ones of its fence (another engine's longer packet).
@@ -83,7 +83,8 @@ std::vector<std::pair<uint64_t, uint64_t>> expected_flows(const Recorded& rec) {
 
 }  // namespace
 
-TEST_CASE("An external sort's runs merge into the order of a stable in-memory sort, and can be read again", "[H4][trace]") {
+TEST_CASE("An external sort's runs merge into the order of a stable in-memory sort, and can be read again",
+          "[H4][trace]") {
   std::mt19937_64 rng(1);
   SpillSorter<Rec> s(4096);  // 256 records a run
   std::vector<Rec> all;
@@ -97,13 +98,15 @@ TEST_CASE("An external sort's runs merge into the order of a stable in-memory so
   for (int pass = 0; pass < 2; ++pass) {
     size_t i = 0;
     bool same = true;
-    for (auto c = s.cursor(); const Rec* r = c.peek(); c.next(), ++i) same = same && i < all.size() && r->seq == all[i].seq;
+    for (auto c = s.cursor(); const Rec* r = c.peek(); c.next(), ++i)
+      same = same && i < all.size() && r->seq == all[i].seq;
     CHECK(same);
     CHECK(i == all.size());
   }
 }
 
-TEST_CASE("A waveform and a timeline spilled to disk are byte for byte those of a record held in memory", "[H4][trace]") {
+TEST_CASE("A waveform and a timeline spilled to disk are byte for byte those of a record held in memory",
+          "[H4][trace]") {
   // 30,000 steps make about 4 MB of changes and 10 MB of events: one spill budget holds them whole,
   // the other (64 KiB) spills them in hundreds of runs.
   Vcd whole(size_t(1) << 30), spilled(size_t(64) << 10);

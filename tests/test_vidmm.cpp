@@ -32,10 +32,12 @@ struct Bench {
   sc_time ts(uint64_t addr) { return sc_time(double(p.sysmem.peek64(addr)), SC_PS); }
 };
 
-
 }  // namespace
 
-TEST_CASE("GPU MMU: a TLB miss walks the four levels through TLM reads, a page-walk cache hit reads the PTE, a TLB hit adds nothing", "[H2]") {
+TEST_CASE(
+    "GPU MMU: a TLB miss walks the four levels through TLM reads, a page-walk cache hit reads the PTE, a TLB hit adds "
+    "nothing",
+    "[H2]") {
   Bench b;
   auto& p = b.p;
   uint64_t ts = 0, buf = 0, buf2 = 0;
@@ -97,7 +99,8 @@ TEST_CASE("GPU MMU: a 64 KiB page is one TLB entry for all of it", "[H2]") {
   CHECK((d == walk4() || d == walk4() + kVram + vram_xfer(8)));
 }
 
-TEST_CASE("GPU MMU: an access to an unmapped VA is a page fault reported as DMA_FAULTED, and the model runs on", "[H2][H3]") {
+TEST_CASE("GPU MMU: an access to an unmapped VA is a page fault reported as DMA_FAULTED, and the model runs on",
+          "[H2][H3]") {
   Bench b;
   auto& p = b.p;
   bool second_ran = false;
@@ -167,7 +170,7 @@ TEST_CASE("GPU MMU: a changed entry is not seen until the TLB is invalidated, by
   sc_start();
   auto& v = p.gpu.vram;
   CHECK(v.peek64(a) == 1);
-  CHECK(v.peek64(a + 8) == 2);   // the stale translation
+  CHECK(v.peek64(a + 8) == 2);  // the stale translation
   CHECK(v.peek64(b1 + 8) == 0);
   CHECK(v.peek64(b1 + 16) == 3);  // FLUSH_TLB
   CHECK(v.peek64(a + 16) == 0);
@@ -193,13 +196,16 @@ void check_flags(bool on) {
 }
 }  // namespace
 
-TEST_CASE("A1: DxgkDdiCreateAllocation sets NotifyEviction on compressed and NotifyIoMmuUnmap on cached allocations", "[A1]") {
+TEST_CASE("A1: DxgkDdiCreateAllocation sets NotifyEviction on compressed and NotifyIoMmuUnmap on cached allocations",
+          "[A1]") {
   check_flags(true);
 }
 
 TEST_CASE("A1: a driver that does not ask for notifications sets neither flag", "[A1]") { check_flags(false); }
 
-TEST_CASE("A4: the paging process has a GPU VA only with a local segment or hardware scheduling, sized max(1/4 local, logs)", "[A4]") {
+TEST_CASE(
+    "A4: the paging process has a GPU VA only with a local segment or hardware scheduling, sized max(1/4 local, logs)",
+    "[A4]") {
   CHECK(VidMm::paging_va_exists(16ull << 30, false));
   CHECK(VidMm::paging_va_exists(0, true));
   CHECK(!VidMm::paging_va_exists(0, false));
@@ -210,8 +216,8 @@ TEST_CASE("A4: the paging process has a GPU VA only with a local segment or hard
 TEST_CASE("A4: DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the driver's MB, and 0 or a failed call let the OS decide", "[A4]") {
   // The OS's default on the dGPU: a quarter of the 16 GiB local segment (the page-table memory included).
   const uint64_t os = (uint64_t(16) << 30) / 4;
-  for (auto [arg, want, driver] : {std::tuple{"16", uint64_t(16) << 20, true}, std::tuple{"0", os, false},
-                                   std::tuple{"-1", os, false}}) {
+  for (auto [arg, want, driver] :
+       {std::tuple{"16", uint64_t(16) << 20, true}, std::tuple{"0", os, false}, std::tuple{"-1", os, false}}) {
     INFO("kmd.paging_va_mb = " << arg);
     const auto j = run_json(scenario("paging_va_size") + " --kmd.paging_va_mb=" + arg + " --workload.alloc_mb=64",
                             std::string("va") + arg);
@@ -227,7 +233,8 @@ TEST_CASE("A4: DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the driver's MB, and 0 or a f
   }
 }
 
-TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the paging VA, the driver's work, unmap", "[A2][A4]") {
+TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the paging VA, the driver's work, unmap",
+          "[A2][A4]") {
   Bench b(std::map<std::string, std::string>{{"kmd.paging_va_mb", "1"}});
   auto& p = b.p;
   std::vector<PacketWriter> paging;
@@ -283,7 +290,8 @@ TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the pagi
   CHECK(p.gpu.nodes[0]->page_faults() == 0);
 }
 
-TEST_CASE("A2: NotifyEviction is sent only for an aperture or the implicit system segment, never for local memory", "[A2]") {
+TEST_CASE("A2: NotifyEviction is sent only for an aperture or the implicit system segment, never for local memory",
+          "[A2]") {
   Bench b(std::map<std::string, std::string>{{"kmd.paging_va_mb", "1"}});
   auto& p = b.p;
   uint64_t after_local = 99, after_system = 99, moved_local = 0;
@@ -301,9 +309,9 @@ TEST_CASE("A2: NotifyEviction is sent only for an aperture or the implicit syste
     after_system = p.vidmm.notify_chunks();
   });
   sc_start();
-  CHECK(after_local == 0);                 // local: transferred to system memory, no notification
-  CHECK(moved_local == (2u << 20));        // its bytes moved once
-  CHECK(after_system == 2);                // the implicit system segment: two 1 MiB chunks
+  CHECK(after_local == 0);           // local: transferred to system memory, no notification
+  CHECK(moved_local == (2u << 20));  // its bytes moved once
+  CHECK(after_system == 2);          // the implicit system segment: two 1 MiB chunks
 }
 
 TEST_CASE("A2: the eviction_without_notify monitor reports VidMm skipping the notification", "[A2]") {
@@ -315,7 +323,9 @@ TEST_CASE("A2: the eviction_without_notify monitor reports VidMm skipping the no
   CHECK(bad["monitors"]["eviction_without_notify"]["violations"].get<int>() == 1);
 }
 
-TEST_CASE("A3: NotifyIoMmuUnmap runs, every paging operation completes, then the IOMMU unmap, only under an IOMMU model", "[A3]") {
+TEST_CASE(
+    "A3: NotifyIoMmuUnmap runs, every paging operation completes, then the IOMMU unmap, only under an IOMMU model",
+    "[A3]") {
   const auto j = run_json(scenario("iommu_unmap_notify"), "iommu");
   CHECK(j["monitors"]["eviction_without_notify"]["violations"].get<int>() == 0);
   CHECK(j["monitors"]["use_after_unmap"]["violations"].get<int>() == 0);
@@ -332,7 +342,8 @@ TEST_CASE("A3: NotifyIoMmuUnmap runs, every paging operation completes, then the
   CHECK(r.err.find("iommu.model") != std::string::npos);
 }
 
-TEST_CASE("A3: unmapping from the IOMMU without waiting for the paging operations is caught: the engine's DMA faults", "[A3]") {
+TEST_CASE("A3: unmapping from the IOMMU without waiting for the paging operations is caught: the engine's DMA faults",
+          "[A3]") {
   const std::string args = scenario("eviction_notify") + " --iommu.model=gpuva_iommu";
   const auto good = run_json(args, "wait");
   CHECK(good["monitors"]["use_after_unmap"]["violations"].get<int>() == 0);
@@ -341,11 +352,13 @@ TEST_CASE("A3: unmapping from the IOMMU without waiting for the paging operation
   CHECK(bad["monitors"]["use_after_unmap"]["violations"].get<int>() > 0);
 }
 
-TEST_CASE("use_after_unmap: an app touching an evicted allocation's VA faults (DMA_FAULTED) and the monitor reports it", "[A2][A3]") {
+TEST_CASE("use_after_unmap: an app touching an evicted allocation's VA faults (DMA_FAULTED) and the monitor reports it",
+          "[A2][A3]") {
   const auto bad = run_json(scenario("eviction_notify") + " --workload.touch_after_evict=true", "touch", 1);
   CHECK(bad["monitors"]["use_after_unmap"]["violations"].get<int>() == 1);
   bool page_fault = false;
-  for (auto& f : bad["why_failed"]) page_fault = page_fault || f.get<std::string>().find("page fault") != std::string::npos;
+  for (auto& f : bad["why_failed"])
+    page_fault = page_fault || f.get<std::string>().find("page fault") != std::string::npos;
   CHECK(page_fault);
 }
 
@@ -405,7 +418,8 @@ void check_f10(bool map) {
 }
 }  // namespace
 
-TEST_CASE("F10: with MapToGpuSystemProcess the CMP holds the system-process VAs the OS mapped, not the CPU's addresses", "[F10]") {
+TEST_CASE("F10: with MapToGpuSystemProcess the CMP holds the system-process VAs the OS mapped, not the CPU's addresses",
+          "[F10]") {
   check_f10(true);
 }
 
@@ -413,7 +427,8 @@ TEST_CASE("F10: without MapToGpuSystemProcess the OS passes no VAs and the KMD p
   check_f10(false);
 }
 
-TEST_CASE("Copy engine: each page of a copy misses once (the walkers run ahead, the tags' misses coalesce with them)", "[H2]") {
+TEST_CASE("Copy engine: each page of a copy misses once (the walkers run ahead, the tags' misses coalesce with them)",
+          "[H2]") {
   Bench b;
   auto& p = b.p;
   uint64_t before = 0, after = 0, src = 0, dst = 0;
@@ -441,7 +456,8 @@ TEST_CASE("Copy engine: each page of a copy misses once (the walkers run ahead, 
   CHECK(p.gpu.nodes[0]->mmu().faults() == 0);
 }
 
-TEST_CASE("SET_PAGE_TABLE switches the context's space, and the TLB and page-walk cache keep two processes apart", "[H2]") {
+TEST_CASE("SET_PAGE_TABLE switches the context's space, and the TLB and page-walk cache keep two processes apart",
+          "[H2]") {
   Bench b;
   auto& p = b.p;
   VidMmAllocation *a2 = nullptr, *a3 = nullptr;
@@ -498,7 +514,8 @@ TEST_CASE("FLUSH_TLB clears the page-walk cache too: the next miss in the region
   CHECK(b.ts(ts + 16) - b.ts(ts + 8) == walk4() + kDecode + walk4() + kDecode);
 }
 
-TEST_CASE("IOMMU: after an eviction's IOMMU unmap a stale GPU mapping's DMA faults, the write is dropped and counted", "[A3]") {
+TEST_CASE("IOMMU: after an eviction's IOMMU unmap a stale GPU mapping's DMA faults, the write is dropped and counted",
+          "[A3]") {
   Bench b(std::map<std::string, std::string>{{"iommu.model", "gpuva_iommu"}});
   auto& p = b.p;
   VidMmAllocation* a = nullptr;
@@ -532,7 +549,8 @@ TEST_CASE("IOMMU: after an eviction's IOMMU unmap a stale GPU mapping's DMA faul
   CHECK(p.sysmem.peek64(a->addr) == 1);  // the second write was dropped
 }
 
-TEST_CASE("IOMMU: an MSI does not pass the posted writes before it, so the ISR finds the event entry it reports", "[A3]") {
+TEST_CASE("IOMMU: an MSI does not pass the posted writes before it, so the ISR finds the event entry it reports",
+          "[A3]") {
   // fence_signal under GpuVaIoMmu with the CPU's interrupt path at zero cost: the CMP's event-ring entry
   // misses the IOTLB (a 4 x 90 ns walk) and its MSI, not remapped, follows at once. Were the MSI to pass
   // the entry, the ISR would read the ring before the entry is there and the waiter would never wake.
@@ -544,7 +562,8 @@ TEST_CASE("IOMMU: an MSI does not pass the posted writes before it, so the ISR f
   CHECK(j["monitors"]["lost_interrupt"]["violations"].get<int>() == 0);
 }
 
-TEST_CASE("eviction_without_notify: an eviction whose NotifyEviction operations cover half the allocation is reported", "[A2]") {
+TEST_CASE("eviction_without_notify: an eviction whose NotifyEviction operations cover half the allocation is reported",
+          "[A2]") {
   // eviction_notify as its file sets it (32 MiB allocations, an 8 MiB paging VA: four chunks, each
   // NotifyEviction'd before the unmap). The monitor is shown every other chunk's notification only (the
   // test filters what reaches it; the run is the same): 16 of 32 MiB covered at the unmap, which A2
@@ -572,7 +591,10 @@ TEST_CASE("eviction_without_notify: an eviction whose NotifyEviction operations 
   CHECK(named);
 }
 
-TEST_CASE("A zero fill's DMA packet is the size the TDR scenarios' ring check derives: SET_PAGE_TABLE and FENCE plus one COPY per 64 KiB", "[T2]") {
+TEST_CASE(
+    "A zero fill's DMA packet is the size the TDR scenarios' ring check derives: SET_PAGE_TABLE and FENCE plus one "
+    "COPY per 64 KiB",
+    "[T2]") {
   // Kmd::fill_packet_bytes refuses a TDR paging load whose fill cannot fit the ring before the run; it
   // must be what DxgkDdiBuildPagingBuffer writes, plus DxgkDdiSubmitCommand's SET_PAGE_TABLE (12 B) and
   // FENCE (24 B): 36 B + 28 B per COPY.
@@ -586,8 +608,8 @@ TEST_CASE("A zero fill's DMA packet is the size the TDR scenarios' ring check de
     b.p.kmd.DxgkDdiBuildPagingBuffer(op, w);
     CHECK(Kmd::fill_packet_bytes(bytes) == 36 + w.bytes());
   }
-  CHECK(Kmd::fill_packet_bytes(153288704) == 65528);   // 2,339 copies: fits the default 65,536 B ring
-  CHECK(Kmd::fill_packet_bytes(153288705) == 65556);   // a 2,340th copy: it does not
+  CHECK(Kmd::fill_packet_bytes(153288704) == 65528);  // 2,339 copies: fits the default 65,536 B ring
+  CHECK(Kmd::fill_packet_bytes(153288705) == 65556);  // a 2,340th copy: it does not
   CHECK(Kmd::fill_packet_bytes(1073741824) == 458788);
 }
 

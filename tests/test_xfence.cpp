@@ -1,7 +1,7 @@
-// Cross-adapter native fences on the hybrid platform (Native GPU fence object): enablement (F9), the cross-adapter fence
-// itself (F15: type DEFAULT only, one CurrentValue page shared by both GPUs, MV held at 0, the OS's
-// forwarding; scenarios 1, 2a, 2b with every wait/signal pair) and the GPU-to-GPU doorbell exploration
-// (F20). In-process benches build one platform per TEST_CASE; the scenario runs go through the CLI.
+// Cross-adapter native fences on the hybrid platform (Native GPU fence object): enablement (F9), the cross-adapter
+// fence itself (F15: type DEFAULT only, one CurrentValue page shared by both GPUs, MV held at 0, the OS's forwarding;
+// scenarios 1, 2a, 2b with every wait/signal pair) and the GPU-to-GPU doorbell exploration (F20). In-process benches
+// build one platform per TEST_CASE; the scenario runs go through the CLI.
 #include <string>
 
 #include "fence_bench.h"
@@ -38,9 +38,10 @@ constexpr double kThreadWake = 2000;  // cpu.thread_wake_ns: a CPU waiter's thre
 constexpr double kHardwareSlack = 5000;
 }  // namespace
 
-TEST_CASE("F9: a driver that advertises NativeGpuFence while the OS did not enable DXGK_FEATURE_NATIVE_FENCE fails adapter "
-          "start, with its reason in the results",
-          "[F9]") {
+TEST_CASE(
+    "F9: a driver that advertises NativeGpuFence while the OS did not enable DXGK_FEATURE_NATIVE_FENCE fails adapter "
+    "start, with its reason in the results",
+    "[F9]") {
   const auto j = run_json(tb::scenario("cross_adapter_fence") +
                               " --os.native_fence_feature=disabled --gpu.kmd_native_gpu_fence=always "
                               "--igpu.kmd_native_gpu_fence=always",
@@ -71,9 +72,10 @@ TEST_CASE("F9: a driver that asks the OS, with the feature disabled, starts with
   CHECK(f->legacy);  // the OS uses a monitored fence on this adapter
 }
 
-TEST_CASE("F9: with the feature enabled, a driver that does not support native fences (the iGPU of 2a/2b) starts and gets "
-          "monitored fences, the other adapter native ones",
-          "[F9]") {
+TEST_CASE(
+    "F9: with the feature enabled, a driver that does not support native fences (the iGPU of 2a/2b) starts and gets "
+    "monitored fences, the other adapter native ones",
+    "[F9]") {
   FenceBench b(Overrides{{"platform.topology", "hybrid"}, {"igpu.kmd_native_gpu_fence", "never"}});
   auto& p = b.p;
   AdapterStart ds, is;
@@ -162,9 +164,10 @@ TEST_CASE("F15: one CurrentValue page in system memory for both GPUs: each GPU's
   CHECK(p.igpu->nodes[0]->faults() == 0);
 }
 
-TEST_CASE("F15: a fence created on a GPU without native fences is a monitored fence there and native where it is opened "
-          "on a GPU that has them",
-          "[F15]") {
+TEST_CASE(
+    "F15: a fence created on a GPU without native fences is a monitored fence there and native where it is opened "
+    "on a GPU that has them",
+    "[F15]") {
   FenceBench b(Overrides{{"platform.topology", "hybrid"}, {"igpu.kmd_native_gpu_fence", "never"}});
   auto& p = b.p;
   CrossAdapterFence* x = nullptr;
@@ -232,9 +235,10 @@ TEST_CASE("F15: each native instance's MonitoredValue is 0 for the fence's lifet
   CHECK(p.igpu_driver->vidsch.mv_updates() == 1);
 }
 
-TEST_CASE("F15: scenario 1 (both native, the iGPU waits, the dGPU signals): every pair unblocks, one interrupt per GPU "
-          "signal, within the derived bounds",
-          "[F15]") {
+TEST_CASE(
+    "F15: scenario 1 (both native, the iGPU waits, the dGPU signals): every pair unblocks, one interrupt per GPU "
+    "signal, within the derived bounds",
+    "[F15]") {
   const auto gg = run_json(xfence("1", "gpu_gpu"), "s1gg")["metrics"];
   const auto gc = run_json(xfence("1", "gpu_cpu"), "s1gc")["metrics"];
   const auto cg = run_json(xfence("1", "cpu_gpu"), "s1cg")["metrics"];
@@ -262,7 +266,8 @@ TEST_CASE("F15: scenario 1 (both native, the iGPU waits, the dGPU signals): ever
   CHECK(cc["signal_to_unblock_ns"].get<double>() <= kThreadWake + 1500);  // the KMD's store and MMIO, two CV reads
 }
 
-TEST_CASE("F15: with the NULL signaled array (F12) the OS still scans and forwards the cross-adapter fence", "[F15][F12]") {
+TEST_CASE("F15: with the NULL signaled array (F12) the OS still scans and forwards the cross-adapter fence",
+          "[F15][F12]") {
   // cmp.report_fence_set = false: the dGPU's interrupt names no fence; the OS scans every native fence
   // with a waiter — and every cross-adapter fence, which has its waiters on the other adapter.
   const auto m = run_json(xfence("1", "gpu_gpu") + " --cmp.report_fence_set=false", "nullarr")["metrics"];
@@ -271,9 +276,10 @@ TEST_CASE("F15: with the NULL signaled array (F12) the OS still scans and forwar
   CHECK(m["cpu_interrupts"] == 20);
 }
 
-TEST_CASE("F15: scenario 2a (the iGPU opens the fence as a monitored fence and waits, the dGPU signals): VidSch holds "
-          "and releases the iGPU's work",
-          "[F15]") {
+TEST_CASE(
+    "F15: scenario 2a (the iGPU opens the fence as a monitored fence and waits, the dGPU signals): VidSch holds "
+    "and releases the iGPU's work",
+    "[F15]") {
   const auto gg = run_json(xfence("2a", "gpu_gpu"), "2agg")["metrics"];
   const auto gc = run_json(xfence("2a", "gpu_cpu"), "2agc")["metrics"];
   const auto cg = run_json(xfence("2a", "cpu_gpu"), "2acg")["metrics"];
@@ -296,9 +302,10 @@ TEST_CASE("F15: scenario 2a (the iGPU opens the fence as a monitored fence and w
   CHECK(cc["signal_to_unblock_ns"].get<double>() <= kThreadWake + 1500);
 }
 
-TEST_CASE("F15: scenario 2b (the iGPU without native fences signals, the dGPU waits): VidSch writes CV at the head, "
-          "forwards it, the dGPU's CMP unblocks its queue",
-          "[F15]") {
+TEST_CASE(
+    "F15: scenario 2b (the iGPU without native fences signals, the dGPU waits): VidSch writes CV at the head, "
+    "forwards it, the dGPU's CMP unblocks its queue",
+    "[F15]") {
   const auto gg = run_json(xfence("2b", "gpu_gpu"), "2bgg")["metrics"];
   const auto gc = run_json(xfence("2b", "gpu_cpu"), "2bgc")["metrics"];
   const auto cg = run_json(xfence("2b", "cpu_gpu"), "2bcg")["metrics"];
@@ -322,9 +329,10 @@ TEST_CASE("F15: scenario 2b (the iGPU without native fences signals, the dGPU wa
   CHECK(cc["signal_to_unblock_ns"].get<double>() <= kThreadWake + 1500);
 }
 
-TEST_CASE("F20: with the GPU doorbell a GPU-GPU pair without CPU waiters interrupts the CPU never (off: once per signal), "
-          "and MV leaves 0",
-          "[F20]") {
+TEST_CASE(
+    "F20: with the GPU doorbell a GPU-GPU pair without CPU waiters interrupts the CPU never (off: once per signal), "
+    "and MV leaves 0",
+    "[F20]") {
   const auto off = run_json(xfence("1", "gpu_gpu"), "dboff")["metrics"];
   const auto on = run_json(xfence("1", "gpu_gpu", true), "dbon")["metrics"];
   CHECK(off["cpu_interrupts"] == 20);
@@ -346,9 +354,10 @@ TEST_CASE("F20: with the GPU doorbell a GPU-GPU pair without CPU waiters interru
   CHECK(on["signal_to_unblock_ns"].get<double>() < off["signal_to_unblock_ns"].get<double>());
 }
 
-TEST_CASE("F20: with the doorbell a CPU waiter on the other adapter still gets its interrupt, from its own CMP's "
-          "conditional check",
-          "[F20]") {
+TEST_CASE(
+    "F20: with the doorbell a CPU waiter on the other adapter still gets its interrupt, from its own CMP's "
+    "conditional check",
+    "[F20]") {
   const auto on = run_json(xfence("1", "cpu_gpu", true), "dbcpu")["metrics"];
   CHECK(on["unblocked"] == 20);
   CHECK(on["cpu_interrupts"] == 20);
@@ -357,7 +366,10 @@ TEST_CASE("F20: with the doorbell a CPU waiter on the other adapter still gets i
   CHECK(on["signal_to_unblock_ns"].get<double>() >= kInterruptPath + kThreadWake);
 }
 
-TEST_CASE("cross_adapter_fence refuses impossible combinations before elaboration, other scenarios F9 settings without native fences", "[F9][F15][F20]") {
+TEST_CASE(
+    "cross_adapter_fence refuses impossible combinations before elaboration, other scenarios F9 settings without "
+    "native fences",
+    "[F9][F15][F20]") {
   const auto dgpu = run_cli(tb::scenario("cross_adapter_fence") + " --platform.topology=dgpu");
   CHECK(dgpu.code == 2);
   CHECK(dgpu.err.find("platform.topology") != std::string::npos);

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw_model/core/tlm_check.h"
 
@@ -33,9 +33,7 @@ struct PostedFlowControl : tlm::tlm_extension<PostedFlowControl> {
   bool refused = false;
   double bytes = 0;  // set by the link when it refuses: the write's size on the wire
   tlm::tlm_extension_base* clone() const override { return new PostedFlowControl(*this); }
-  void copy_from(const tlm::tlm_extension_base& e) override {
-    *this = static_cast<const PostedFlowControl&>(e);
-  }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const PostedFlowControl&>(e); }
 };
 
 // A hint between an initiator and a memory, for host speed only: what a transaction's data holds is the
@@ -64,7 +62,9 @@ struct ZeroTracker {
     return h;
   }
   // After a read of `len` bytes into the buffer's start.
-  void after_read(const ZeroHint& h, unsigned len) { zero_bytes = h.data_zero ? std::max<uint64_t>(zero_bytes, len) : 0; }
+  void after_read(const ZeroHint& h, unsigned len) {
+    zero_bytes = h.data_zero ? std::max<uint64_t>(zero_bytes, len) : 0;
+  }
   void clobbered() { zero_bytes = 0; }
 };
 
@@ -126,12 +126,11 @@ class BusMaster {
 
  private:
   // One posted write; with `fc`, the path may refuse it (returns false, nothing sent).
-  bool write(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset,
-             PostedFlowControl* fc, sc_core::sc_time& visible, ZeroHint* zh = nullptr) {
+  bool write(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset, PostedFlowControl* fc,
+             sc_core::sc_time& visible, ZeroHint* zh = nullptr) {
     Lease l(*this);
     tlm::tlm_generic_payload& t = *l.t;
-    setup(t, tlm::TLM_WRITE_COMMAND, addr,
-          const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
+    setup(t, tlm::TLM_WRITE_COMMAND, addr, const_cast<unsigned char*>(static_cast<const unsigned char*>(src)), len);
     if (fc) {
       fc->refused = false;
       t.set_extension(fc);
@@ -148,8 +147,7 @@ class BusMaster {
     visible = sc_core::sc_time_stamp() + d;
     return true;
   }
-  static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t addr,
-                    unsigned char* p, unsigned len) {
+  static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t addr, unsigned char* p, unsigned len) {
     t.set_command(cmd);
     t.set_address(addr);
     t.set_data_ptr(p);
@@ -162,8 +160,8 @@ class BusMaster {
   void check(const tlm::tlm_generic_payload& t, uint64_t addr) {
     if (t.is_response_error()) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s: %s at address 0x%llx", socket_.name(),
-                    t.get_response_string().c_str(), static_cast<unsigned long long>(addr));
+      std::snprintf(buf, sizeof buf, "%s: %s at address 0x%llx", socket_.name(), t.get_response_string().c_str(),
+                    static_cast<unsigned long long>(addr));
       SC_REPORT_ERROR("gpumodel/bus", buf);
     }
   }
@@ -193,8 +191,6 @@ inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS
 inline double to_ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
 // Cycles at a clock given in MHz, rounded to the time resolution.
 inline sc_core::sc_time cycles(double n, double clock_mhz) { return ns(n * 1000.0 / clock_mhz); }
-inline sc_core::sc_time max_time(const sc_core::sc_time& a, const sc_core::sc_time& b) {
-  return a > b ? a : b;
-}
+inline sc_core::sc_time max_time(const sc_core::sc_time& a, const sc_core::sc_time& b) { return a > b ? a : b; }
 
 }  // namespace gpumodel

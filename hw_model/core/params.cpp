@@ -30,12 +30,8 @@ std::string ParamSpec::allowed() const {
         os << "an integer in [" << int64_t(min) << ", " << int64_t(max) << "]";
       }
       break;
-    case ParamKind::Real:
-      os << "a number in [" << fmt_num(min) << ", " << fmt_num(max) << "]";
-      break;
-    case ParamKind::Bool:
-      os << "true or false";
-      break;
+    case ParamKind::Real: os << "a number in [" << fmt_num(min) << ", " << fmt_num(max) << "]"; break;
+    case ParamKind::Bool: os << "true or false"; break;
     case ParamKind::Enum:
       os << "one of {";
       for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
@@ -68,8 +64,8 @@ void ParamSet::declare(ParamSpec spec) {
   specs_[spec.name] = std::move(spec);
 }
 
-void ParamSet::declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min,
-                           int64_t max, const std::string& source, const std::string& owner) {
+void ParamSet::declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min, int64_t max,
+                           const std::string& source, const std::string& owner) {
   ParamSpec s;
   s.name = name;
   s.kind = ParamKind::Int;
@@ -98,8 +94,8 @@ void ParamSet::declare_int_choices(const std::string& name, int64_t def, const s
   declare(std::move(s));
 }
 
-void ParamSet::declare_real(const std::string& name, double def, const std::string& unit, double min,
-                            double max, const std::string& source, const std::string& owner) {
+void ParamSet::declare_real(const std::string& name, double def, const std::string& unit, double min, double max,
+                            const std::string& source, const std::string& owner) {
   ParamSpec s;
   s.name = name;
   s.kind = ParamKind::Real;
@@ -112,8 +108,7 @@ void ParamSet::declare_real(const std::string& name, double def, const std::stri
   declare(std::move(s));
 }
 
-void ParamSet::declare_bool(const std::string& name, bool def, const std::string& source,
-                            const std::string& owner) {
+void ParamSet::declare_bool(const std::string& name, bool def, const std::string& source, const std::string& owner) {
   ParamSpec s;
   s.name = name;
   s.kind = ParamKind::Bool;
@@ -123,9 +118,8 @@ void ParamSet::declare_bool(const std::string& name, bool def, const std::string
   declare(std::move(s));
 }
 
-void ParamSet::declare_enum(const std::string& name, const std::string& def,
-                            const std::vector<std::string>& choices, const std::string& source,
-                            const std::string& owner) {
+void ParamSet::declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
+                            const std::string& source, const std::string& owner) {
   ParamSpec s;
   s.name = name;
   s.kind = ParamKind::Enum;
@@ -178,7 +172,8 @@ std::string integer_grammar(const std::string& text) {
   }
   size_t i = b;
   if (!digits_at(text, i) || i != text.size()) return "is not an integer";
-  if (i - b > 1 && text[b] == '0') return "has a leading zero (octal is not read: write it in decimal, or as 0x.. hexadecimal)";
+  if (i - b > 1 && text[b] == '0')
+    return "has a leading zero (octal is not read: write it in decimal, or as 0x.. hexadecimal)";
   return "";
 }
 
@@ -203,11 +198,9 @@ std::string real_grammar(const std::string& text) {
   return "";
 }
 
-ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
-                                const std::string& origin) const {
+ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text, const std::string& origin) const {
   auto bad = [&](const std::string& why) {
-    return ConfigError(origin + ": " + s.name + " = '" + echo_input(text) + "' " + why + "; allowed: " +
-                       s.allowed());
+    return ConfigError(origin + ": " + s.name + " = '" + echo_input(text) + "' " + why + "; allowed: " + s.allowed());
   };
   Value v;
   switch (s.kind) {
@@ -247,9 +240,12 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text,
       break;
     }
     case ParamKind::Bool:
-      if (text == "true" || text == "1") v.b = true;
-      else if (text == "false" || text == "0") v.b = false;
-      else throw bad("is not a boolean");
+      if (text == "true" || text == "1")
+        v.b = true;
+      else if (text == "false" || text == "0")
+        v.b = false;
+      else
+        throw bad("is not a boolean");
       break;
     case ParamKind::Enum: {
       bool ok = false;
@@ -291,9 +287,7 @@ const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) 
 int64_t ParamSet::get_int(const std::string& name) const { return value(name, ParamKind::Int).i; }
 double ParamSet::get_real(const std::string& name) const { return value(name, ParamKind::Real).r; }
 bool ParamSet::get_bool(const std::string& name) const { return value(name, ParamKind::Bool).b; }
-const std::string& ParamSet::get_enum(const std::string& name) const {
-  return value(name, ParamKind::Enum).e;
-}
+const std::string& ParamSet::get_enum(const std::string& name) const { return value(name, ParamKind::Enum).e; }
 
 nlohmann::json ParamSet::effective(const std::string& scenario) const {
   nlohmann::json j = nlohmann::json::object();

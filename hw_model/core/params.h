@@ -34,14 +34,14 @@ enum class ParamKind { Int, Real, Bool, Enum };
 std::string format_number(double v);
 
 struct ParamSpec {
-  std::string name;           // "section.key"
+  std::string name;  // "section.key"
   ParamKind kind = ParamKind::Int;
-  std::string default_value;  // as written in a scenario file
-  std::string unit;           // "ns", "bytes", "" ...
-  double min = 0, max = 0;    // inclusive range for Int and Real
+  std::string default_value;         // as written in a scenario file
+  std::string unit;                  // "ns", "bytes", "" ...
+  double min = 0, max = 0;           // inclusive range for Int and Real
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
-  std::string source;         // where the default comes from (docs/calibration.md row, standard, derivation)
-  std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
+  std::string source;                // where the default comes from (docs/calibration.md row, standard, derivation)
+  std::vector<std::string> owners;   // empty for the platform, else the scenarios that declare it
   // A scenario sharing the key with its own default, source or range: scenario -> what it declared.
   struct Variant {
     std::string default_value, source;
@@ -59,18 +59,16 @@ class ParamSet {
  public:
   // Declaration (done once, by every module's declare_params and by the scenario drivers).
   void declare(ParamSpec spec);
-  void declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min,
-                   int64_t max, const std::string& source, const std::string& owner = "");
+  void declare_int(const std::string& name, int64_t def, const std::string& unit, int64_t min, int64_t max,
+                   const std::string& source, const std::string& owner = "");
   void declare_int_choices(const std::string& name, int64_t def, const std::string& unit,
                            const std::vector<int64_t>& choices, const std::string& source,
                            const std::string& owner = "");
-  void declare_real(const std::string& name, double def, const std::string& unit, double min,
-                    double max, const std::string& source, const std::string& owner = "");
-  void declare_bool(const std::string& name, bool def, const std::string& source,
-                    const std::string& owner = "");
-  void declare_enum(const std::string& name, const std::string& def,
-                    const std::vector<std::string>& choices, const std::string& source,
-                    const std::string& owner = "");
+  void declare_real(const std::string& name, double def, const std::string& unit, double min, double max,
+                    const std::string& source, const std::string& owner = "");
+  void declare_bool(const std::string& name, bool def, const std::string& source, const std::string& owner = "");
+  void declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
+                    const std::string& source, const std::string& owner = "");
 
   // Gives every key the default of `scenario` where that scenario declared its own; from then on,
   // values are checked against that scenario's ranges.
@@ -90,9 +88,7 @@ class ParamSet {
   double get_real(const std::string& name) const;  // Int parameters convert
   bool get_bool(const std::string& name) const;
   const std::string& get_enum(const std::string& name) const;
-  sc_core::sc_time get_ns(const std::string& name) const {
-    return sc_core::sc_time(get_real(name), sc_core::SC_NS);
-  }
+  sc_core::sc_time get_ns(const std::string& name) const { return sc_core::sc_time(get_real(name), sc_core::SC_NS); }
 
   // Every parameter visible to `scenario` (platform ones and that scenario's own), as typed JSON.
   nlohmann::json effective(const std::string& scenario) const;

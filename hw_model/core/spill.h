@@ -154,8 +154,10 @@ class SpillSorter {
       // The record handed out last is replaced by its run's next one.
       std::pop_heap(heap_.begin(), heap_.end(), later());
       const size_t r = heap_.back();
-      if (head_[r].decode(readers_[r])) std::push_heap(heap_.begin(), heap_.end(), later());
-      else heap_.pop_back();
+      if (head_[r].decode(readers_[r]))
+        std::push_heap(heap_.begin(), heap_.end(), later());
+      else
+        heap_.pop_back();
       cur_ = heap_.empty() ? nullptr : &head_[heap_.front()];
     }
 

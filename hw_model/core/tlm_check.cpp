@@ -27,8 +27,7 @@ class Findings {
     if (!text_.empty()) text_ += "; ";
     text_ += std::string("[") + rule + "] " + detail;
   }
-  void report(const Snapshot& s, const char* when, const tlm::tlm_generic_payload& t,
-              const sc_time& delay) const {
+  void report(const Snapshot& s, const char* when, const tlm::tlm_generic_payload& t, const sc_time& delay) const {
     if (text_.empty()) return;
     std::string m = s.who;
     if (s.port >= 0) m += "[port " + std::to_string(s.port) + "]";
@@ -43,12 +42,12 @@ class Findings {
     const char* cmd = t.is_read() ? "READ" : t.is_write() ? "WRITE" : "IGNORE";
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%s address 0x%" PRIx64 " data_length %u streaming_width %u byte_enables %s/%u %s, "
+                  "%s address 0x%" PRIx64
+                  " data_length %u streaming_width %u byte_enables %s/%u %s, "
                   "delay %s at %s",
                   cmd, uint64_t(t.get_address()), t.get_data_length(), t.get_streaming_width(),
-                  t.get_byte_enable_ptr() ? "set" : "none", t.get_byte_enable_length(),
-                  t.get_response_string().c_str(), delay.to_string().c_str(),
-                  sc_time_stamp().to_string().c_str());
+                  t.get_byte_enable_ptr() ? "set" : "none", t.get_byte_enable_length(), t.get_response_string().c_str(),
+                  delay.to_string().c_str(), sc_time_stamp().to_string().c_str());
     return buf;
   }
   std::string text_;
@@ -71,8 +70,7 @@ uint64_t hash_write_data(const tlm::tlm_generic_payload& t) {
   return h;
 }
 
-Snapshot entry(const tlm::tlm_generic_payload& t, const sc_time& delay, const char* who, int port,
-               bool target) {
+Snapshot entry(const tlm::tlm_generic_payload& t, const sc_time& delay, const char* who, int port, bool target) {
   Snapshot s{who,
              port,
              target,
@@ -92,7 +90,8 @@ Snapshot entry(const tlm::tlm_generic_payload& t, const sc_time& delay, const ch
     f.add("command", target ? "not READ, WRITE or IGNORE" : "not READ or WRITE (the model issues no IGNORE)");
   if (!t.get_data_ptr()) f.add("data_ptr", "null");
   if (t.get_data_length() == 0) f.add("data_length", "zero");
-  if (t.get_streaming_width() == 0) f.add("streaming_width", "zero");
+  if (t.get_streaming_width() == 0)
+    f.add("streaming_width", "zero");
   else if (!target && t.get_streaming_width() != t.get_data_length())
     f.add("streaming_width", "differs from the data length (the model never streams)");
   if (const unsigned char* be = t.get_byte_enable_ptr()) {
@@ -139,8 +138,8 @@ void returned(const Snapshot& s, const tlm::tlm_generic_payload& t, const sc_tim
   if (t.is_dmi_allowed()) f.add("dmi_allowed", "set by a target, but none here offers DMI");
   const sc_time now_local = sc_time_stamp() + delay;
   if (now_local < s.local_time)
-    f.add("time", "time went backwards: returned at " + now_local.to_string() + ", called at " +
-                      s.local_time.to_string());
+    f.add("time",
+          "time went backwards: returned at " + now_local.to_string() + ", called at " + s.local_time.to_string());
 }
 
 }  // namespace

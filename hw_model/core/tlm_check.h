@@ -66,7 +66,7 @@ struct Snapshot {
   unsigned length, streaming_width;
   unsigned char* byte_enables;
   unsigned byte_enable_length;
-  uint64_t write_data_hash;  // of a write's data, to see it unchanged
+  uint64_t write_data_hash;     // of a write's data, to see it unchanged
   sc_core::sc_time local_time;  // sc_time_stamp() + delay at the call
 };
 
@@ -77,14 +77,12 @@ struct TargetCaps {
 };
 
 // Initiator side of a hop: checks the entry rules (the hop's stricter form) and remembers the call.
-Snapshot before_call(const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay, const char* who,
-                     int port = -1);
+Snapshot before_call(const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay, const char* who, int port = -1);
 // The same hop after the callee returned.
 void after_call(const Snapshot& s, const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay);
 // Target side: the entry rules as a target sees them, and its return with its capabilities.
 Snapshot target_entry(const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay, const char* who);
-void target_exit(const Snapshot& s, const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay,
-                 TargetCaps caps);
+void target_exit(const Snapshot& s, const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay, TargetCaps caps);
 
 // Process-wide: rules violated so far, and the last report's message (tests).
 uint64_t violations();
@@ -100,8 +98,8 @@ inline bool byte_enabled(const tlm::tlm_generic_payload& t, unsigned i) {
 
 // One hop's call through an initiator socket (or a multi-socket's port interface).
 template <typename Socket>
-inline void checked_b_transport(Socket&& socket, tlm::tlm_generic_payload& t, sc_core::sc_time& delay,
-                                const char* who, int port = -1) {
+inline void checked_b_transport(Socket&& socket, tlm::tlm_generic_payload& t, sc_core::sc_time& delay, const char* who,
+                                int port = -1) {
   if constexpr (kTlmChecks) {
     const tlm_check::Snapshot s = tlm_check::before_call(t, delay, who, port);
     socket->b_transport(t, delay);

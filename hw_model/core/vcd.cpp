@@ -60,10 +60,8 @@ struct Scope {
   std::map<std::string, Scope> children;
   std::vector<int> signals;
 };
-void emit(std::ostream& os, const Scope& s, const std::vector<std::string>& leaf,
-          const std::vector<int>& widths) {
-  for (int id : s.signals)
-    os << "$var wire " << widths[id] << " " << vcd_id(id) << " " << leaf[id] << " $end\n";
+void emit(std::ostream& os, const Scope& s, const std::vector<std::string>& leaf, const std::vector<int>& widths) {
+  for (int id : s.signals) os << "$var wire " << widths[id] << " " << vcd_id(id) << " " << leaf[id] << " $end\n";
   for (auto& name : s.order) {
     os << "$scope module " << name << " $end\n";
     emit(os, s.children.at(name), leaf, widths);
@@ -313,8 +311,8 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
     FlowEnd f;
     for (uint64_t n = 0; in && n < end_count_ && in->get(f); ++n) {
       const auto& v = begins_[f.key];
-      const auto b = std::lower_bound(v.begin(), v.end(), f.value,
-                                      [](const FlowBegin& x, uint64_t val) { return x.value < val; });
+      const auto b =
+          std::lower_bound(v.begin(), v.end(), f.value, [](const FlowBegin& x, uint64_t val) { return x.value < val; });
       if (b == v.end() || b->at > f.at) continue;
       const std::string id = std::to_string(++flow_id);
       const std::string name = keys_[f.key] + " = " + std::to_string(b->value);
@@ -322,9 +320,9 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
       track(tracks_[b->track].name, kFlowEvents, s_seq);
       add_event(kFlowEvents, b->at, 3, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
       track(tracks_[f.track].name, kFlowEvents, s_seq + 1);
-      add_event(kFlowEvents, f.at, 3, 'f', name, f.track,
-                ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) +
-                    "}}");
+      add_event(
+          kFlowEvents, f.at, 3, 'f', name, f.track,
+          ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}");
     }
   }
 
@@ -354,15 +352,16 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
 
   std::ofstream os(path);
   if (!os) return false;
-  os << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},\n\"traceEvents\":[\n";
+  os << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},"
+        "\n\"traceEvents\":[\n";
   bool first = true;
   auto out = [&](const std::string& e) {
     os << (first ? "" : ",\n") << e;
     first = false;
   };
   for (size_t p = 0; p < pids.size(); ++p) {
-    out("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) + ",\"args\":{\"name\":" +
-        quoted(pids[p]) + "}}");
+    out("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) +
+        ",\"args\":{\"name\":" + quoted(pids[p]) + "}}");
     out("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"sort_index\":" + std::to_string(p) + "}}");
   }

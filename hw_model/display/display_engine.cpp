@@ -44,8 +44,9 @@ void DisplayEngine::validate(const ParamSet& ps) {
     throw ConfigError("display.request_bytes = " + std::to_string(req) +
                       " is not a multiple of 64; allowed: a multiple of 64 bytes in [64, 65536]");
   if (fifo < req)
-    throw ConfigError("display.fifo_bytes = " + std::to_string(fifo) + " is smaller than display.request_bytes = " +
-                      std::to_string(req) + " (a FIFO smaller than one request); allowed: display.fifo_bytes >= "
+    throw ConfigError("display.fifo_bytes = " + std::to_string(fifo) +
+                      " is smaller than display.request_bytes = " + std::to_string(req) +
+                      " (a FIFO smaller than one request); allowed: display.fifo_bytes >= "
                       "display.request_bytes");
 }
 
@@ -284,9 +285,7 @@ void DisplayEngine::vblank_method() {
 
 uint64_t DisplayEngine::bytes_consumed() const { return enabled_ ? timing_->consumed(sc_time_stamp()) : 0; }
 
-sc_time DisplayEngine::active_time() const {
-  return enabled_ ? timing_->active_time(sc_time_stamp()) : SC_ZERO_TIME;
-}
+sc_time DisplayEngine::active_time() const { return enabled_ ? timing_->active_time(sc_time_stamp()) : SC_ZERO_TIME; }
 
 bool DisplayEngine::beam_in_active(const sc_time& t) const {
   const uint64_t p = timing_->ticks(t), lead = uint64_t(timing_->vblank_lines()) * mode_.h_total();
@@ -302,7 +301,7 @@ DisplayEngine::Step DisplayEngine::next_step() {
   const uint64_t fb = timing_->frame_bytes();
   st.frame = issued_ / fb;
   st.len = std::min(req_, fb - issued_ % fb);  // a request never spans two frames
-  if (st.frame >= surfaces_.size()) {  // frame n+1's surface is latched at frame n's vblank start
+  if (st.frame >= surfaces_.size()) {          // frame n+1's surface is latched at frame n's vblank start
     st.kind = Step::WaitLatch;
     return st;
   }
@@ -386,15 +385,17 @@ void DisplayEngine::dma_slot(Slot& s) {
     // The freed slot takes the next request itself when the DMA would issue one now (the common case
     // in a refill): the same instant and stream order as the DMA thread, without waking it.
     const Step st = next_step();
-    if (st.kind == Step::Issue) issue(s, st.frame, st.len);
-    else slot_free_ev_.notify(SC_ZERO_TIME);  // a request slot frees at its arrival
+    if (st.kind == Step::Issue)
+      issue(s, st.frame, st.len);
+    else
+      slot_free_ev_.notify(SC_ZERO_TIME);  // a request slot frees at its arrival
   }
 }
 
 void DisplayEngine::arrived(Slot& s) {
   s.busy = false;
   --inflight_;
-  if (s.gen != gen_) return;           // issued before a disable: dropped
+  if (s.gen != gen_) return;  // issued before a disable: dropped
   const sc_time a = sc_time_stamp();
   const ScanTiming& tm = *timing_;
   const uint64_t c = tm.consumed(a);
@@ -419,8 +420,8 @@ void DisplayEngine::arrived(Slot& s) {
   if (vcd_.enabled()) vcd_.set(fifo_id_, have + s.len > c ? have + s.len - c : 0);
   if (on_request)
     on_request(RequestRecord{s.stream_byte, s.len, s.frame,
-                             s.surface.addr + (off / tm.row_bytes()) * s.surface.pitch + off % tm.row_bytes(),
-                             s.issue, a});
+                             s.surface.addr + (off / tm.row_bytes()) * s.surface.pitch + off % tm.row_bytes(), s.issue,
+                             a});
 }
 
 }  // namespace gpumodel

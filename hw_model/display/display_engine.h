@@ -34,10 +34,10 @@
 #include <memory>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/deferred.h"
@@ -92,8 +92,8 @@ class DisplayEngine : public sc_core::sc_module {
   uint64_t bytes_fetched() const { return arrived_; }
   uint64_t bytes_issued() const { return issued_ - skipped_; }
   uint64_t bytes_skipped() const { return skipped_; }  // never requested: the beam passed them (resync)
-  uint64_t bytes_consumed() const;  // by the beam, now
-  sc_core::sc_time active_time() const;  // the beam's time on active pixels, summed over frames, now
+  uint64_t bytes_consumed() const;                     // by the beam, now
+  sc_core::sc_time active_time() const;                // the beam's time on active pixels, summed over frames, now
   uint64_t requests() const { return requests_; }
   unsigned in_flight() const { return inflight_; }
   uint64_t vblanks() const { return vblanks_; }
@@ -127,8 +127,8 @@ class DisplayEngine : public sc_core::sc_module {
   void write_reg(uint64_t off, uint64_t v, unsigned len);
   void enable();
   void disable();
-  void catch_up();              // applies every vblank start due by now
-  void vblank(uint64_t n);      // frame n's vblank start: latch, MSIs, trace
+  void catch_up();          // applies every vblank start due by now
+  void vblank(uint64_t n);  // frame n's vblank start: latch, MSIs, trace
   void vblank_method();
   struct Step {  // what the DMA does now
     enum Kind { Disabled, WaitLatch, WaitSlot, WaitLevel, Issue } kind = Disabled;
@@ -175,8 +175,8 @@ class DisplayEngine : public sc_core::sc_module {
   bool stopped_ = false;  // stopped for lack of room: waits for the watermark
 
   // Statistics.
-  uint64_t frames_started_ = 0, requests_ = 0, vblanks_ = 0, flips_latched_ = 0, flips_replaced_ = 0,
-           underflows_ = 0, min_fifo_;
+  uint64_t frames_started_ = 0, requests_ = 0, vblanks_ = 0, flips_latched_ = 0, flips_replaced_ = 0, underflows_ = 0,
+           min_fifo_;
   std::vector<UnderflowRecord> underflow_records_;
 
   Vcd::Id line_id_ = Vcd::kNone, fifo_id_ = Vcd::kNone, underflow_id_ = Vcd::kNone, flip_id_ = Vcd::kNone,

@@ -22,9 +22,9 @@ constexpr uint64_t kFlipsLatched = 0x040;  // RO64: flips latched at a vblank st
 
 constexpr uint32_t kIdValue = 0x44535031;  // 'DSP1'
 
-constexpr uint32_t kCtrlEnable = 1u << 0;       // scan-out enable: 0 -> 1 starts the timing generator
-constexpr uint32_t kCtrlVblankIrq = 1u << 1;    // MSI at each vblank start
-constexpr uint32_t kCtrlFlipIrq = 1u << 2;      // MSI when a flip is latched
+constexpr uint32_t kCtrlEnable = 1u << 0;     // scan-out enable: 0 -> 1 starts the timing generator
+constexpr uint32_t kCtrlVblankIrq = 1u << 1;  // MSI at each vblank start
+constexpr uint32_t kCtrlFlipIrq = 1u << 2;    // MSI when a flip is latched
 
 constexpr uint32_t kVblankVector = 0;
 constexpr uint32_t kFlipVector = 1;

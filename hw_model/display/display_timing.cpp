@@ -64,8 +64,7 @@ unsigned bytes_per_pixel(const std::string& format) {
 }
 
 ScanTiming::ScanTiming(const DisplayMode& mode, unsigned bpp, uint64_t pitch_bytes, sc_time origin)
-    : mode_(mode), bpp_(bpp), pitch_(std::max<uint64_t>(pitch_bytes, uint64_t(mode.h_active) * bpp)),
-      origin_(origin) {}
+    : mode_(mode), bpp_(bpp), pitch_(std::max<uint64_t>(pitch_bytes, uint64_t(mode.h_active) * bpp)), origin_(origin) {}
 
 sc_time ScanTiming::ticks_time(uint64_t pixels) const {
   const u128 ps = u128(pixels) * kPsPerS / mode_.pixel_clock_hz;  // floor, from the origin

@@ -49,11 +49,11 @@ class ScanTiming {
   uint64_t frame_bytes() const { return row_bytes() * mode_.v_active; }
   unsigned vblank_lines() const { return mode_.v_total() - mode_.v_active; }
 
-  sc_core::sc_time frame_start(uint64_t n) const;           // frame n's first active line
+  sc_core::sc_time frame_start(uint64_t n) const;  // frame n's first active line
   sc_core::sc_time line_start(uint64_t n, unsigned line) const;
-  sc_core::sc_time vblank_start(uint64_t n) const;          // after frame n's last active line
-  sc_core::sc_time frame_period() const;                    // floor(h_total * v_total px)
-  sc_core::sc_time line_period() const;                     // floor(h_total px)
+  sc_core::sc_time vblank_start(uint64_t n) const;  // after frame n's last active line
+  sc_core::sc_time frame_period() const;            // floor(h_total * v_total px)
+  sc_core::sc_time line_period() const;             // floor(h_total px)
   // The time the beam starts the pixel holding stream byte b (frames back to back).
   sc_core::sc_time need_time(uint64_t stream_byte) const;
   // Stream bytes whose pixel has ended by t (pixel granularity).

@@ -6,10 +6,11 @@ using namespace sc_core;
 
 void GpuAdapter::declare_params(ParamSet& ps) {
   ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes, "A: two engines (3D/compute and copy) by default");
-  ps.declare_int("gpu.linked_engines", 1, "adapters", 1, 2,
-                 "Q: TDR in Windows 8 and later T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
-                 "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
-                 "A: 1 (a single GPU)");
+  ps.declare_int(
+      "gpu.linked_engines", 1, "adapters", 1, 2,
+      "Q: TDR in Windows 8 and later T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "
+      "the same node count: gpu.nodes is split evenly, engine e owning nodes [e*n/2, (e+1)*n/2); "
+      "A: 1 (a single GPU)");
   ps.declare_int("gpu.hw_queues", 8, "queues", 1, regs::kMaxHwQueues,
                  "A: eight HW queues (run-list slots); at most 1,024, as many as hardware schedulers "
                  "manage (BAR0 caps [31:22])");
@@ -89,7 +90,7 @@ GpuAdapter::GpuAdapter(sc_module_name name, const ParamSet& ps, Vcd& vcd, const 
                 "bar0");
   }
   if (!cfg.integrated) {
-    host_if.isock.bind(vram.tsock);   // port 1
+    host_if.isock.bind(vram.tsock);  // port 1
     host_if.map(regs::kVramBase, vram.size(), 1, "vram aperture");
   }
   if (cfg.display) {

@@ -148,9 +148,15 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
   auto& cfg = cmp_.cfg;
   switch (off) {
     case kFenceSelect: cmp_.select_fence(uint32_t(v)); return;
-    case kFenceCvAddr: if (auto* f = cmp_.fence(cmp_.selected_fence())) f->cv_addr = v; return;
-    case kFenceMvAddr: if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).mv_addr = v; return;
-    case kFenceHandle: if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).handle = uint32_t(v); return;
+    case kFenceCvAddr:
+      if (auto* f = cmp_.fence(cmp_.selected_fence())) f->cv_addr = v;
+      return;
+    case kFenceMvAddr:
+      if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).mv_addr = v;
+      return;
+    case kFenceHandle:
+      if (cmp_.fence(cmp_.selected_fence())) cmp_.fence_names(cmp_.selected_fence()).handle = uint32_t(v);
+      return;
     case kFenceFlags:
       if (auto* f = cmp_.fence(cmp_.selected_fence())) {
         f->flags = uint32_t(v);
@@ -182,9 +188,15 @@ void Bar0::write_reg(uint64_t off, uint64_t v, unsigned len) {
     switch ((off - kQueueBase) % kQueueStride) {
       case kQRingBase: q.ring_base = v; break;
       case kQRingSize: q.ring_size = uint32_t(v); break;
-      case kQNode: q.node = int(v); cmp_.runnable_changed(q); break;
+      case kQNode:
+        q.node = int(v);
+        cmp_.runnable_changed(q);
+        break;
       case kQRptrAddr: q.rptr_addr = v; break;
-      case kQPriority: q.priority = uint32_t(v); cmp_.runnable_changed(q); break;
+      case kQPriority:
+        q.priority = uint32_t(v);
+        cmp_.runnable_changed(q);
+        break;
       case kQPageTable: q.pt_root = q.ctx_root = v; break;
       case kQSignalLog: q.signal_log = v; break;
       case kQWaitLog: q.wait_log = v; break;

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "hw_model/core/deferred.h"
 #include "hw_model/core/params.h"

@@ -40,10 +40,11 @@ void Cmp::declare_params(ParamSet& ps) {
   ps.declare_bool("cmp.report_fence_set", true,
                   "Q: F12: the interrupt names the signaled fences (pSignaledNativeFenceArray); false "
                   "reports NULL, so the OS scans every waiter");
-  ps.declare_enum("cmp.fence_irq_queue", "running", {"running", "null"},
-                  "Q: F19, Native GPU fence object 'Optimized native fence signaled interrupt': with the optimized interrupt "
-                  "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
-                  "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
+  ps.declare_enum(
+      "cmp.fence_irq_queue", "running", {"running", "null"},
+      "Q: F19, Native GPU fence object 'Optimized native fence signaled interrupt': with the optimized interrupt "
+      "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
+      "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
   ps.declare_real("cmp.adapter_reset_ms", 3100, "ms", 1000, 4000,
@@ -258,7 +259,8 @@ void Cmp::firmware() {
 }
 
 void Cmp::run(const Work& w) {
-  FenceEntry* f = w.kind == Work::Vector || w.kind == Work::Doorbell || w.kind == Work::Preempt ? nullptr : fence(w.slot);
+  FenceEntry* f =
+      w.kind == Work::Vector || w.kind == Work::Doorbell || w.kind == Work::Preempt ? nullptr : fence(w.slot);
   switch (w.kind) {
     case Work::Preempt:
       wait(period_ * double(doorbell_cycles_));

@@ -22,8 +22,8 @@
 #include <set>
 #include <vector>
 
-#include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
@@ -131,7 +131,7 @@ class Cmp : public sc_core::sc_module {
     uint64_t system_root = 0;
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
-    bool names_queue = false;  // kFenceIrqMode: fence events of logged signals name the HW queue (F19)
+    bool names_queue = false;       // kFenceIrqMode: fence events of logged signals name the HW queue (F19)
     uint64_t xdoorbell_target = 0;  // F20: the peer's doorbell register (kXDoorbellTarget)
   } cfg;
 
@@ -141,7 +141,7 @@ class Cmp : public sc_core::sc_module {
 
   // Sideband from the nodes. Each costs the same host time with 1 or 1,024 queues: the CMP keeps, per
   // node, its runnable queues by priority (a set of ids each), instead of scanning every queue.
-  HwQueue* pick(int node);                            // next queue for an idle node, or null
+  HwQueue* pick(int node);  // next queue for an idle node, or null
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
   bool other_runnable(int node, const HwQueue& current) const;
   // An engine's INTERRUPT packet. regs::kMonitoredFenceSignalVector is a monitored fence's signal
@@ -163,7 +163,7 @@ class Cmp : public sc_core::sc_module {
   std::function<void(uint32_t slot)> on_mv_update_queued;  // an MV update reached the firmware's queue
   // Observer (monitors only): a WAIT_UNBLOCKED entry the CMP wrote (as Node::on_log_entry).
   std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
-  void queue_wait(HwQueue& q);                        // an engine blocked a queue on WAIT
+  void queue_wait(HwQueue& q);  // an engine blocked a queue on WAIT
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
   // cmp.mv_source = memory: the engines read the OS's MV location, there is no shadow (caps bit).
   bool mv_from_memory() const { return mv_from_memory_; }
@@ -174,7 +174,7 @@ class Cmp : public sc_core::sc_module {
   uint64_t suppressed() const { return suppressed_; }
   uint64_t mv_updates() const { return mv_updates_; }
   uint64_t gpu_unblocks() const { return unblocks_; }
-  uint64_t xdoorbells_sent() const { return xdoorbells_sent_; }          // F20
+  uint64_t xdoorbells_sent() const { return xdoorbells_sent_; }  // F20
   uint64_t xdoorbells_received() const { return xdoorbells_received_; }
   sc_core::sc_time last_msi_issued() const { return last_msi_; }
   // Probe: when the firmware last registered a queue blocked on a WAIT (after its re-read of CV).
@@ -191,7 +191,7 @@ class Cmp : public sc_core::sc_module {
   void push(const Work& w);
   void firmware();  // SC_THREAD
   void run(const Work& w);
-  void barrier();   // F7 step 2: every engine write issued before it began, and ours, is visible
+  void barrier();  // F7 step 2: every engine write issued before it began, and ours, is visible
   // Event entry + MSI. The caller has made `value` visible: the MV update read it from memory, a
   // signal's path barriers first.
   void raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by = nullptr);
@@ -200,7 +200,7 @@ class Cmp : public sc_core::sc_module {
     uint64_t value;
   };
   void raise_event(const Event& e);  // the entry (or a drop, counted by kind), the write index, MSI
-  void write_wait_log(HwQueue& q);  // WAIT_UNBLOCKED, as the queue unblocks
+  void write_wait_log(HwQueue& q);   // WAIT_UNBLOCKED, as the queue unblocks
   uint64_t tick_ps_;
   sc_core::sc_time log_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t log_flushes_ = 0;

@@ -7,25 +7,25 @@
 
 namespace gpumodel::fence_log {
 
-enum Type : uint32_t { kWaits = 1, kSignals = 2 };                  // DXGK_NATIVE_FENCE_LOG_TYPE
+enum Type : uint32_t { kWaits = 1, kSignals = 2 };                      // DXGK_NATIVE_FENCE_LOG_TYPE
 enum Operation : uint32_t { kSignalExecuted = 0, kWaitUnblocked = 1 };  // DXGK_NATIVE_FENCE_LOG_OPERATION
 
-struct Header {                  // DXGK_NATIVE_FENCE_LOG_HEADER
+struct Header {                     // DXGK_NATIVE_FENCE_LOG_HEADER
   uint32_t first_free_entry_index;  // together with the next field: AtomicWraparoundAndEntryIndex, one
   uint32_t wraparound_count;        // 64-bit value the GPU writes at once (never torn)
   uint32_t type;                    // Type
   uint32_t pad0;
-  uint64_t number_of_entries;       // NumberOfEntries
+  uint64_t number_of_entries;  // NumberOfEntries
   uint64_t reserved[2];
 };
-struct Entry {                   // DXGK_NATIVE_FENCE_LOG_ENTRY
-  uint64_t fence_value;             // FenceValue (UMD payload)
-  uint32_t h_native_fence;          // hNativeFence (UMD payload: the fence's user-mode handle)
-  uint32_t operation_type;          // OperationType (UMD payload)
+struct Entry {              // DXGK_NATIVE_FENCE_LOG_ENTRY
+  uint64_t fence_value;     // FenceValue (UMD payload)
+  uint32_t h_native_fence;  // hNativeFence (UMD payload: the fence's user-mode handle)
+  uint32_t operation_type;  // OperationType (UMD payload)
   uint64_t reserved0;
   uint64_t fence_observed_gpu_timestamp;  // WAIT_UNBLOCKED: when the engine saw the unresolved wait and stalled
   uint64_t reserved1;
-  uint64_t fence_end_gpu_timestamp;       // when the operation completed on the GPU
+  uint64_t fence_end_gpu_timestamp;  // when the operation completed on the GPU
 };
 static_assert(sizeof(Header) == 40 && offsetof(Header, number_of_entries) == 16, "DXGK_NATIVE_FENCE_LOG_HEADER");
 static_assert(sizeof(Entry) == 48 && offsetof(Entry, fence_observed_gpu_timestamp) == 24 &&

@@ -17,8 +17,9 @@
 // TLB: mmu.tlb_entries entries, mmu.tlb_ways-way set associative, LRU, tagged by (root, page), so a
 // process switch needs no flush. A hit adds no time; a miss walks (each level one TLM read, waiting
 // for it), except that a page-walk cache (mmu.pwc_entries, LRU) keeps the dual PDEs of recent 2 MiB
-// regions: a miss in such a region reads only its PTE (and the 64 KiB one on the fallback); a miss in a 64 KiB region another walk of the unit is already fetching waits for that walk and
-// looks again (miss coalescing). Invalidation: by root or all (BAR0 kMmuInvalidate, or a FLUSH_TLB packet).
+// regions: a miss in such a region reads only its PTE (and the 64 KiB one on the fallback); a miss in a 64 KiB region
+// another walk of the unit is already fetching waits for that walk and looks again (miss coalescing). Invalidation: by
+// root or all (BAR0 kMmuInvalidate, or a FLUSH_TLB packet).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,10 +37,10 @@ constexpr uint64_t kValid = 1, kSystem = 4;
 constexpr uint64_t kAddrMask = 0x000F'FFFF'FFFF'F000ull;   // a page (PTE)
 constexpr uint64_t kTableMask = 0x000F'FFFF'FFFF'FF00ull;  // a table (PDE): tables are 256 B aligned at least
 constexpr uint64_t kSmallPage = 4096, kBigPage = 65536;
-constexpr uint64_t kTableBytes = 4096;        // L3, L2, small PT
-constexpr uint64_t kL1TableBytes = 8192;      // dual PDEs
-constexpr uint64_t kBigTableBytes = 32 * 8;   // 64 KiB-page table
-constexpr uint64_t kPdeSpan = 1ull << 21;     // what one L1 entry covers (2 MiB)
+constexpr uint64_t kTableBytes = 4096;       // L3, L2, small PT
+constexpr uint64_t kL1TableBytes = 8192;     // dual PDEs
+constexpr uint64_t kBigTableBytes = 32 * 8;  // 64 KiB-page table
+constexpr uint64_t kPdeSpan = 1ull << 21;    // what one L1 entry covers (2 MiB)
 constexpr uint64_t kVaBits = 48;
 inline unsigned index(uint64_t va, int level) { return unsigned(va >> (12 + 9 * level)) & 511; }  // level 3..0
 inline unsigned big_index(uint64_t va) { return unsigned(va >> 16) & 31; }
@@ -83,6 +84,7 @@ class GpuMmu {
   std::vector<std::pair<uint64_t, uint64_t>> walking_;
   sc_core::sc_event walk_done_;
   uint64_t coalesced_ = 0;
+
  public:
   uint64_t coalesced() const { return coalesced_; }  // misses that waited for another walk
  private:

@@ -21,8 +21,7 @@ void Node::declare_params(ParamSet& ps) {
                          "A: one ring fetch is at most a 256 B read (the max payload, one completion)");
   ps.declare_int("node.fifo_bytes", 1024, "bytes", 64, 1 << 20,
                  "A: 1 KiB command prefetch FIFO, so fetch overlaps execution");
-  ps.declare_int("node.dma_chunk_bytes", 4096, "bytes", 8, 1 << 20,
-                 "A: copy engine works in 4 KiB chunks (one page)");
+  ps.declare_int("node.dma_chunk_bytes", 4096, "bytes", 8, 1 << 20, "A: copy engine works in 4 KiB chunks (one page)");
   ps.declare_int("node.dma_outstanding", 16, "chunks", 1, 1024,
                  "A: 16 chunks in flight (64 KiB), enough to cover the ~1 us link round trip at "
                  "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
@@ -36,10 +35,11 @@ void Node::declare_params(ParamSet& ps) {
                   "write-combining buffer unless a full barrier or the OS's flush (DxgkDdiUpdateNativeFenceLogs) "
                   "pushes it out; the 8-B FirstFreeEntryIndex update goes through the write buffer, so it "
                   "can be visible first (Native GPU fence object 'Synchronously updating the native fence log')");
-  ps.declare_int_choices("node.log_barriers", 1, "barriers", {1, 2},
-                         "Q: Native GPU fence object 'Synchronously updating the native fence log': 1 = the design's GPU order "
-                         "(entry, index, one barrier; the OS's DxgkDdiUpdateNativeFenceLogs supplies the other); "
-                         "2 = the order it replaces, a barrier between the entry and the index too");
+  ps.declare_int_choices(
+      "node.log_barriers", 1, "barriers", {1, 2},
+      "Q: Native GPU fence object 'Synchronously updating the native fence log': 1 = the design's GPU order "
+      "(entry, index, one barrier; the OS's DxgkDdiUpdateNativeFenceLogs supplies the other); "
+      "2 = the order it replaces, a barrier between the entry and the index too");
   ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
                   "Q (low confidence): docs/calibration.md GPU memory barrier, device scope ~100 ns");
   ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
@@ -61,9 +61,10 @@ void Node::declare_params(ParamSet& ps) {
   ps.declare_real("node.reset_ns", 174000, "ns", 0, 1e10,
                   "F: docs/calibration.md engine (per-queue) reset 0.1-10 ms; one amdgpu compute ring reset took "
                   "174 us (ROCm issue 6127 log timestamps)");
-  ps.declare_int("node.reset_fails_on", -1, "node", -1, 15,
-                 "A: fault injection (TDR in Windows 8 and later T9): -1 = every node resets; n = the hardware cannot reset "
-                 "node n (its reset leaves it hung until an adapter reset)");
+  ps.declare_int(
+      "node.reset_fails_on", -1, "node", -1, 15,
+      "A: fault injection (TDR in Windows 8 and later T9): -1 = every node resets; n = the hardware cannot reset "
+      "node n (its reset leaves it hung until an adapter reset)");
 }
 
 Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
@@ -169,8 +170,8 @@ void Node::fetcher() {
     HwQueue* q = q_;
     const unsigned g = gen_;
     const uint64_t off = fetch_ptr_ & (q->ring_size - 1);
-    uint64_t n = std::min<uint64_t>({q->wptr - fetch_ptr_, q->ring_size - off, fetch_bytes_,
-                                     fifo_bytes_ - fifo_.size() * 4});
+    uint64_t n =
+        std::min<uint64_t>({q->wptr - fetch_ptr_, q->ring_size - off, fetch_bytes_, fifo_bytes_ - fifo_.size() * 4});
     n &= ~uint64_t(3);
     if (n == 0) {
       wait(fetch_ev_);
@@ -459,11 +460,8 @@ void Node::execute(const DecodedPacket& d) {
   probe.start = sc_time_stamp();
   switch (d.op) {
     case Op::Nop:
-    case Op::Signal:
-      break;
-    case Op::Write64:
-      post(d.arg[0], &d.arg[1], 8);
-      break;
+    case Op::Signal: break;
+    case Op::Write64: post(d.arg[0], &d.arg[1], 8); break;
     case Op::Timestamp: {
       const uint64_t ticks = sc_time_stamp().value() / tick_ps_;
       post(d.arg[0], &ticks, 8);
@@ -473,24 +471,12 @@ void Node::execute(const DecodedPacket& d) {
       set_state("wait");
       drain_write_buffer();
       break;
-    case Op::Compute:
-      compute(d.arg[0]);
-      break;
-    case Op::Copy:
-      copy(d.arg[0], d.arg[1], d.arg[2]);
-      break;
-    case Op::Interrupt:
-      cmp_.raise_interrupt(uint32_t(d.arg[0]), ordinal_);
-      break;
-    case Op::Wait:
-      wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]);
-      break;
-    case Op::Fence:
-      fence(d.arg[0], d.arg[1], uint32_t(d.arg[2]));
-      break;
-    case Op::SetPageTable:
-      root_ = q_->ctx_root = d.arg[0];
-      break;
+    case Op::Compute: compute(d.arg[0]); break;
+    case Op::Copy: copy(d.arg[0], d.arg[1], d.arg[2]); break;
+    case Op::Interrupt: cmp_.raise_interrupt(uint32_t(d.arg[0]), ordinal_); break;
+    case Op::Wait: wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]); break;
+    case Op::Fence: fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
+    case Op::SetPageTable: root_ = q_->ctx_root = d.arg[0]; break;
     case Op::FlushTlb:
       // A release (the page-table writes before it are visible), then every TLB of the adapter.
       drain_write_buffer();
@@ -533,10 +519,14 @@ void Node::compute(uint64_t operand) {
         throw Preempted{};
       }
     }
-    if (endless && preemptible) wait(abort_ev_ | preempt_ev_);
-    else if (endless) wait(abort_ev_);
-    else if (preemptible) wait(end - now, abort_ev_ | preempt_ev_);
-    else wait(end - now, abort_ev_);
+    if (endless && preemptible)
+      wait(abort_ev_ | preempt_ev_);
+    else if (endless)
+      wait(abort_ev_);
+    else if (preemptible)
+      wait(end - now, abort_ev_ | preempt_ev_);
+    else
+      wait(end - now, abort_ev_);
   }
   stop();
 }
@@ -636,8 +626,10 @@ void Node::drain_wb() {
       }
     }
   }
-  if (wb_.empty()) wb_empty_ev_.notify(SC_ZERO_TIME);
-  else wb_ev_.notify(wb_.front().leave_at - now);
+  if (wb_.empty())
+    wb_empty_ev_.notify(SC_ZERO_TIME);
+  else
+    wb_ev_.notify(wb_.front().leave_at - now);
 }
 
 void Node::request_flush(WriteFlush& f) {
@@ -672,7 +664,8 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     check_abort();
     drain_write_buffer(false);
     bool ok = false;
-    const uint64_t mv = read64_va(sys, cmp_.mv_from_memory() ? cmp_.fence_names(slot).mv_addr : cmp_.shadow_mv_addr(slot), ok);
+    const uint64_t mv =
+        read64_va(sys, cmp_.mv_from_memory() ? cmp_.fence_names(slot).mv_addr : cmp_.shadow_mv_addr(slot), ok);
     if (ok) cmp_.fence_written(slot, value, value > mv, q_);
     return;
   }
@@ -710,7 +703,7 @@ void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t va
   const uint32_t idx = fence_log::entry_index(seq, n);
   if (!post_log_entry(root == kCurrentRoot ? root_ : root, base + fence_log::entry_offset(idx), &e, offset)) return;
   if (on_log_entry) on_log_entry(q_->id, signal_log ? fence_log::kSignals : fence_log::kWaits, seq, &e);
-  if (log_barriers_ == 2) drain_write_buffer(true);  // the two-barrier order: the entry is visible first
+  if (log_barriers_ == 2) drain_write_buffer(true);    // the two-barrier order: the entry is visible first
   const uint64_t h = fence_log::header_after(seq, n);  // AtomicWraparoundAndEntryIndex: one 64-bit write
   post(base, &h, 8, offset, root);
 }
@@ -763,10 +756,11 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   const uint64_t observed = sc_time_stamp().value() / tick_ps_;
   bool ok = false;
   const uint64_t cv = read64_va(cmp_.system_root(), f->cv_addr, ok);
-  if (!ok) return;  // a page fault, which stops the queue
+  if (!ok) return;    // a page fault, which stops the queue
   if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself; it never stalled: observed = end
     if (logged && q_->wait_log && q_->log_entries)
-      write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, sc_time_stamp().value() / tick_ps_, SC_ZERO_TIME);
+      write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, sc_time_stamp().value() / tick_ps_,
+                SC_ZERO_TIME);
     return;
   }
   q_->blocked = true;
@@ -882,7 +876,8 @@ void Node::dma_tag(DmaTag& t) {
       if (!(ok = xlate(c.root, c.dst + done, r, "DMA write"))) break;
       const unsigned n = unsigned(std::min<uint64_t>(c.len - done, r.page_left));
       ZeroHint wz = t.zero.hint(n);
-      const sc_time v = bus_.post_held(r.addr, buf.data() + done, n, fc, done == 0 ? &wz : nullptr);  // waits while the link is full
+      const sc_time v =
+          bus_.post_held(r.addr, buf.data() + done, n, fc, done == 0 ? &wz : nullptr);  // waits while the link is full
       note_write(r.addr, v, dma_visible_);
       vis = max_time(vis, v);
       done += n;

@@ -9,14 +9,13 @@
 // there; re-enabling the queue clears it), counts the fault and keeps a message naming the node, queue,
 // ring offset and reason for the results; the model runs on.
 //
-// Packet scheduling (TDR in Windows 8 and later): a FENCE ends each DMA packet. A preemption request (BAR0 kNControl) is
-// taken at the next DMA-packet boundary, or, with node.preemption = mid_command, also at the next
-// preemption point inside a COMPUTE (every node.preempt_point_cycles from its start, unless the dispatch
-// disabled preemption) and on a blocked WAIT: the node saves its state (node.preempt_save_ns), drops the
-// rest of its ring (the KMD resubmits it), and raises its preemption vector. A reset request stops the
-// node wherever it is (a COMPUTE, a blocked WAIT, a copy), empties every HW queue mapped to it and takes
-// node.reset_ns; the last completed fence ID stays readable. node.reset_fails_on names a node whose reset
-// leaves it hung (status reset-failed) until an adapter reset.
+// Packet scheduling (TDR in Windows 8 and later): a FENCE ends each DMA packet. A preemption request (BAR0 kNControl)
+// is taken at the next DMA-packet boundary, or, with node.preemption = mid_command, also at the next preemption point
+// inside a COMPUTE (every node.preempt_point_cycles from its start, unless the dispatch disabled preemption) and on a
+// blocked WAIT: the node saves its state (node.preempt_save_ns), drops the rest of its ring (the KMD resubmits it), and
+// raises its preemption vector. A reset request stops the node wherever it is (a COMPUTE, a blocked WAIT, a copy),
+// empties every HW queue mapped to it and takes node.reset_ns; the last completed fence ID stays readable.
+// node.reset_fails_on names a node whose reset leaves it hung (status reset-failed) until an adapter reset.
 //
 // Parameters: node.decode_cycles, node.fetch_bytes, node.fifo_bytes, node.dma_chunk_bytes,
 // node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, node.preemption, node.preempt_*,
@@ -32,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
@@ -63,7 +62,7 @@ class Node : public sc_core::sc_module {
   void request_preempt();
   // Engine reset (`adapter`: part of an adapter reset, which takes `duration` and cannot fail).
   void request_reset(bool adapter = false, const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME);
-  uint32_t status() const;                       // regs::kNSt* bits
+  uint32_t status() const;  // regs::kNSt* bits
   uint64_t last_fence() const { return last_fence_; }
   void set_preempt_vector(uint32_t v) { preempt_vector_ = v; }
   uint32_t preempt_vector() const { return preempt_vector_; }
@@ -84,7 +83,7 @@ class Node : public sc_core::sc_module {
   // entered the write buffer so far; (blocking the calling thread until the first `seq` of them have
   // left it) the time by which all of them are visible; and when the DMA writes issued so far are.
   struct WriteFlush {
-    uint64_t seq = 0;  // the first `seq` writes that entered the write buffer
+    uint64_t seq = 0;                                  // the first `seq` writes that entered the write buffer
     sc_core::sc_time visible = sc_core::SC_ZERO_TIME;  // when all of them are visible (once done)
     bool done = false;
   };
@@ -173,7 +172,7 @@ class Node : public sc_core::sc_module {
   const int ordinal_;
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
-  uint64_t tick_ps_;  // GPU timestamp tick
+  uint64_t tick_ps_;               // GPU timestamp tick
   sc_core::sc_time write_buffer_;  // a posted write waits this long in the engine before it leaves
   struct Buffered {
     sc_core::sc_time leave_at;
@@ -183,7 +182,7 @@ class Node : public sc_core::sc_module {
   };
   std::deque<Buffered> wb_;
   sc_core::sc_event wb_ev_, wb_empty_ev_;
-  PostedFlowControl wb_fc_;  // the write buffer holds a write the link has no room for
+  PostedFlowControl wb_fc_;                 // the write buffer holds a write the link has no room for
   uint64_t wb_posted_ = 0, wb_issued_ = 0;  // writes ever entered / left the write buffer
   // When the last write that left the buffer, and the last DMA write, become visible.
   sc_core::sc_time wb_visible_ = sc_core::SC_ZERO_TIME, dma_visible_ = sc_core::SC_ZERO_TIME;
@@ -210,7 +209,7 @@ class Node : public sc_core::sc_module {
   HwQueue* q_ = nullptr;      // the queue this node runs
   sc_core::sc_time q_since_;  // when it started running it
   uint64_t fetch_ptr_ = 0;
-  unsigned gen_ = 0;          // bumps when the queue changes, so a fetch in flight is discarded
+  unsigned gen_ = 0;  // bumps when the queue changes, so a fetch in flight is discarded
   std::deque<uint32_t> fifo_;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 

@@ -51,10 +51,14 @@ DecodedPacket decode_header(uint32_t h) {
   d.opcode = h >> 24;
   d.op = header_op(h);
   const uint32_t len = header_len(h);
-  if (len == 0) d.error = PacketError::ZeroLength;
-  else if (len > kMaxPacketDwords) d.error = PacketError::TooLong;
-  else if (d.opcode >= kOpcodes) d.error = PacketError::UnknownOpcode;
-  else if (h & 0x00ff0000) d.error = PacketError::ReservedBits;
+  if (len == 0)
+    d.error = PacketError::ZeroLength;
+  else if (len > kMaxPacketDwords)
+    d.error = PacketError::TooLong;
+  else if (d.opcode >= kOpcodes)
+    d.error = PacketError::UnknownOpcode;
+  else if (h & 0x00ff0000)
+    d.error = PacketError::ReservedBits;
   else if (d.op != Op::Nop && len != layout_dwords(kLayouts[d.opcode]) &&
            !((d.op == Op::Signal || d.op == Op::Wait) && len == kLoggedFenceOpDwords))
     d.error = PacketError::WrongLength;

@@ -22,23 +22,21 @@ enum class Op : uint8_t {
                      // [, seq, hNativeFence]: the logged form, 6 dwords (F16, F17): see kLoggedFenceOpDwords
   Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
                      // [, seq, hNativeFence]: the logged form: WAIT_UNBLOCKED logged when it unblocks
-  Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, TDR in Windows 8 and later): once every
-                     // earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as
-                     // the node's last completed fence ID, and interrupt (DMA completed). A preemption
-                     // boundary.
+  Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, TDR in Windows 8 and later): once
+                 // every earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as the node's
+                 // last completed fence ID, and interrupt (DMA completed). A preemption boundary.
   SetPageTable = 0x0A,  // root: the queue's GPU VA space from here on (the physical address of a process's
                         // root page table; 0 = MMU off): what a KMD puts at the head of each DMA packet
                         // when packets of several processes share a ring
   FlushTlb = 0x0B,      // root: a release, then invalidate every TLB of the adapter for that space (0 = all):
                         // DXGK_OPERATION_FLUSH_TLB after a page-table update
 };
-// SIGNAL and WAIT with the UMD's log instruction (Native GPU fence object 'Log buffer mechanism': "immediately after UMD
-// inserts a native fence wait or signal instruction ... it also inserts a command instructing the GPU to
-// write a payload at a particular entry"). The model carries that instruction in the same packet, two more
-// dwords: the UMD's running entry sequence number for this queue's log (the UMD owns the progression; the
-// entry is seq % NumberOfEntries) and the fence's user-mode handle (the entry's hNativeFence). One packet
-// makes the engine's order a property of one command: CV, entry, FirstFreeEntryIndex, barrier, then the
-// conditional interrupt check (F17).
+// SIGNAL and WAIT with the UMD's log instruction (Native GPU fence object 'Log buffer mechanism': "immediately after
+// UMD inserts a native fence wait or signal instruction ... it also inserts a command instructing the GPU to write a
+// payload at a particular entry"). The model carries that instruction in the same packet, two more dwords: the UMD's
+// running entry sequence number for this queue's log (the UMD owns the progression; the entry is seq % NumberOfEntries)
+// and the fence's user-mode handle (the entry's hNativeFence). One packet makes the engine's order a property of one
+// command: CV, entry, FirstFreeEntryIndex, barrier, then the conditional interrupt check (F17).
 constexpr uint32_t kLoggedFenceOpDwords = 6;
 constexpr uint64_t kComputeNoPreempt = 1ull << 63;  // COMPUTE operand bit: preemption disabled
 
@@ -52,17 +50,18 @@ constexpr uint32_t kMaxPacketDwords = 16;  // the engine's packet buffer
 // packet is a hardware fault, never skipped).
 enum class PacketError : uint8_t {
   None,
-  ZeroLength,     // header length 0
-  TooLong,        // header length > kMaxPacketDwords
+  ZeroLength,  // header length 0
+  TooLong,     // header length > kMaxPacketDwords
   UnknownOpcode,
-  ReservedBits,   // header bits [23:16] set
-  WrongLength,    // a known opcode with another length than its operands need
-  Truncated,      // the packet runs past the dwords available (the queue's write pointer)
+  ReservedBits,  // header bits [23:16] set
+  WrongLength,   // a known opcode with another length than its operands need
+  Truncated,     // the packet runs past the dwords available (the queue's write pointer)
 };
 const char* to_string(PacketError e);
 
 // A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
-// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB: arg[0] root; NOP (padding, any length) and BARRIER have none.
+// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB:
+// arg[0] root; NOP (padding, any length) and BARRIER have none.
 struct DecodedPacket {
   Op op = Op::Nop;
   uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)

@@ -8,8 +8,7 @@ namespace gpumodel {
 
 using namespace sc_core;
 
-InterruptController::InterruptController(sc_module_name name, Vcd& vcd)
-    : sc_module(name), tsock("tsock"), vcd_(vcd) {
+InterruptController::InterruptController(sc_module_name name, Vcd& vcd) : sc_module(name), tsock("tsock"), vcd_(vcd) {
   tsock.register_b_transport(this, &InterruptController::b_transport);
   msi_id_ = vcd_.add(std::string(basename()) + ".msi", 1);
   vector_id_ = vcd_.add(std::string(basename()) + ".vector", 32);

@@ -9,9 +9,9 @@
 #include <queue>
 #include <vector>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "hw_model/core/vcd.h"
 

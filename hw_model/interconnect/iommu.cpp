@@ -11,10 +11,11 @@ namespace gpumodel {
 using namespace sc_core;
 
 void Iommu::declare_params(ParamSet& ps) {
-  ps.declare_enum("iommu.model", "physical", {"physical", "gpuva_iommu", "gpuva_iommu_global"},
-                  "Q: Allocation notifications (A3) / DXGK_VIDMMCAPS IoMmu addressing models: physical = no DMA remapping; "
-                  "gpuva_iommu = GpuVaIoMmu, a domain per adapter; gpuva_iommu_global = GpuVaIoMmuGlobal, one "
-                  "domain shared by every adapter");
+  ps.declare_enum(
+      "iommu.model", "physical", {"physical", "gpuva_iommu", "gpuva_iommu_global"},
+      "Q: Allocation notifications (A3) / DXGK_VIDMMCAPS IoMmu addressing models: physical = no DMA remapping; "
+      "gpuva_iommu = GpuVaIoMmu, a domain per adapter; gpuva_iommu_global = GpuVaIoMmuGlobal, one "
+      "domain shared by every adapter");
   ps.declare_int("iommu.iotlb_entries", 64, "entries", 1, 1 << 16,
                  "A: IOTLB entries, 64 (Intel VT-d IOTLBs are reported at 32-128 entries; Amit et al., 'IOMMU: "
                  "Strategies for Mitigating the IOTLB Bottleneck', WIOSCA 2010)");
@@ -131,7 +132,8 @@ void Iommu::b_regs(tlm::tlm_generic_payload& t, sc_time& delay) {
   if (t.is_write()) {
     std::memcpy(&v, t.get_data_ptr(), len);
     deferred_.after(delay, [this, off, v] {
-      if (off < kRoot + 8 * kPorts) root_[off / 8] = v;
+      if (off < kRoot + 8 * kPorts)
+        root_[off / 8] = v;
       else if (off == kInvalidate)
         for (Entry& e : iotlb_)
           if (v == 0 || e.root == v) e.valid = false;
@@ -139,10 +141,14 @@ void Iommu::b_regs(tlm::tlm_generic_payload& t, sc_time& delay) {
   } else {
     wait(delay);  // a read samples the registers when it arrives
     delay = SC_ZERO_TIME;
-    if (off < kRoot + 8 * kPorts) v = root_[off / 8];
-    else if (off == kFaults) v = faults_;
-    else if (off == kFaultAddr) v = fault_addr_;
-    else if (off == kFaultPort) v = fault_port_;
+    if (off < kRoot + 8 * kPorts)
+      v = root_[off / 8];
+    else if (off == kFaults)
+      v = faults_;
+    else if (off == kFaultAddr)
+      v = fault_addr_;
+    else if (off == kFaultPort)
+      v = fault_port_;
     std::memcpy(t.get_data_ptr(), &v, len);
   }
   t.set_response_status(tlm::TLM_OK_RESPONSE);

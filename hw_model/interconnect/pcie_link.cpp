@@ -16,12 +16,11 @@ namespace {
 constexpr int kLanes[] = {1, 2, 4, 8, 16};
 constexpr unsigned kMps[] = {128, 256, 512, 1024, 2048, 4096};
 constexpr int kAckFcLimit[5][6] = {
-    {333, 512, 655, 1167, 2191, 4239}, {224, 313, 385, 641, 1153, 2177},
-    {169, 214, 250, 378, 634, 1146},   {163, 203, 182, 246, 374, 630},
-    {144, 168, 182, 246, 374, 630},
+    {333, 512, 655, 1167, 2191, 4239}, {224, 313, 385, 641, 1153, 2177}, {169, 214, 250, 378, 634, 1146},
+    {163, 203, 182, 246, 374, 630},    {144, 168, 182, 246, 374, 630},
 };
-constexpr double kDllpBytes = 8;       // ACK or UpdateFC DLLP: 2 B framing + 4 B DLLP + 2 B CRC
-constexpr double kSkipLength = 4;      // SKP ordered set, every 1538 symbols
+constexpr double kDllpBytes = 8;   // ACK or UpdateFC DLLP: 2 B framing + 4 B DLLP + 2 B CRC
+constexpr double kSkipLength = 4;  // SKP ordered set, every 1538 symbols
 constexpr double kSkipInterval = 1538;
 }  // namespace
 
@@ -42,8 +41,7 @@ void PcieLink::declare_params(ParamSet& ps) {
                          "docs/calibration.md PCIe-like link: desktop dGPU x16");
   ps.declare_int_choices("link.max_payload_bytes", 256, "bytes", {128, 256, 512, 1024, 2048, 4096},
                          "Q: 256 B common on root ports (PCIe spec range 128-4096; PLX PEX 8532)");
-  ps.declare_int_choices("link.max_read_request_bytes", 512, "bytes",
-                         {128, 256, 512, 1024, 2048, 4096},
+  ps.declare_int_choices("link.max_read_request_bytes", 512, "bytes", {128, 256, 512, 1024, 2048, 4096},
                          "Q: PCIe default Max_Read_Request_Size 512 B (PCIe Base Spec, Device Control)");
   ps.declare_int_choices("link.completion_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},
                          "A: completions coalesced up to the 256 B max payload (pcie-model rcb_chunks=False)");
@@ -85,8 +83,7 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
   up_in.register_b_transport(this, &PcieLink::b_up);
 }
 
-sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t payload, uint64_t n,
-                            unsigned overhead) {
+sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t payload, uint64_t n, unsigned overhead) {
   const sc_time start = max_time(arrival, dir.free);
   const sc_time dur(double(payload + n * overhead) / bytes_per_ns_ * 1000.0, SC_PS);
   dir.free = start + dur;

@@ -18,10 +18,10 @@
 #include <deque>
 #include <string>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
@@ -44,7 +44,7 @@ class PcieLink : public sc_core::sc_module {
   PcieLink(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd);
 
   // The model's own figures, for results and tests.
-  double bytes_per_ns() const { return bytes_per_ns_; }       // after encoding and DLLP overhead
+  double bytes_per_ns() const { return bytes_per_ns_; }  // after encoding and DLLP overhead
   unsigned max_payload() const { return mps_; }
 
   struct Direction {
@@ -74,8 +74,8 @@ class PcieLink : public sc_core::sc_module {
   bool admit(Direction& dir, PostedFlowControl& fc, const sc_core::sc_time& arrival, double bytes);
   void grant_front(Direction& dir, const sc_core::sc_time& arrival);
   sc_core::sc_time turn(const Direction& dir, double bytes) const;  // when `bytes` more fit the buffer
-  sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload,
-                             uint64_t n, unsigned overhead);
+  sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload, uint64_t n,
+                             unsigned overhead);
 
   Vcd& vcd_;
   Direction up_, down_;

@@ -132,8 +132,10 @@ void Memory::serve(tlm::tlm_generic_payload& t, sc_time& delay) {
     // it becomes visible exactly as any other write.
     const ZeroHint* zh = t.get_extension<ZeroHint>();
     w->zero = !t.get_byte_enable_ptr() && ((zh && zh->buffer_zero) || all_zero(t.get_data_ptr(), len));
-    if (w->zero) w->data.clear();
-    else w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
+    if (w->zero)
+      w->data.clear();
+    else
+      w->data.assign(t.get_data_ptr(), t.get_data_ptr() + len);
     bytes_written_ += len;
     w->enables.clear();
     if (t.get_byte_enable_ptr())
@@ -252,8 +254,10 @@ void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
   auto* out = static_cast<unsigned char*>(dst);
   for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned done) {
     auto it = pages_.find(page);
-    if (it == pages_.end()) std::memset(out + done, 0, n);
-    else std::memcpy(out + done, it->second.get() + off, n);
+    if (it == pages_.end())
+      std::memset(out + done, 0, n);
+    else
+      std::memcpy(out + done, it->second.get() + off, n);
   });
 }
 

@@ -14,15 +14,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "hw_model/core/params.h"
 #include "hw_model/core/timeline.h"
@@ -78,7 +78,7 @@ class Memory : public sc_core::sc_module {
   // `enables`: empty, or one flag per byte (the write's byte enables).
   // `p` null: len zero bytes.
   void store(uint64_t addr, const unsigned char* p, unsigned len, const std::vector<unsigned char>& enables);
-  void zero(uint64_t addr, unsigned len);  // stores len zero bytes, allocating no page
+  void zero(uint64_t addr, unsigned len);            // stores len zero bytes, allocating no page
   bool unbacked(uint64_t addr, unsigned len) const;  // no page holds any of these bytes: they read as zero
   sc_core::sc_time occupy(const sc_core::sc_time& arrival, unsigned len);
   const sc_core::sc_time& xfer(unsigned len);  // len bytes through the port
@@ -89,7 +89,7 @@ class Memory : public sc_core::sc_module {
     uint64_t seq;
     uint64_t addr;
     unsigned len;
-    bool zero;                           // all zero: data is empty
+    bool zero;  // all zero: data is empty
     std::vector<unsigned char> data;
     std::vector<unsigned char> enables;  // empty: every byte
   };
@@ -111,7 +111,7 @@ class Memory : public sc_core::sc_module {
   }
   std::unordered_map<uint64_t, std::unique_ptr<unsigned char[]>> pages_;
   std::vector<Pending*> pending_;  // a heap ordered by Later: the earliest visibility on top
-  std::vector<Pending*> free_;  // recycled pending records (the hot path allocates nothing)
+  std::vector<Pending*> free_;     // recycled pending records (the hot path allocates nothing)
   sc_core::sc_event apply_ev_;
   uint64_t seq_ = 0;
   uint64_t bytes_read_ = 0, bytes_written_ = 0;
@@ -125,8 +125,8 @@ class Memory : public sc_core::sc_module {
     std::vector<Watch> more;
   };
   struct WatchedPage {
-    std::vector<Watch> page;      // watch_page: every write touching the page
-    std::vector<uint16_t> slot;   // per qword: 1 + its index in `slots`, 0 = not watched (empty: none)
+    std::vector<Watch> page;     // watch_page: every write touching the page
+    std::vector<uint16_t> slot;  // per qword: 1 + its index in `slots`, 0 = not watched (empty: none)
     std::vector<WatchSlot> slots;
   };
   std::unordered_map<uint64_t, std::unique_ptr<WatchedPage>> watch_pages_;  // by page number

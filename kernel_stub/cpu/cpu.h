@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
@@ -85,7 +85,7 @@ class Cpu : public sc_core::sc_module {
   // With a timeout: returns false when it expired first (the thread resumes at once; the timer DPC's
   // own cost is not modelled).
   bool wait_for(KEvent& e, const sc_core::sc_time& timeout);
-  void signal(KEvent& e);    // KeSetEvent, from a DPC
+  void signal(KEvent& e);                  // KeSetEvent, from a DPC
   void sleep(const sc_core::sc_time& t) {  // KeDelayExecutionThread: the thread blocks on a timer
     wait_for(never_, t);
   }
@@ -100,7 +100,7 @@ class Cpu : public sc_core::sc_module {
   // Accounting.
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
   uint64_t interrupts() const { return interrupts_; }
-  uint64_t wakeups() const { return wakeups_; }   // idle exits
+  uint64_t wakeups() const { return wakeups_; }  // idle exits
   // Loads that leave the host for a device (a BAR: registers below system memory, local memory at
   // BAR2 and above), each a non-posted read that waits for its completion.
   uint64_t device_reads() const { return device_reads_; }

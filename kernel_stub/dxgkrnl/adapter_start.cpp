@@ -31,8 +31,9 @@ AdapterStart DxgkrnlStartAdapter(Kmd& kmd, const std::string& name) {
   s.caps = kmd.DxgkDdiQueryAdapterInfoDriverCaps();
   s.vidsch_caps = kmd.DxgkDdiQueryAdapterInfoVidSchCaps();
   if (s.vidsch_caps.native_gpu_fence && !kmd.os().DxgkCbIsFeatureEnabled(DxgkFeature::NativeFence)) {
-    s.reason = name + ": adapter start failed: the driver advertises DXGK_VIDSCHCAPS::NativeGpuFence but the OS "
-                      "did not enable DXGK_FEATURE_NATIVE_FENCE (os.native_fence_feature = disabled; F9)";
+    s.reason = name +
+               ": adapter start failed: the driver advertises DXGK_VIDSCHCAPS::NativeGpuFence but the OS "
+               "did not enable DXGK_FEATURE_NATIVE_FENCE (os.native_fence_feature = disabled; F9)";
     return s;
   }
   s.tier = cross_adapter_tier(s.caps);

@@ -24,8 +24,9 @@ void CrossAdapterFences::add_adapter(const std::string& name, VidSch& sch, VidMm
 CrossAdapterFence* CrossAdapterFences::Create(int process, size_t creator, NativeFenceType type, std::string* error) {
   if (type != NativeFenceType::Default) {
     if (error)
-      *error = "D3DKMTCreateNativeFence failed: a cross-adapter native fence must be created with type "
-               "D3DDDI_NATIVEFENCE_TYPE_DEFAULT (F15), not INTRA_GPU";
+      *error =
+          "D3DKMTCreateNativeFence failed: a cross-adapter native fence must be created with type "
+          "D3DDDI_NATIVEFENCE_TYPE_DEFAULT (F15), not INTRA_GPU";
     return nullptr;
   }
   auto x = std::make_unique<CrossAdapterFence>();
@@ -47,7 +48,8 @@ NativeFence* CrossAdapterFences::Open(CrossAdapterFence& x, size_t adapter, int 
   f = adapters_.at(adapter).sch->OpenCrossAdapterInstance(process, x, x.cv_addr);
   // A monitored-fence instance can change the others' MV rule (mv_held_at_zero).
   for (size_t i = 0; i < adapters_.size(); ++i)
-    if (i != adapter && x.instances[i] && x.instances[i]->handle) adapters_[i].sch->RefreshMonitoredValue(x.instances[i]);
+    if (i != adapter && x.instances[i] && x.instances[i]->handle)
+      adapters_[i].sch->RefreshMonitoredValue(x.instances[i]);
   return f;
 }
 

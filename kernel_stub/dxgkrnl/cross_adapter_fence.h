@@ -28,11 +28,11 @@ class CrossAdapterFences;
 enum class NativeFenceType { Default = 0, IntraGpu = 1 };
 
 struct CrossAdapterFence {
-  uint32_t xid = 0;      // the cross-adapter id (F20's doorbell payload; 1, 2, ... never reused)
-  uint64_t cv_addr = 0;  // the one CurrentValue, system memory
+  uint32_t xid = 0;                     // the cross-adapter id (F20's doorbell payload; 1, 2, ... never reused)
+  uint64_t cv_addr = 0;                 // the one CurrentValue, system memory
   std::vector<NativeFence*> instances;  // per adapter (index as in CrossAdapterFences), null until opened
-  uint64_t forwarded = 0;  // the highest value Dxgkrnl has forwarded
-  uint64_t forwards = 0;   // forwards made (one per adapter and new value)
+  uint64_t forwarded = 0;               // the highest value Dxgkrnl has forwarded
+  uint64_t forwards = 0;                // forwards made (one per adapter and new value)
   CrossAdapterFences* os = nullptr;
   // MV held at 0: always, unless F20's doorbell carries the GPU signals and every instance is native.
   bool mv_held_at_zero() const;

@@ -13,7 +13,7 @@
 namespace gpumodel {
 
 struct PteWrite {
-  uint64_t addr;   // where the entry lives (physical, page-table memory)
+  uint64_t addr;  // where the entry lives (physical, page-table memory)
   uint64_t value;
 };
 

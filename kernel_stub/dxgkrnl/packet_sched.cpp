@@ -39,13 +39,13 @@ void PacketScheduler::declare_params(ParamSet& ps) {
                   "within it is a timeout; scenarios shorten it");
   ps.declare_real("vidsch.tdr_prepare_us", 50, "us", 0, 1e6,
                   "A: T3 step 6, suspending the node's scheduling and preparing the reset, 50 us");
-  ps.declare_bool("vidsch.validate_aborted_fence_id", true,
-                  "Q: TDR in Windows 8 and later T3 step 8 / T4, the OS checks LastAbortedFenceId against its snapshot; false is a "
-                  "test setting that leaves the monitor tdr_rules as the only guard");
+  ps.declare_bool(
+      "vidsch.validate_aborted_fence_id", true,
+      "Q: TDR in Windows 8 and later T3 step 8 / T4, the OS checks LastAbortedFenceId against its snapshot; false is a "
+      "test setting that leaves the monitor tdr_rules as the only guard");
   ps.declare_int("vidsch.tdr_limit_count", 5, "timeouts", 1, 1000,
                  "Q: docs/calibration.md TdrLimitCount 5 within TdrLimitTime, then bug check 0x116");
-  ps.declare_real("vidsch.tdr_limit_time_ms", 60000, "ms", 1, 1e7,
-                  "Q: docs/calibration.md TdrLimitTime 60 s");
+  ps.declare_real("vidsch.tdr_limit_time_ms", 60000, "ms", 1, 1e7, "Q: docs/calibration.md TdrLimitTime 60 s");
 }
 
 PacketScheduler::PacketScheduler(const ParamSet& ps, Cpu& cpu, Vcd& vcd, const std::string& adapter,
@@ -187,8 +187,10 @@ void PacketScheduler::on_preempted(int node, uint64_t last_completed) {
   ++preemptions_;
   std::vector<Pkt> rest;
   for (const Pkt& p : n.inhw) {
-    if (p->fence_id <= last_completed) retire(n, p, DmaPacket::Completed);
-    else rest.push_back(p);  // preempted, not completed (T5): back to the software queue
+    if (p->fence_id <= last_completed)
+      retire(n, p, DmaPacket::Completed);
+    else
+      rest.push_back(p);  // preempted, not completed (T5): back to the software queue
   }
   n.inhw.clear();
   requeue(n, rest, true);
@@ -247,7 +249,8 @@ void PacketScheduler::record(Node* n, TdrStep s) {
   if (!vcd_.enabled()) return;
   Vcd::Id* id = n ? &n->trace : &adapter_trace_;
   if (*id == Vcd::kNone)
-    *id = vcd_.add_ascii(adapter_ + ".vidsch.tdr" + (n ? "_node" + std::to_string(n->hw) : std::string("_adapter")), "run");
+    *id = vcd_.add_ascii(adapter_ + ".vidsch.tdr" + (n ? "_node" + std::to_string(n->hw) : std::string("_adapter")),
+                         "run");
   vcd_.set_ascii(*id, to_string(s));
 }
 
@@ -349,8 +352,10 @@ void PacketScheduler::worker() {
       next = std::min(next, n.deadline);
     }
     // The watchdog is an event: sleep until the earliest deadline or new work, never poll.
-    if (next == sc_max_time()) cpu_.wait_for(wake_);
-    else if (next > sc_time_stamp()) cpu_.wait_for(wake_, next - sc_time_stamp());
+    if (next == sc_max_time())
+      cpu_.wait_for(wake_);
+    else if (next > sc_time_stamp())
+      cpu_.wait_for(wake_, next - sc_time_stamp());
   }
 }
 
@@ -427,25 +432,25 @@ void PacketScheduler::tdr(Node& n) {
   std::set<SchedDevice*> paging_owners;
   bool paging_hit = false;
   {
-  std::vector<Pkt> late;  // gone before the adapter reset's long waits
-  for (const Pkt& p : n.inhw) {
-    if (p->fence_id <= completed_up_to) {
-      retire(n, p, DmaPacket::Completed);
-    } else if (p->fence_id <= a.last_aborted_fence_id) {
-      if (p->paging) {  // T7
-        paging_hit = true;
-        for (const Allocation* al : p->refs)
-          if (al->owner && !al->owner->system) paging_owners.insert(al->owner);
+    std::vector<Pkt> late;  // gone before the adapter reset's long waits
+    for (const Pkt& p : n.inhw) {
+      if (p->fence_id <= completed_up_to) {
+        retire(n, p, DmaPacket::Completed);
+      } else if (p->fence_id <= a.last_aborted_fence_id) {
+        if (p->paging) {  // T7
+          paging_hit = true;
+          for (const Allocation* al : p->refs)
+            if (al->owner && !al->owner->system) paging_owners.insert(al->owner);
+        } else {
+          put_in_error(p->ctx->device);
+        }
+        retire(n, p, DmaPacket::Aborted);
       } else {
-        put_in_error(p->ctx->device);
+        late.push_back(p);  // submitted too late to be affected (T6)
       }
-      retire(n, p, DmaPacket::Aborted);
-    } else {
-      late.push_back(p);  // submitted too late to be affected (T6)
     }
-  }
-  n.inhw.clear();
-  requeue(n, late, true);
+    n.inhw.clear();
+    requeue(n, late, true);
   }
   if (paging_hit) {
     adapter_reset(kTdrReasonPromoted, "paging_hit", std::move(paging_owners), nullptr);
@@ -491,8 +496,10 @@ void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set
     set_completed(n, n.last_submitted, "adapter reset: last submitted");  // T5
     std::vector<Pkt> late;
     for (const Pkt& p : n.inhw) {
-      if (p.get() == hung || p->ctx->device->error) retire(n, p, DmaPacket::Aborted);
-      else late.push_back(p);
+      if (p.get() == hung || p->ctx->device->error)
+        retire(n, p, DmaPacket::Aborted);
+      else
+        late.push_back(p);
     }
     n.inhw.clear();
     // Their IDs are spent (the completed ID moved past them): every packet gets a new one, also those an

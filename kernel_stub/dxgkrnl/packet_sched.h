@@ -1,8 +1,7 @@
-// VidSch's packet-scheduling path (TDR in Windows 8 and later, SPEC T1-T10), beside the HW-queue path: per node a software
-// queue of DMA packets, each with a SubmissionFenceId that grows per node; at most vidsch.hw_queue_depth
-// of them in the node's hardware queue (the KMD's ring). The ISR reports DMA_COMPLETED with the fence ID
-// the hardware wrote and the DPC retires packets up to it; DMA_PREEMPTED returns what did not complete
-// to the software queue.
+// VidSch's packet-scheduling path (TDR in Windows 8 and later, SPEC T1-T10), beside the HW-queue path: per node a
+// software queue of DMA packets, each with a SubmissionFenceId that grows per node; at most vidsch.hw_queue_depth of
+// them in the node's hardware queue (the KMD's ring). The ISR reports DMA_COMPLETED with the fence ID the hardware
+// wrote and the DPC retires packets up to it; DMA_PREEMPTED returns what did not complete to the software queue.
 //
 // The watchdog is an event, not a poll: one scheduler worker thread sleeps until the earliest deadline
 // of any node. A packet that has run a quantum (vidsch.quantum_ms) gets a preemption request
@@ -60,20 +59,25 @@ void chain(std::function<R(A...)>& slot, G g) {
 // about to be evicted or unmapped from the IOMMU. `wait_slot`/`wait_value`: the operation waits on the
 // GPU for a fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
 struct DxgkPagingOp {
-  enum Kind { Transfer, Fill, Timestamp, UpdatePageTable, NotifyAlloc } kind = Transfer;  // Timestamp: the GPU time to dst
+  enum Kind {
+    Transfer,
+    Fill,
+    Timestamp,
+    UpdatePageTable,
+    NotifyAlloc
+  } kind = Transfer;                                                         // Timestamp: the GPU time to dst
   enum Notify { NotifyEviction, NotifyIoMmuUnmap } notify = NotifyEviction;  // DXGK_BUILDPAGINGBUFFER_NOTIFYALLOC
-  std::vector<PteWrite> entries;  // UpdatePageTable
-  uint64_t root = 0;              // UpdatePageTable: the space whose TLBs are flushed
+  std::vector<PteWrite> entries;                                             // UpdatePageTable
+  uint64_t root = 0;  // UpdatePageTable: the space whose TLBs are flushed
   uint64_t src = 0, dst = 0, bytes = 0;
   uint32_t wait_slot = 0;
   uint64_t wait_value = 0;
 };
 
-
 struct SchedDevice {
   int id = 0;
-  bool system = false;  // the system device (VidMm's paging): never put in error state (T7)
-  bool error = false;   // DXGI_ERROR_DEVICE_REMOVED: its packets are dropped, new ones refused
+  bool system = false;     // the system device (VidMm's paging): never put in error state (T7)
+  bool error = false;      // DXGI_ERROR_DEVICE_REMOVED: its packets are dropped, new ones refused
   bool destroyed = false;  // closed by its process: its packets are dropped (not an error)
   int process = 1;         // its process's GPU VA space (VidMm::space): 0 for the system device
   bool lost() const { return error || destroyed; }
@@ -101,15 +105,26 @@ struct DmaPacket {
   uint64_t fence_id = 0;                // the current SubmissionFenceId (0: never submitted)
   uint64_t original_fence_id = 0;       // its first one
   unsigned submissions = 0;
-  bool reuse_id = false;                // resubmit with fence_id (a paging packet after an engine reset, T6)
+  bool reuse_id = false;  // resubmit with fence_id (a paging packet after an engine reset, T6)
   enum State { Queued, InHardware, Completed, Aborted, Dropped } state = Queued;
   std::function<void(const DmaPacket&)> done;  // on completion, abort or drop (DPC or TDR worker)
 };
 
 // The sequence's steps, in order (T3), and the adapter-wide ones.
 enum class TdrStep {
-  Preempt, Timeout, Snapshot, ExitEmpty, FlushDpc, Prepare, ResetEngine, ResetReturned, Validate, Recovered,
-  ResetFailed, AdapterReset, AdapterRecovered
+  Preempt,
+  Timeout,
+  Snapshot,
+  ExitEmpty,
+  FlushDpc,
+  Prepare,
+  ResetEngine,
+  ResetReturned,
+  Validate,
+  Recovered,
+  ResetFailed,
+  AdapterReset,
+  AdapterRecovered
 };
 const char* to_string(TdrStep s);
 
@@ -127,7 +142,8 @@ struct PacketSchedObserver {
   std::function<void(int node, uint64_t from, uint64_t to, const char* why)> completed_moved;
   std::function<void(const TdrStepRecord&)> step;
   // Step 8's inputs: what the KMD returned against the snapshot.
-  std::function<void(int node, const DxgkResetEngineArgs& out, uint64_t snap_completed, uint64_t snap_submitted)> reset_returned;
+  std::function<void(int node, const DxgkResetEngineArgs& out, uint64_t snap_completed, uint64_t snap_submitted)>
+      reset_returned;
   std::function<void(const SchedDevice&)> device_error;
 };
 
@@ -151,7 +167,8 @@ class PacketScheduler {
   // VidMm: an allocation `owner` owns (referenced by paging packets).
   const Allocation* CreateAllocation(SchedDevice* owner, uint64_t address, uint64_t bytes);
   // A render packet from an app thread. False: the device is in error state (the packet is refused).
-  bool SubmitRender(SchedContext* c, const PacketWriter& commands, std::function<void(const DmaPacket&)> done = nullptr);
+  bool SubmitRender(SchedContext* c, const PacketWriter& commands,
+                    std::function<void(const DmaPacket&)> done = nullptr);
   // A paging packet of the system device on its context `c` (VidMm's transfer or fill, built by the KMD).
   void SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops, std::vector<const Allocation*> refs,
                     std::function<void(const DmaPacket&)> done = nullptr);
@@ -186,10 +203,10 @@ class PacketScheduler {
   uint64_t last_reset_completed_fence_id() const { return last_reset_completed_; }
   bool active() const { return started_; }
 
-  static constexpr uint32_t kTdrReasonPromoted = 9;         // TdrEngineTimeoutPromotedToAdapterReset (T9)
+  static constexpr uint32_t kTdrReasonPromoted = 9;  // TdrEngineTimeoutPromotedToAdapterReset (T9)
   // Why the adapter was reset: "" (never), "reset_failed" (T9), "paging_hit" (T7), "no_per_engine_tdr" (T1).
   const std::string& adapter_reset_cause() const { return adapter_cause_; }
-  static constexpr uint32_t kBugCheckTdrFailure = 0x116;    // VIDEO_TDR_FAILURE
+  static constexpr uint32_t kBugCheckTdrFailure = 0x116;      // VIDEO_TDR_FAILURE
   static constexpr uint32_t kBugCheckSchedulerFault = 0x119;  // VIDEO_SCHEDULER_INTERNAL_ERROR
   static constexpr uint64_t kBadAbortedFenceId = 0xA;
 
@@ -216,7 +233,7 @@ class PacketScheduler {
   void adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error, const DmaPacket* hung);
   std::set<SchedDevice*> reset_error_;
   const DmaPacket* reset_hung_ = nullptr;
-  Pkt submitting_;  // the packet pump() is handing to the KMD
+  Pkt submitting_;                             // the packet pump() is handing to the KMD
   std::set<SchedDevice*> app_devices() const;  // every device but the system device
   void record(Node* n, TdrStep s);
   void set_completed(Node& n, uint64_t to, const char* why);

@@ -154,13 +154,15 @@ void VidMm::declare_params(ParamSet& ps) {
                  "A: what VidMm keeps resident of an adapter's app allocations in the aperture and implicit "
                  "system-memory segments; a new allocation beyond it evicts the least recently used (a budget "
                  "as VidMm derives from the system's memory)");
-  ps.declare_bool("vidmm.fault_skip_eviction_notify", false,
-                  "A: fault injection (Allocation notifications A2, A3): VidMm evicts without the NOTIFY_ALLOC operations the "
-                  "flags ask for (NotifyEviction, NotifyIoMmuUnmap); the eviction_without_notify monitor must "
-                  "report it");
-  ps.declare_bool("vidmm.fault_iommu_unmap_without_wait", false,
-                  "A: fault injection (Allocation notifications A3): VidMm unmaps from the IOMMU without waiting for the paging "
-                  "operations; the use_after_unmap monitor must report the engine's late access");
+  ps.declare_bool(
+      "vidmm.fault_skip_eviction_notify", false,
+      "A: fault injection (Allocation notifications A2, A3): VidMm evicts without the NOTIFY_ALLOC operations the "
+      "flags ask for (NotifyEviction, NotifyIoMmuUnmap); the eviction_without_notify monitor must "
+      "report it");
+  ps.declare_bool(
+      "vidmm.fault_iommu_unmap_without_wait", false,
+      "A: fault injection (Allocation notifications A3): VidMm unmaps from the IOMMU without waiting for the paging "
+      "operations; the use_after_unmap monitor must report the engine's late access");
 }
 
 void VidMm::trace(const char* step) {

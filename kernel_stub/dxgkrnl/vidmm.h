@@ -39,13 +39,14 @@ struct DxgkAllocationInfoFlags2 {
 // A physical range handed out bump-pointer style.
 class PhysHeap {
  public:
-  PhysHeap(uint64_t base, uint64_t size, std::string what) : base_(base), size_(size), next_(base), what_(std::move(what)) {}
+  PhysHeap(uint64_t base, uint64_t size, std::string what)
+      : base_(base), size_(size), next_(base), what_(std::move(what)) {}
   // A request that does not fit is a model fault (reported; returns the base).
   uint64_t allocate(uint64_t bytes, uint64_t align);
   uint64_t base() const { return base_; }
   uint64_t size() const { return size_; }
   uint64_t used() const { return next_ - base_; }
-  std::vector<class VidMm*> users;  // the VidMms that map this heap's allocations (system memory)
+  std::vector<class VidMm*> users;                   // the VidMms that map this heap's allocations (system memory)
   std::shared_ptr<class IommuDomain> global_domain;  // iommu.model = gpuva_iommu_global: every adapter's
 
  private:
@@ -85,7 +86,7 @@ struct VidMmAllocation {
   uint64_t addr = 0;  // backing: physical (a DMA address in system memory)
   bool resident = false;
   DxgkAllocationInfoFlags2 flags;
-  uint64_t last_use = 0;             // LRU order for eviction under the budget
+  uint64_t last_use = 0;              // LRU order for eviction under the budget
   const Allocation* sched = nullptr;  // what paging packets reference (its owner device)
 };
 
@@ -174,7 +175,7 @@ class VidMm {
   // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its
   // physical address, as the OS does with MapToGpuSystemProcess).
   uint64_t map_system_alias(uint64_t addr);
-  static constexpr uint64_t kBigPageThreshold = 1ull << 20;  // allocate(): 64 KiB aligned from this size
+  static constexpr uint64_t kBigPageThreshold = 1ull << 20;        // allocate(): 64 KiB aligned from this size
   static constexpr uint64_t kPagingVaBase = 0xF000'0000'0000ull;   // the paging process's window (space 0)
   static constexpr uint64_t kProcessVaBase = 0x4000'0000'0000ull;  // app processes' private allocations
   static constexpr uint64_t kAliasVaBase = 0xE000'0000'0000ull;    // F10 aliases (space 0)
@@ -197,7 +198,8 @@ class VidMm {
   std::map<int, std::unique_ptr<GpuVaSpace>> spaces_;
   // Residency.
   // One paging packet (the KMD builds `ops`); `completed` runs when it completes (in the DPC).
-  void run_paging(std::vector<struct DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed = nullptr);
+  void run_paging(std::vector<struct DxgkPagingOp> ops, const VidMmAllocation* a,
+                  std::function<void()> completed = nullptr);
   void wait_paging();  // every paging packet submitted so far has completed
   struct WindowMap {
     uint64_t offset, addr;  // window offset -> address

@@ -1,7 +1,7 @@
 #include "kernel_stub/dxgkrnl/vidsch.h"
 
-#include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
 #include "hw_model/gpu/regs.h"
+#include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
 #include "kernel_stub/kmd/kmd.h"
 
 #include <algorithm>
@@ -20,18 +20,21 @@ void VidSch::declare_params(ParamSet& ps) {
                   "Q: F8, Native GPU fence object: 'upon return from DxgkDdiUpdateMonitoredValue, the OS resamples "
                   "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
                   "step 3's interrupt as the only report of a signal racing the update");
-  ps.declare_bool("vidsch.native_fence_logs", false,
-                  "Q: F16, Native GPU fence object 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
-                  "per HW queue and reads them in the native fence interrupt's DPC; false: a WDDM 3.2 stack "
-                  "without logs (the earlier scenarios' setting, so their figures stay comparable)");
-  ps.declare_enum("vidsch.log_segment", "local", {"local", "system"},
-                  "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
-                  "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
-                  "system: in the OS's pool");
-  ps.declare_enum("os.native_fence_feature", "enabled", {"enabled", "disabled"},
-                  "Q: F9, Native GPU fence object 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
-                  "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
-                  "driver that advertises NativeGpuFence anyway fails adapter start");
+  ps.declare_bool(
+      "vidsch.native_fence_logs", false,
+      "Q: F16, Native GPU fence object 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
+      "per HW queue and reads them in the native fence interrupt's DPC; false: a WDDM 3.2 stack "
+      "without logs (the earlier scenarios' setting, so their figures stay comparable)");
+  ps.declare_enum(
+      "vidsch.log_segment", "local", {"local", "system"},
+      "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
+      "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
+      "system: in the OS's pool");
+  ps.declare_enum(
+      "os.native_fence_feature", "enabled", {"enabled", "disabled"},
+      "Q: F9, Native GPU fence object 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
+      "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
+      "driver that advertises NativeGpuFence anyway fails adapter start");
   PacketScheduler::declare_params(ps);
 }
 
@@ -44,8 +47,8 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
       native_fence_feature_(ps.get_enum("os.native_fence_feature") == "enabled") {
   logs_ = ps.get_bool("vidsch.native_fence_logs");
   log_segment_ = ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local;
-  packets_ = std::make_unique<PacketScheduler>(ps, cpu, vcd, adapter,
-                                               [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
+  packets_ = std::make_unique<PacketScheduler>(
+      ps, cpu, vcd, adapter, [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }
 
 void VidSch::connect(Kmd& kmd) {
@@ -60,7 +63,7 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 }
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
-  if (d.node >= 0) {  // packet scheduling: at device IRQL, the scheduler's view moves at once
+  if (d.node >= 0) {                   // packet scheduling: at device IRQL, the scheduler's view moves at once
     if (packets_->ignoring(d.node)) {  // T3 step 3: the timed-out node's interrupts are ignored
       ++packets_->ignored_;
       return;
@@ -88,9 +91,7 @@ void VidSch::dpc() {
     pending_.pop_front();
     std::vector<NativeFence*> list;
     switch (d.type) {
-      case DxgkInterruptData::DmaPreempted:
-        packets_->on_preempted(d.node, d.last_completed_fence_id);
-        continue;
+      case DxgkInterruptData::DmaPreempted: packets_->on_preempted(d.node, d.last_completed_fence_id); continue;
       case DxgkInterruptData::DmaCompleted:
         if (d.node >= 0) {
           packets_->on_completed(d.node, d.fence_id);
@@ -116,7 +117,8 @@ void VidSch::dpc() {
           if (f19) qs = d.hw_queues;
           if (!f19 || !d.null_queue_nodes.empty())  // a named queue alone walks no list
             for (const auto& [id, st] : logs_of_) {
-              if (!f19) qs.push_back(id);
+              if (!f19)
+                qs.push_back(id);
               else
                 for (int n : d.null_queue_nodes)
                   if (n < 0 || kmd_->queue(id)->node == n) qs.push_back(id);
@@ -167,8 +169,10 @@ void VidSch::scan(std::vector<NativeFence*> list) {
   for (NativeFence* f : list) {
     const uint64_t cv = cpu_.mem_read64(f->cv_addr);
     wake_satisfied(*f, cv);
-    if (f->legacy) release_held(*f, cv);
-    else native.push_back(f);
+    if (f->legacy)
+      release_held(*f, cv);
+    else
+      native.push_back(f);
     if (f->cross) f->cross->observed(*this, cv);  // F15: Dxgkrnl forwards a new value to the other adapters
   }
   update_monitored_values(native);  // F4: MV moves to the least outstanding value - 1
@@ -275,8 +279,10 @@ NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool sha
 }
 
 void VidSch::gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value) {
-  if (f.handle) w.signal(f.slot, value);
-  else w.write64(f.cv_addr, value).barrier().interrupt(regs::kMonitoredFenceSignalVector);
+  if (f.handle)
+    w.signal(f.slot, value);
+  else
+    w.write64(f.cv_addr, value).barrier().interrupt(regs::kMonitoredFenceSignalVector);
 }
 
 NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process, uint32_t cross_adapter_id) {
@@ -314,7 +320,8 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
   f->cv_addr = cv_addr;
   NativeFence* raw = f.get();
   if (!native_fences()) {
-    // Native GPU fence object (cross-adapter): opened as a regular monitored fence: the OS tracks its waiters and writes its signals.
+    // Native GPU fence object (cross-adapter): opened as a regular monitored fence: the OS tracks its waiters and
+    // writes its signals.
     f->legacy = true;
     f->local_handles[process] = 0;
     fences_.push_back(std::move(f));
@@ -343,8 +350,8 @@ void VidSch::software_signal() {
   const SoftwareSignal s = software_signals_pending_.front();
   software_signals_pending_.pop_front();
   ++software_signals_;
-  // Native GPU fence object, scenario 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store, F1), then
-  // wakes this adapter's waiters and propagates the value (scan).
+  // Native GPU fence object, scenario 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store,
+  // F1), then wakes this adapter's waiters and propagates the value (scan).
   cpu_.mem_write(s.f->cv_addr, &s.value, 8);
   scan({s.f});
 }
@@ -450,7 +457,8 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
   // One load per entry (48 B, under a cache line; log memory is not cached): in local memory each is a
   // read across the link.
   for (uint64_t i = 0; i < count; ++i)
-    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(uint32_t((from + i) % n)), &entry_buf_[i], sizeof(fence_log::Entry));
+    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(uint32_t((from + i) % n)), &entry_buf_[i],
+                  sizeof(fence_log::Entry));
   log_entries_read_ += count;
   st.cached = pos;
   const KmdHwQueue* q = kmd_->queue(queue);
@@ -538,8 +546,10 @@ void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t
 }
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
-  if (f->handle) kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
-  else cpu_.mem_write(f->cv_addr, &value, 8);  // a monitored fence the OS alone tracks: it writes CV
+  if (f->handle)
+    kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
+  else
+    cpu_.mem_write(f->cv_addr, &value, 8);  // a monitored fence the OS alone tracks: it writes CV
   scan({f});
 }
 
@@ -575,8 +585,10 @@ void VidSch::release_held(NativeFence& f, uint64_t cv) {
   if (it == held_.end()) return;
   std::vector<Held> keep, go;
   for (auto& h : it->second) (h.value <= cv ? go : keep).push_back(h);
-  if (keep.empty()) held_.erase(it);
-  else it->second = keep;
+  if (keep.empty())
+    held_.erase(it);
+  else
+    it->second = keep;
   for (auto& h : go) {
     ++woken_;  // released GPU work counts as a satisfied waiter of the interrupt
     kmd_->DxgkDdiSubmitCommandToHwQueue(h.q, h.work);

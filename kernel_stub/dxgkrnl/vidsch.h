@@ -27,19 +27,26 @@ struct KmdHwQueue;
 
 // DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
 struct DxgkInterruptData {
-  enum Type { DmaCompleted, DmaPreempted, NativeFenceSignaled, MonitoredFenceSignaled, CrtcVsync, DmaFaulted } type = DmaCompleted;
-  uint32_t vector = 0;                   // DmaCompleted: the INTERRUPT packet's operand; CrtcVsync: vblank or flip
-  int node = -1;                         // packet scheduling: the node (DmaCompleted, DmaPreempted); -1 otherwise
-  uint64_t fence_id = 0;                 // DmaCompleted: SubmissionFenceId
+  enum Type {
+    DmaCompleted,
+    DmaPreempted,
+    NativeFenceSignaled,
+    MonitoredFenceSignaled,
+    CrtcVsync,
+    DmaFaulted
+  } type = DmaCompleted;
+  uint32_t vector = 0;    // DmaCompleted: the INTERRUPT packet's operand; CrtcVsync: vblank or flip
+  int node = -1;          // packet scheduling: the node (DmaCompleted, DmaPreempted); -1 otherwise
+  uint64_t fence_id = 0;  // DmaCompleted: SubmissionFenceId
   uint64_t preemption_fence_id = 0, last_completed_fence_id = 0;  // DmaPreempted
-  std::vector<uint32_t> signaled;        // NativeFenceSignaled: pSignaledNativeFenceArray
-  bool signaled_array_null = false;      // ... or NULL: scan every native fence waiter
+  std::vector<uint32_t> signaled;                                 // NativeFenceSignaled: pSignaledNativeFenceArray
+  bool signaled_array_null = false;                               // ... or NULL: scan every native fence waiter
   bool evaluate_legacy_monitored_fences = false;
   // F19 (OptimizedNativeFenceSignaledInterrupt): the HW queues named (their kernel handles: KMD queue
   // ids), and the nodes whose every queue's log is to be rescanned (a NULL hHWQueue; -1: every node).
   std::vector<int> hw_queues;
   std::vector<int> null_queue_nodes;
-  int fault_node = -1;     // DmaFaulted: the node whose access faulted, and the GPU VA
+  int fault_node = -1;  // DmaFaulted: the node whose access faulted, and the GPU VA
   uint64_t fault_va = 0;
 };
 
@@ -62,8 +69,8 @@ struct NativeFence {
   bool legacy = false, shareable = false, destroyed = false;
   Segment storage = Segment::System;
   uint64_t cv_addr = 0, mv_addr = 0;
-  uint64_t mv = UINT64_MAX;  // the MonitoredValue the OS set last
-  std::map<int, uint32_t> local_handles;  // process -> hLocalNativeFence
+  uint64_t mv = UINT64_MAX;                     // the MonitoredValue the OS set last
+  std::map<int, uint32_t> local_handles;        // process -> hLocalNativeFence
   std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
   // F15: this adapter's instance of a cross-adapter fence (CV shared, MV its own), else null. On an
   // adapter without native fences the instance is a monitored fence (legacy) the OS alone tracks:
@@ -75,7 +82,7 @@ struct NativeFence {
 struct VidSchObserver {
   std::function<void(const CpuWaiter&)> waiter_added, waiter_woken, waiter_cancelled;
   std::function<void(const NativeFence&)> fence_created;
-  std::function<void()> monitored_values_updated;  // DxgkDdiUpdateMonitoredValues returned
+  std::function<void()> monitored_values_updated;                    // DxgkDdiUpdateMonitoredValues returned
   std::function<void(const DxgkInterruptData&)> interrupt_notified;  // the KMD's DxgkCbNotifyInterrupt
   // F16-F18: an entry Dxgkrnl read from a HW queue's log (queue id, log type, the entry's position since
   // the log was set, the entry as read), and an overrun it detected.
@@ -133,17 +140,17 @@ class VidSch {
   // then the monitored fence signaled interrupt (an INTERRUPT of regs::kMonitoredFenceSignalVector).
   // A cross-adapter fence opened as a monitored fence is signalled by VidSch instead (SubmitSignal).
   static void gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value);
-  uint32_t OpenNativeFence(int process, NativeFence* f);   // returns the process's local handle
+  uint32_t OpenNativeFence(int process, NativeFence* f);  // returns the process's local handle
   void DestroySynchronizationObject(int process, NativeFence* f);
   // The CMP slot a native fence's SIGNAL and WAIT name. A monitored fence has none (VidSch::gpu_signal).
   uint32_t slot(const NativeFence& f) const {
-    if (!f.handle) SC_REPORT_ERROR("gpumodel/vidsch", "a monitored fence has no CMP slot: signal it with VidSch::gpu_signal");
+    if (!f.handle)
+      SC_REPORT_ERROR("gpumodel/vidsch", "a monitored fence has no CMP slot: signal it with VidSch::gpu_signal");
     return f.slot;
   }
 
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
-  bool WaitFromCpu(NativeFence* f, uint64_t value,
-                   const sc_core::sc_time& timeout = sc_core::sc_max_time());
+  bool WaitFromCpu(NativeFence* f, uint64_t value, const sc_core::sc_time& timeout = sc_core::sc_max_time());
   // Asynchronous CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu with hAsyncEvent): each waiter is
   // registered and its MV programmed (one DxgkDdiUpdateMonitoredValues for the batch); the call returns
   // at once and a satisfied waiter's event is set by the DPC, with no thread blocked on it.
@@ -169,7 +176,7 @@ class VidSch {
   // Results.
   uint64_t fence_interrupts() const { return fence_interrupts_; }
   uint64_t software_signals() const { return software_signals_; }  // Native GPU fence object 2b: CV written by VidSch
-  struct DmaFault {  // DXGK_INTERRUPT_DMA_FAULTED as the DPC saw it
+  struct DmaFault {                                                // DXGK_INTERRUPT_DMA_FAULTED as the DPC saw it
     int node;
     uint64_t va;
     sc_core::sc_time at;
@@ -210,7 +217,7 @@ class VidSch {
   void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched);
   bool logs_;
   Segment log_segment_;
-  std::map<int, std::array<LogState, 2>> logs_of_;  // queue id -> [waits, signals]
+  std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, hLocalNativeFence)
   std::vector<fence_log::Entry> entry_buf_;
   uint64_t log_headers_read_ = 0, log_entries_read_ = 0, log_overruns_ = 0, fallback_scans_ = 0, log_barriers_ = 0;

@@ -31,13 +31,14 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_bool("kmd.validate_signaled_handles", true,
                   "Q: F11/F12 contract: the KMD names only live fences in pSignaledNativeFenceArray; "
                   "false models a KMD that forwards a destroyed fence's handle (the OS bug checks)");
-  ps.declare_enum("kmd.mv_update_wait", "always", {"always", "lowered", "never"},
-                  "Q: F8, Native GPU fence object 'Synchronization between the GPU and CPU': DxgkDdiUpdateMonitoredValues "
-                  "returns only after the CMP acknowledged every update (always). 'lowered' waits only "
-                  "when an MV went down: cheaper, and no interrupt is lost, but after a raise the OS's "
-                  "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
-                  "returns at once: the OS re-reads CV before the CMP applied the MV, so only F7 step 3 "
-                  "reports a signal in between (a test setting that shows step 3 alone)");
+  ps.declare_enum(
+      "kmd.mv_update_wait", "always", {"always", "lowered", "never"},
+      "Q: F8, Native GPU fence object 'Synchronization between the GPU and CPU': DxgkDdiUpdateMonitoredValues "
+      "returns only after the CMP acknowledged every update (always). 'lowered' waits only "
+      "when an MV went down: cheaper, and no interrupt is lost, but after a raise the OS's "
+      "CV re-read may see a value the CMP has not checked against the new MV. 'never' "
+      "returns at once: the OS re-reads CV before the CMP applied the MV, so only F7 step 3 "
+      "reports a signal in between (a test setting that shows step 3 alone)");
   ps.declare_bool("kmd.native_fence_map_to_system_process", true,
                   "Q: F10, DXGK_NATIVE_FENCE_CAPS::MapToGpuSystemProcess: the OS maps each fence's CV and MV into "
                   "the system process's GPU VA and passes those VAs at creation; false = the KMD maps them itself");
@@ -47,9 +48,10 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_bool("kmd.notify_iommu_unmap", true,
                   "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyIoMmuUnmap set on allocations the driver caches "
                   "(it flushes its caches before the IOMMU unmap)");
-  ps.declare_int("kmd.paging_va_mb", 0, "MiB", -1, 1 << 20,
-                 "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (Allocation notifications: a driver "
-                 "with a large local segment should return 0); -1 = the call fails (the OS decides)");
+  ps.declare_int(
+      "kmd.paging_va_mb", 0, "MiB", -1, 1 << 20,
+      "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (Allocation notifications: a driver "
+      "with a large local segment should return 0); -1 = the call fails (the OS decides)");
   ps.declare_int("kmd.notify_eviction_cycles_per_kb", 256, "cycles", 0, 1 << 24,
                  "A: the NotifyEviction work is an in-place decompression pass: 256 engine cycles per KiB "
                  "(0.25 cycle/B, 8 GB/s at 2 GHz, the order of GPU lossless-decompression throughput) plus a copy");
@@ -58,25 +60,27 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_int("kmd.notify_iommu_unmap_cycles", 2000, "cycles", 0, 1 << 30,
                  "A: the NotifyIoMmuUnmap work flushes the engine's caches of the allocation: 2,000 cycles (1 us "
                  "at 2 GHz, an L2 flush) then a system-scope barrier");
-  ps.declare_bool("kmd.support_per_engine_tdr", true,
-                  "Q: TDR in Windows 8 and later T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
-                  "alone; false = every timeout resets the adapter (before Windows 8)");
+  ps.declare_bool(
+      "kmd.support_per_engine_tdr", true,
+      "Q: TDR in Windows 8 and later T1, DXGK_DRIVERCAPS::SupportPerEngineTDR: the driver resets a timed-out node "
+      "alone; false = every timeout resets the adapter (before Windows 8)");
   ps.declare_real("kmd.reset_poll_us", 10, "us", 0.01, 1e6,
                   "A: DxgkDdiResetEngine polls the node's status register every 10 us (a stall loop)");
   ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
                   "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
-  ps.declare_enum("kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
-                  "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
-                  "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
-                  "ID of the packet the reset aborted, or the last completed one when none was (T8)");
+  ps.declare_enum(
+      "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
+      "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
+      "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
+      "ID of the packet the reset aborted, or the last completed one when none was (T8)");
 }
 
 void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
   const bool ig = key == "igpu";
   const std::string only = ig ? "; topology = hybrid only" : "";
   ps.declare_enum(key + ".kmd_cross_adapter_caps", ig ? "resource+texture+scanout" : "resource+texture",
-                  {"none", "resource", "texture", "scanout", "resource+texture", "resource+scanout",
-                   "texture+scanout", "resource+texture+scanout"},
+                  {"none", "resource", "texture", "scanout", "resource+texture", "resource+scanout", "texture+scanout",
+                   "resource+texture+scanout"},
                   std::string("Q: CASO support C1, DXGK_VIDMMCAPS CrossAdapterResource (tier 1), ...Texture (2), "
                               "...Scanout (3), each tier implying those below; ") +
                       (ig ? "tier 3, which a HybridIntegrated WDDM 3.0 driver must declare"
@@ -84,26 +88,33 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                       only);
   ps.declare_enum(key + ".kmd_hybrid_role", ig ? "integrated" : "discrete", {"none", "discrete", "integrated", "both"},
                   "Q: CASO support C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated; 'both' is a driver "
-                  "defect the OS refuses" + only);
+                  "defect the OS refuses" +
+                      only);
   ps.declare_enum(key + ".kmd_primary_no_scanout", "beyond_minimum", {"never", "beyond_minimum", "always"},
                   "Q: CASO support C5, pfnCreateResource of a cross-adapter primary may answer "
                   "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT only beyond the tier-3 minimum (C4: 1920x1080); "
-                  "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" + only);
+                  "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" +
+                      only);
   ps.declare_enum(key + ".kmd_mpo_static_check", "pass", {"pass", "fail"},
                   "A: the driver's answer to the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 "
-                  "(CASO support C5: a failure means two copies)" + only);
+                  "(CASO support C5: a failure means two copies)" +
+                      only);
   ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
                   "Q: CASO support C5, a StaticCheck must not change the driver's cached state; true models a "
-                  "driver that does (the monitor mpo_static_check_state reports it)" + only);
-  ps.declare_enum(key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
-                  "Q: F9, Native GPU fence object 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
-                  "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
-                  "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
-                  "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
-                  "this adapter: the native fence document's scenarios 2a/2b's iGPU)" + only);
+                  "driver that does (the monitor mpo_static_check_state reports it)" +
+                      only);
+  ps.declare_enum(
+      key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
+      "Q: F9, Native GPU fence object 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
+      "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
+      "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
+      "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
+      "this adapter: the native fence document's scenarios 2a/2b's iGPU)" +
+          only);
   ps.declare_int(key + ".kmd_present_check_fails_at", 0, "frame", 0, 1000000000,
                  "A: 0 = never; N = the present-time overlay check fails from frame N on (CASO support C5: "
-                 "the present falls back to composition)" + only);
+                 "the present falls back to composition)" +
+                     only);
 }
 
 DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role) {
@@ -129,7 +140,7 @@ DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
   DriverAnswers a;
   a.caps = driver_caps_from(ps.get_enum(key + ".kmd_cross_adapter_caps"), ps.get_enum(key + ".kmd_hybrid_role"));
   const std::string& ns = ps.get_enum(key + ".kmd_primary_no_scanout");
-  a.no_scanout = ns == "never" ? DriverAnswers::NoScanout::Never
+  a.no_scanout = ns == "never"    ? DriverAnswers::NoScanout::Never
                  : ns == "always" ? DriverAnswers::NoScanout::Always
                                   : DriverAnswers::NoScanout::BeyondMinimum;
   a.mpo_static_fails = ps.get_enum(key + ".kmd_mpo_static_check") == "fail";
@@ -172,7 +183,9 @@ bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
 DxgkVidSchCaps Kmd::DxgkDdiQueryAdapterInfoVidSchCaps() const {
   DxgkVidSchCaps c;
   switch (answers_.native_gpu_fence) {
-    case NativeGpuFenceAnswer::IfEnabled: c.native_gpu_fence = sch_.DxgkCbIsFeatureEnabled(DxgkFeature::NativeFence); break;
+    case NativeGpuFenceAnswer::IfEnabled:
+      c.native_gpu_fence = sch_.DxgkCbIsFeatureEnabled(DxgkFeature::NativeFence);
+      break;
     case NativeGpuFenceAnswer::Always: c.native_gpu_fence = true; break;
     case NativeGpuFenceAnswer::Never: c.native_gpu_fence = false; break;
   }
@@ -249,8 +262,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
   // F19: the cap only where the hardware can name the queue.
   optimized_cap_ = want_optimized_interrupt_ && (caps & kCapsFenceIrqNamesQueue);
-  if (optimized_cap_)
-    cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
+  if (optimized_cap_) cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
   // Dxgkrnl's part of adapter start (it runs around this call): the DMA-remapping domain and the paging
   // process's GPU VA (Allocation notifications, A3/A4). This driver schedules with HW queues (hardware scheduling).
   mm_.start(true);
@@ -331,8 +343,9 @@ void Kmd::DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a) {
   PacketWriter& w = staging_;  // a member: the ring write waits, and a stopped run never unwinds a thread
   w.clear();
   // Packets of several processes share the ring: each runs in its own context's GPU VA space.
-  w.set_page_table(mm_.space(a.process).root()).append(*a.commands).fence(r.fence_addr, a.submission_fence_id,
-                                                                         kDmaCompletedVector + a.node);
+  w.set_page_table(mm_.space(a.process).root())
+      .append(*a.commands)
+      .fence(r.fence_addr, a.submission_fence_id, kDmaCompletedVector + a.node);
   r.in_ring.push_back(a.submission_fence_id);
   if (a.submission_fence_id > r.last_submitted) r.last_submitted = a.submission_fence_id;
   DxgkDdiSubmitCommandToHwQueue(r.q, w);
@@ -489,12 +502,14 @@ void Kmd::DxgkDdiSetVidPnSourceAddress(uint64_t surface) {
 }
 
 void Kmd::DxgkDdiSetVidPnSourceVisibility(bool visible) {
-  display_control_ = visible ? display_control_ | display_regs::kCtrlEnable : display_control_ & ~display_regs::kCtrlEnable;
+  display_control_ =
+      visible ? display_control_ | display_regs::kCtrlEnable : display_control_ & ~display_regs::kCtrlEnable;
   cpu_.mmio_write32(bar0_ + regs::kDisplayOffset + display_regs::kControl, display_control_);
 }
 
 void Kmd::DxgkDdiControlInterrupt(bool vblank) {
-  display_control_ = vblank ? display_control_ | display_regs::kCtrlVblankIrq : display_control_ & ~display_regs::kCtrlVblankIrq;
+  display_control_ =
+      vblank ? display_control_ | display_regs::kCtrlVblankIrq : display_control_ & ~display_regs::kCtrlVblankIrq;
   cpu_.mmio_write32(bar0_ + regs::kDisplayOffset + display_regs::kControl, display_control_);
 }
 
@@ -606,12 +621,16 @@ bool Kmd::isr_fence_events() {
       any_legacy = true;
     } else if (e.type == regs::kEventNativeFenceQueue) {  // F19: the queue whose log holds the signal
       any_native = true;
-      if (e.handle == 0) native.null_queue_nodes.push_back(e.value == regs::kEventAllNodes ? -1 : int(e.value));
-      else native.hw_queues.push_back(int(e.handle) - 1);
+      if (e.handle == 0)
+        native.null_queue_nodes.push_back(e.value == regs::kEventAllNodes ? -1 : int(e.value));
+      else
+        native.hw_queues.push_back(int(e.handle) - 1);
     } else if (e.type == regs::kEventNativeFence) {
       any_native = true;
-      if (e.handle == 0) null_array = true;
-      else if (!validate_handles_ || fences_.count(e.handle)) native.signaled.push_back(e.handle);
+      if (e.handle == 0)
+        null_array = true;
+      else if (!validate_handles_ || fences_.count(e.handle))
+        native.signaled.push_back(e.handle);
     }
   }
   if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
@@ -634,8 +653,10 @@ void Kmd::DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& 
   const uint64_t r = bar0_ + kQueueBase + uint64_t(a.hw_queue->id) * kQueueStride;
   // This hardware's engine writes signal entries in the process's space; its CMP writes wait entries
   // (it unblocks the queue) in the system process's.
-  if (a.log_type == fence_log::kSignals) cpu_.mmio_write64(r + kQSignalLog, a.log_buffer_gpu_va);
-  else cpu_.mmio_write64(r + kQWaitLog, a.log_buffer_system_process_gpu_va);
+  if (a.log_type == fence_log::kSignals)
+    cpu_.mmio_write64(r + kQSignalLog, a.log_buffer_gpu_va);
+  else
+    cpu_.mmio_write64(r + kQWaitLog, a.log_buffer_system_process_gpu_va);
   cpu_.mmio_write32(r + kQLogEntries, a.number_of_entries);
 }
 
@@ -667,8 +688,10 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
   // F10: the system process's VAs the OS mapped (MapToGpuSystemProcess), else the driver's own mapping
   // of the values (the allocations' mapping in the system process, at their address).
-  const uint64_t cv_va = caps_.map_to_gpu_system_process ? a.current_value_system_process_gpu_va : a.current_value_cpu_va;
-  const uint64_t mv_va = caps_.map_to_gpu_system_process ? a.monitored_value_system_process_gpu_va : a.monitored_value_cpu_va;
+  const uint64_t cv_va =
+      caps_.map_to_gpu_system_process ? a.current_value_system_process_gpu_va : a.current_value_cpu_va;
+  const uint64_t mv_va =
+      caps_.map_to_gpu_system_process ? a.monitored_value_system_process_gpu_va : a.monitored_value_cpu_va;
   cpu_.mmio_write64(bar0_ + kFenceCvAddr, cv_va);
   cpu_.mmio_write64(bar0_ + kFenceMvAddr, mv_va);
   cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot

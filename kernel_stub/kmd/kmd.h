@@ -28,7 +28,7 @@ struct DxgkAdapterInfo {  // what DxgkDdiStartDevice learns from the hardware (c
 
 // DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS), the fields used.
 struct DxgkNativeFenceCaps {
-  uint32_t stride_bytes = 0;           // packing stride of non-shareable fence values (F6)
+  uint32_t stride_bytes = 0;              // packing stride of non-shareable fence values (F6)
   bool map_to_gpu_system_process = true;  // F10: the OS maps CV and MV into the system process's GPU VA
   Segment local_segment = Segment::Local;
 };
@@ -38,13 +38,13 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   int node = 0;
   uint64_t ring_base = 0;
   uint32_t ring_size = 0;
-  uint64_t rptr_addr = 0;    // where the hardware writes back its read pointer
-  uint64_t wptr = 0;         // bytes written, monotonic
-  uint64_t rptr_cached = 0;  // last read pointer the driver read back
-  uint32_t progress_slot = 0;     // F14: native progress fence (slot), if any
+  uint64_t rptr_addr = 0;      // where the hardware writes back its read pointer
+  uint64_t wptr = 0;           // bytes written, monotonic
+  uint64_t rptr_cached = 0;    // last read pointer the driver read back
+  uint32_t progress_slot = 0;  // F14: native progress fence (slot), if any
   bool has_progress_fence = false;
-  uint64_t submissions = 0;       // the progress fence's value after the last submission
-  int process = 0;                // the GPU VA space it runs in
+  uint64_t submissions = 0;  // the progress fence's value after the last submission
+  int process = 0;           // the GPU VA space it runs in
 };
 
 // DXGKARG_SETNATIVEFENCELOGBUFFER (F16): one of the queue's two logs, with its three mappings.
@@ -74,7 +74,7 @@ struct DxgkMonitoredValueUpdate {  // one element of DXGKARG_UPDATEMONITOREDVALU
   uint32_t h_global_native_fence;
   uint64_t monitored_value;
 };
-struct DxgkCurrentValueUpdate {    // one element of DXGKARG_UPDATECURRENTVALUESFROMCPU
+struct DxgkCurrentValueUpdate {  // one element of DXGKARG_UPDATECURRENTVALUESFROMCPU
   uint32_t h_global_native_fence;
   uint64_t current_value;
 };
@@ -117,8 +117,8 @@ struct DriverAnswers {
   DxgkDriverCaps caps;
   NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
   enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
-  bool mpo_static_fails = false;      // the StaticCheck answers "not supported"
-  bool mpo_mutates = false;           // defect: the StaticCheck changes the cached state
+  bool mpo_static_fails = false;        // the StaticCheck answers "not supported"
+  bool mpo_mutates = false;             // defect: the StaticCheck changes the cached state
   uint64_t present_check_fails_at = 0;  // the present-time check fails from this one on (0: never)
 };
 
@@ -189,7 +189,8 @@ class Kmd {
   DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
   bool DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb);
   // `process`: the GPU VA space the queue runs in (VidMm::space; 0 = the system process).
-  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0, int process = 1);
+  KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0,
+                                   int process = 1);
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
   // progress fence the KMD appends SIGNAL(progress fence, ++submissions) (F14).
   void DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets);
@@ -204,8 +205,7 @@ class Kmd {
   void DxgkDdiDestroyNativeFence(uint32_t h_global);
   // At device IRQL (the caller raises it). Returns after the CMP has applied every update (F8).
   void DxgkDdiUpdateMonitoredValues(const std::vector<DxgkMonitoredValueUpdate>& updates);
-  void DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates,
-                                         bool notification_only);
+  void DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUpdate>& updates, bool notification_only);
 
   // CASO support (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
   DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
@@ -247,8 +247,8 @@ class Kmd {
   // Packet scheduling and TDR (TDR in Windows 8 and later, T1). The KMD keeps one ring per node (a HW queue it creates
   // at the node's first packet); each packet ends with a FENCE that writes its SubmissionFenceId to a
   // per-node fence word in memory and interrupts (DMA completed). The ISR reports the ID it reads there.
-  bool support_per_engine_tdr() const { return per_engine_tdr_; }  // DXGK_DRIVERCAPS::SupportPerEngineTDR
-  uint32_t engines() const { return engines_; }                    // physical adapters of a linked adapter
+  bool support_per_engine_tdr() const { return per_engine_tdr_; }       // DXGK_DRIVERCAPS::SupportPerEngineTDR
+  uint32_t engines() const { return engines_; }                         // physical adapters of a linked adapter
   uint32_t nodes_per_engine() const { return info_.nodes / engines_; }  // NbAsymetricProcessingNodes
   void DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a);
   void DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id);
@@ -267,10 +267,14 @@ class Kmd {
 
   const DxgkAdapterInfo& info() const { return info_; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
-  uint32_t slot_of(uint32_t h_global) const;  // the CMP table slot of a live fence (SIGNAL/WAIT operand)
+  uint32_t slot_of(uint32_t h_global) const;     // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
-  uint64_t native_fences_created() const { return native_fences_created_; }  // DxgkDdiCreateNativeFence calls that got a handle
-  KmdHwQueue* queue(int id) const { return id >= 0 && size_t(id) < queues_.size() ? queues_[size_t(id)].get() : nullptr; }
+  uint64_t native_fences_created() const {
+    return native_fences_created_;
+  }  // DxgkDdiCreateNativeFence calls that got a handle
+  KmdHwQueue* queue(int id) const {
+    return id >= 0 && size_t(id) < queues_.size() ? queues_[size_t(id)].get() : nullptr;
+  }
   size_t queue_count() const { return queues_.size(); }
   uint64_t dma_faults() const { return dma_faults_; }  // page faults the ISR reported (DMA_FAULTED)
   // The MMIO path of a TLB invalidation (BAR0 kMmuInvalidate, then a read that orders it): root 0 = all.
@@ -286,7 +290,8 @@ class Kmd {
   DriverAnswers answers_;
   uint64_t present_checks_ = 0;
   uint64_t mpo_state_ = 0;
-  uint32_t display_control_ = 0;  // what the KMD last wrote to the display's control register  // the driver's cached overlay configuration (what the last real check committed)
+  uint32_t display_control_ = 0;  // what the KMD last wrote to the display's control register  // the driver's cached
+                                  // overlay configuration (what the last real check committed)
   const uint64_t bar0_;
   const uint32_t msi_data_base_;
   Cpu& cpu_;
@@ -298,8 +303,8 @@ class Kmd {
   static MvUpdateWait mv_update_wait(const std::string& v);
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
-  bool optimized_cap_ = false;  // F19, decided at adapter start
-  bool log_barrier_ = true;  // kmd.native_fence_log_barrier
+  bool optimized_cap_ = false;             // F19, decided at adapter start
+  bool log_barrier_ = true;                // kmd.native_fence_log_barrier
   bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
   uint64_t scratch_ = 0;
@@ -327,7 +332,7 @@ class Kmd {
   int64_t paging_va_mb_ = 0;
   uint64_t notify_cycles_per_kb_ = 0, notify_unmap_cycles_ = 0;
   std::vector<uint32_t> node_faults_;  // each node's page-fault count the ISR last saw
-  KLock fence_regs_;  // FENCE_SELECT then program: one sequence at a time
+  KLock fence_regs_;                   // FENCE_SELECT then program: one sequence at a time
   // Packet scheduling.
   bool per_engine_tdr_;
   uint32_t engines_ = 1;
@@ -335,8 +340,8 @@ class Kmd {
   sc_core::sc_time reset_poll_, adapter_reset_poll_;
   struct Ring {
     KmdHwQueue* q = nullptr;
-    uint64_t fence_addr = 0;        // where the node writes each completed packet's fence ID
-    std::deque<uint64_t> in_ring;   // fence IDs submitted, not known completed (ring order)
+    uint64_t fence_addr = 0;       // where the node writes each completed packet's fence ID
+    std::deque<uint64_t> in_ring;  // fence IDs submitted, not known completed (ring order)
     uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
   };
   std::map<uint32_t, Ring> rings_;

@@ -16,7 +16,9 @@ PathChoice choose_present_path(const AdapterStart& display, Kmd& kmd, const Prim
   PathChoice c;
   const std::string size = std::to_string(d.width) + "x" + std::to_string(d.height);
   if (forced != "auto") {
-    c.path = forced == "one_copy" ? PresentPath::OneCopy : forced == "compose" ? PresentPath::Compose : PresentPath::TwoCopy;
+    c.path = forced == "one_copy"  ? PresentPath::OneCopy
+             : forced == "compose" ? PresentPath::Compose
+                                   : PresentPath::TwoCopy;
     c.reason = "present.path = " + forced;
     if (c.path == PresentPath::OneCopy && display.tier < 3)
       c.defect = "present.path = one_copy on a display adapter of tier " + std::to_string(display.tier) +

@@ -28,8 +28,8 @@ struct PathChoice {
 // `forced`: "auto" or a path name ("one_copy", "two_copy", "compose") that overrides the choice; a
 // forced one copy on a display adapter below tier 3 is reported as a defect of the configuration.
 // `xsurf`: the cross-adapter primary the static check names.
-PathChoice choose_present_path(const AdapterStart& display, Kmd& display_kmd, const PrimaryDesc& desc,
-                               uint64_t xsurf, const std::string& forced = "auto");
+PathChoice choose_present_path(const AdapterStart& display, Kmd& display_kmd, const PrimaryDesc& desc, uint64_t xsurf,
+                               const std::string& forced = "auto");
 
 // The present-time overlay check of a present's surface: false -> compose this frame.
 bool present_time_check(Kmd& display_kmd, uint64_t surface);

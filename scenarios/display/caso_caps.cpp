@@ -88,9 +88,10 @@ class CasoCaps : public ScenarioDriver {
       const std::string key = std::string(c.role) + ":" + c.caps;
       c1[key] = s.started ? "started, tier " + std::to_string(s.tier) : s.reason;
       const bool ok = c.expect_tier < 0 ? !s.started : s.started && int(s.tier) == c.expect_tier;
-      r.check(ok, "C1 " + key + ": expected " +
-                      (c.expect_tier < 0 ? std::string("adapter start to fail") : "tier " + std::to_string(c.expect_tier)) +
-                      ", got " + c1[key].get<std::string>());
+      r.check(ok,
+              "C1 " + key + ": expected " +
+                  (c.expect_tier < 0 ? std::string("adapter start to fail") : "tier " + std::to_string(c.expect_tier)) +
+                  ", got " + c1[key].get<std::string>());
     }
     r.metric("c1_adapter_start", c1);
 
@@ -116,7 +117,8 @@ class CasoCaps : public ScenarioDriver {
       c5[c.name] = path + ": " + choice.reason + (choice.defect.empty() ? "" : " [" + choice.defect + "]");
       r.check(path == c.expect_path, std::string("C5 ") + c.name + ": expected " + c.expect_path + ", got " + path);
       r.check(choice.defect.empty() != c.expect_defect,
-              std::string("C5 ") + c.name + (c.expect_defect ? ": the driver defect was not reported" : ": unexpected defect " + choice.defect));
+              std::string("C5 ") + c.name +
+                  (c.expect_defect ? ": the driver defect was not reported" : ": unexpected defect " + choice.defect));
     }
     ikmd.install_driver(original);
     r.metric("c5_present_path", c5);
@@ -126,13 +128,14 @@ class CasoCaps : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo caso_caps_scenario() {
-  return {"caso_caps", "every cross-adapter tier combination at adapter start (C1) and every present-path fallback (C5)",
-          [](ParamSet&, const std::string&) {},
-          [](const ParamSet&) { return std::make_unique<CasoCaps>(); },
+  return {"caso_caps",
+          "every cross-adapter tier combination at adapter start (C1) and every present-path fallback (C5)",
+          [](ParamSet&, const std::string&) {}, [](const ParamSet&) { return std::make_unique<CasoCaps>(); },
           [](const ParamSet& ps) {
             if (Platform::topology_of(ps) != Topology::Hybrid)
-              throw ConfigError("platform.topology = dgpu: scenario 'caso_caps' starts the iGPU's driver; allowed: "
-                                "platform.topology = hybrid");
+              throw ConfigError(
+                  "platform.topology = dgpu: scenario 'caso_caps' starts the iGPU's driver; allowed: "
+                  "platform.topology = hybrid");
           }};
 }
 

@@ -20,8 +20,8 @@
 // present_to_scanout_ns is measured from the app's Present call to the first scanned line of the first
 // refresh that shows that frame's tag: hardware observation, not the driver's bookkeeping.
 #include <algorithm>
-#include <cmath>
 #include <cinttypes>
+#include <cmath>
 #include <deque>
 #include <random>
 
@@ -112,7 +112,8 @@ void HybridPresent::app(Platform& p, Results& r) {
     // ...and, through the swap chain's frame-latency waitable object, only while at most L - 1 earlier
     // frames are not yet on screen (flips done >= n - L). Frame n also renders into buffer n % B, whose
     // last user (frame n - B) left the screen when the flip of frame n - B + 1 completed.
-    const uint64_t need_flips = std::max<uint64_t>(n > buffers_ ? n - buffers_ + 1 : 0, n > latency_ ? n - latency_ : 0);
+    const uint64_t need_flips =
+        std::max<uint64_t>(n > buffers_ ? n - buffers_ + 1 : 0, n > latency_ ? n - latency_ : 0);
     if (flips_done_ < need_flips) ++throttled_;
     while (flips_done_ < need_flips) p.cpu.wait_for(buffer_ev_);
     // The frame's CPU work (input, simulation, recording) before it submits: its phase to the vblank.
@@ -198,8 +199,8 @@ void HybridPresent::finish(Platform& p, Results& r) {
   // Frame n's first refresh: the first scanned frame whose tag is n.
   std::vector<double> p2s, flip_wait;
   std::vector<bool> shown(frames_ + 1, false);
-  const sc_core::sc_time vblank = display_->timing().frame_period() -
-                                  display_->timing().line_period() * double(display_->timing().mode().v_active);
+  const sc_core::sc_time vblank =
+      display_->timing().frame_period() - display_->timing().line_period() * double(display_->timing().mode().v_active);
   uint64_t last_shown = 0;
   for (auto& f : seen_) {
     if (f.first_qword == 0 || f.first_qword > frames_ || shown[f.first_qword]) continue;
@@ -207,7 +208,8 @@ void HybridPresent::finish(Platform& p, Results& r) {
     shown[n] = true;
     // The scenario's own invariants: frames reach the panel in present order, and none before its flip
     // was programmed and latched at a vblank start (a vertical blank before its first line).
-    r.check(n > last_shown, "frame " + std::to_string(n) + " reached the panel after frame " + std::to_string(last_shown));
+    r.check(n > last_shown,
+            "frame " + std::to_string(n) + " reached the panel after frame " + std::to_string(last_shown));
     last_shown = std::max(last_shown, n);
     if (!r.check(f.first_line_time >= st_[n].flip_programmed + vblank,
                  "frame " + std::to_string(n) + " was scanned out before its flip could latch"))
@@ -236,7 +238,8 @@ void HybridPresent::finish(Platform& p, Results& r) {
     if (st_[n].path == PresentPath::Compose) ++composed;
     if (st_[n].copy1_seen != sc_core::SC_ZERO_TIME && s_.read_ts(p, n, 3))
       forward.push_back(to_ns(st_[n].copy1_seen) - double(s_.read_ts(p, n, 3)) * dtick);
-    if (st_[n].flip_programmed != sc_core::SC_ZERO_TIME) ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
+    if (st_[n].flip_programmed != sc_core::SC_ZERO_TIME)
+      ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
   }
   r.metric("present_to_scanout_ns", summary(p2s));
   r.metric("render_ns", summary(render));
@@ -264,15 +267,16 @@ void HybridPresent::finish(Platform& p, Results& r) {
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
   // Copy 1 crosses the link whole for every frame, whatever the path.
-  r.check(d.link_bytes >= frames_ * s_.xsurf[0].bytes(),
-          "the link carried " + std::to_string(d.link_bytes) + " B for " + std::to_string(frames_) +
-              " frames, less than one cross-adapter surface each");
+  r.check(d.link_bytes >= frames_ * s_.xsurf[0].bytes(), "the link carried " + std::to_string(d.link_bytes) +
+                                                             " B for " + std::to_string(frames_) +
+                                                             " frames, less than one cross-adapter surface each");
 }
 
 }  // namespace
 
 ScenarioInfo hybrid_present_scenario() {
-  return {"hybrid_present", "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
+  return {"hybrid_present",
+          "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
           [](ParamSet& ps, const std::string& o) {
             ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
             ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
@@ -282,10 +286,12 @@ ScenarioInfo hybrid_present_scenario() {
             ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
                             "A: the frame's CPU work before it submits takes up to one refresh (16,667 us at "
                             "60 Hz), so the present's phase to the vblank covers the whole period and "
-                            "present_to_scanout is the phase-averaged latency", o);
+                            "present_to_scanout is the phase-averaged latency",
+                            o);
             ps.declare_enum("workload.jitter", "sweep", {"sweep", "random"},
                             "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
-                            "every phase equally represented, no sampling noise); random = uniform, seeded", o);
+                            "every phase equally represented, no sampling noise); random = uniform, seeded",
+                            o);
             ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
                             "Q: CASO support C5: auto = what the display driver's caps and checks allow", o);
             ps.declare_int("present.buffers", 3, "buffers", 2, 8,
@@ -293,7 +299,8 @@ ScenarioInfo hybrid_present_scenario() {
             ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
                            "A: IDXGISwapChain2::SetMaximumFrameLatency(1) with the frame-latency waitable object, "
                            "what a latency-minded game does (DXGI's default is 3): frame n starts only once frame "
-                           "n - 1 is on screen, so no present queues behind another", o);
+                           "n - 1 is on screen, so no present queues behind another",
+                           o);
             ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
                             "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
           },
@@ -314,25 +321,30 @@ ScenarioInfo hybrid_present_scenario() {
               const uint64_t stolen = uint64_t(ps.get_int("igpu.stolen_bytes"));
               const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, stolen / 4);
               if (surfaces > stolen - tables)
-                throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) + " is too small for display.mode = " +
-                                  ps.get_enum("display.mode") + " with present.buffers = " +
-                                  std::to_string(ps.get_int("present.buffers")) + ": 2 x buffers + 1 surfaces of " +
-                                  std::to_string(surface) + " bytes need at least " + std::to_string(surfaces) + " bytes beside " +
-                                  std::to_string(tables) + " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
+                throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) +
+                                  " is too small for display.mode = " + ps.get_enum("display.mode") +
+                                  " with present.buffers = " + std::to_string(ps.get_int("present.buffers")) +
+                                  ": 2 x buffers + 1 surfaces of " + std::to_string(surface) + " bytes need at least " +
+                                  std::to_string(surfaces) + " bytes beside " + std::to_string(tables) +
+                                  " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
                                   std::to_string(surfaces + tables) + ", or fewer buffers");
             }
             // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
             // beyond that for the present queue and 100 ms for start-up and the last scan-out.
-            const double need_ms = double(ps.get_int("workload.frames")) *
-                                       (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
-                                        2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) / 1000.0 + 100.0;
+            const double need_ms =
+                double(ps.get_int("workload.frames")) *
+                    (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
+                     2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) /
+                    1000.0 +
+                100.0;
             if (ps.get_real("sim.limit_ms") < need_ms)
-              throw ConfigError("sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
-                                " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
-                                " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
-                                " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
-                                " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
-                                ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
+              throw ConfigError(
+                  "sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
+                  " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
+                  " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
+                  " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
+                  " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
+                  ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
           }};
 }
 

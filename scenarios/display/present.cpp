@@ -20,7 +20,8 @@ void require_hybrid(const ParamSet& ps, const std::string& scenario) {
   require_platform(ps, scenario, 1, 2, "a render queue and a copy queue on the dGPU");
   if (ps.get_int("igpu.hw_queues") < 2)
     throw ConfigError("igpu.hw_queues = " + std::to_string(ps.get_int("igpu.hw_queues")) + " is too few: scenario '" +
-                      scenario + "' uses 2 HW queues on the iGPU (copy 2 and composition); allowed: igpu.hw_queues >= 2");
+                      scenario +
+                      "' uses 2 HW queues on the iGPU (copy 2 and composition); allowed: igpu.hw_queues >= 2");
 }
 
 DisplayGeometry display_geometry(const ParamSet& ps) {
@@ -131,8 +132,7 @@ void report_scanout(const DisplayEngine& d, const TrafficSnapshot& window, Resul
   // against the time the beam spent on active pixels in it (the window's consumed bytes at the pixel
   // rate: bytes / bpp pixels of 1 / pixel clock each).
   const double seconds = window.at.to_seconds();
-  const double active_s = double(window.consumed_bytes) / d.timing().bpp() /
-                          double(d.timing().mode().pixel_clock_hz);
+  const double active_s = double(window.consumed_bytes) / d.timing().bpp() / double(d.timing().mode().pixel_clock_hz);
   r.metric("scanout_gbps_avg", seconds > 0 ? double(window.scanout_bytes) / seconds / 1e9 : 0.0);
   r.metric("scanout_gbps_active", active_s > 0 ? double(window.scanout_bytes) / active_s / 1e9 : 0.0);
 }

@@ -58,7 +58,8 @@ class ScanoutUnderflow : public ScenarioDriver {
     const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(int(s.info.nodes) - 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
-    const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_), vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);
+    const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_),
+                   vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);
     p.kmd.DxgkDdiCommitVidPn(surf.pitch, surf.address);
     // Wait for the first frame's prefetch to settle, then measure over whole refreshes while copying.
     p.cpu.sleep(d_->timing().frame_start(0) - sc_core::sc_time_stamp());

@@ -70,7 +70,8 @@ class FenceLogScan : public ScenarioDriver {
     }
     const bool overrun = per_irq_ > fence_log::kEntries;
     // F18: a round's k signals move its queue's signal log by k; past 84 the GPU overwrote unread entries.
-    r.check(overruns_ == (overrun ? rounds_ : 0), overrun ? "an overrun went undetected" : "an overrun reported without one");
+    r.check(overruns_ == (overrun ? rounds_ : 0),
+            overrun ? "an overrun went undetected" : "an overrun reported without one");
     r.check(fallbacks_ == overruns_, "a fallback scan without an overrun, or an overrun without one");
     if (!overrun) r.check(entries_ == rounds_ * per_irq_, "the OS did not read every signal entry exactly once");
     // F17: both logs of every queue; F19: of the named queue, or (NULL) of every queue of its node.
@@ -111,8 +112,10 @@ class FenceLogScan : public ScenarioDriver {
     const uint64_t ts = p.kmd.scratch();
     auto sig = [&](Q& q, PacketWriter& w, NativeFence* f) {
       const uint32_t slot = p.vidsch.slot(*f);
-      if (logs) w.signal_logged(slot, ++value[f], q.seq++, f->local_handles.at(1));
-      else w.signal(slot, ++value[f]);
+      if (logs)
+        w.signal_logged(slot, ++value[f], q.seq++, f->local_handles.at(1));
+      else
+        w.signal(slot, ++value[f]);
     };
     // The measured window: counters now, and again after the last round.
     const auto res0 = p.cpu.residency();
@@ -213,12 +216,15 @@ class FenceLogScan : public ScenarioDriver {
     const sc_time wb = ps.get_ns("node.write_buffer_ns"), F = ps.get_ns("gpu.fabric_latency_ns");
     const sc_time Wv = ps.get_ns("vram.write_latency_ns"), Rv = ps.get_ns("vram.read_latency_ns");
     const sc_time bd = ps.get_ns("node.barrier_ns"), bs = ps.get_ns("node.barrier_system_ns");
-    const double vram_bpp = ps.get_real("vram.bandwidth_gbps") / 1000.0, dram_bpp = ps.get_real("sysmem.bandwidth_gbps") / 1000.0;
+    const double vram_bpp = ps.get_real("vram.bandwidth_gbps") / 1000.0,
+                 dram_bpp = ps.get_real("sysmem.bandwidth_gbps") / 1000.0;
     auto xv = [&](unsigned n) { return sc_time(double(n) / vram_bpp, sc_core::SC_PS); };
-    auto tlp = [&](unsigned n) { return sc_time(double(n + PcieLink::kMwrOverhead) / p.link.bytes_per_ns() * 1000.0, sc_core::SC_PS); };
+    auto tlp = [&](unsigned n) {
+      return sc_time(double(n + PcieLink::kMwrOverhead) / p.link.bytes_per_ns() * 1000.0, sc_core::SC_PS);
+    };
     auto up = [&](unsigned n) {
-      return F + tlp(n) + ps.get_ns("link.hop_ns") + ps.get_ns("rc.latency_ns") + sc_time(double(n) / dram_bpp, sc_core::SC_PS) +
-             ps.get_ns("sysmem.write_latency_ns");
+      return F + tlp(n) + ps.get_ns("link.hop_ns") + ps.get_ns("rc.latency_ns") +
+             sc_time(double(n) / dram_bpp, sc_core::SC_PS) + ps.get_ns("sysmem.write_latency_ns");
     };
     const sc_time check = F + xv(8) + Rv + F;
     const sc_time ts = wb + up(8);  // the probe's TIMESTAMP write visible, after t
@@ -256,7 +262,8 @@ class FenceLogScan : public ScenarioDriver {
       return os.str();
     };
     r.check(got >= lo && (!upper || got <= hi),
-            "gpu_ns_per_signal = " + num(got) + " ns is outside its derivation from the parameters: " + num(lo) + " to " +
+            "gpu_ns_per_signal = " + num(got) + " ns is outside its derivation from the parameters: " + num(lo) +
+                " to " +
                 (upper ? num(hi) : std::string("(no upper bound: vram.write_latency_ns > vram.read_latency_ns)")) +
                 " ns (a steady signal " + num(to_ns(S)) + " ns; the round's probe write " + num(to_ns(probe)) +
                 " ns; " + std::to_string(walk_reads_) + " walk reads)");
@@ -277,34 +284,38 @@ class FenceLogScan : public ScenarioDriver {
 }  // namespace
 
 ScenarioInfo fence_log_scan_scenario() {
-  return {"fence_log_scan",
-          "the OS's native fence interrupt cost against fences and HW queues: no logs, logs, the optimized "
-          "interrupt, an overrun",
-          [](ParamSet& ps, const std::string& o) {
-            ps.declare_int("workload.fences", 1024, "fences", 1, 60000,
-                           "A: swept from 64 to 16,384 in the README's table (60,000 the most a device is asked to hold)", o);
-            ps.declare_int("workload.hw_queues", 4, "queues", 1, 1024,
-                           "A: four HW queues of one process; at most gpu.hw_queues", o);
-            ps.declare_int("workload.signals_per_interrupt", 4, "signals", 1, 1000,
-                           "A: 'a few fences signaled per interrupt'; above 84 (a log's entries) "
-                           "each round overruns its queue's log (F18)", o);
-            ps.declare_int("workload.rounds", 32, "rounds", 1, 100000,
-                           "A: 32 interrupts, enough that one round's cost is the mean", o);
-            ps.declare_real("workload.round_gap_us", 20, "us", 0, 1e6,
-                            "A: idle time between rounds, so each interrupt finds the CPU idle", o);
-            ps.declare_real("workload.lead_us", 20, "us", 0, 1e6,
-                            "A: the engine computes this long before a round's signals, so the trigger's "
-                            "CPU waiter and its MonitoredValue are in place first", o);
-          },
-          [](const ParamSet& ps) { return std::make_unique<FenceLogScan>(ps); },
-          [](const ParamSet& ps) {
-            const int64_t q = ps.get_int("workload.hw_queues");
-            require_platform(ps, "fence_log_scan", 1, q, "workload.hw_queues = " + std::to_string(q) + " queues");
-            if (ps.get_int("workload.fences") < q)
-              throw ConfigError("workload.fences = " + std::to_string(ps.get_int("workload.fences")) +
-                                " is too few for workload.hw_queues = " + std::to_string(q) +
-                                ": every queue signals fences of its own; allowed: workload.fences >= workload.hw_queues");
-          }};
+  return {
+      "fence_log_scan",
+      "the OS's native fence interrupt cost against fences and HW queues: no logs, logs, the optimized "
+      "interrupt, an overrun",
+      [](ParamSet& ps, const std::string& o) {
+        ps.declare_int("workload.fences", 1024, "fences", 1, 60000,
+                       "A: swept from 64 to 16,384 in the README's table (60,000 the most a device is asked to hold)",
+                       o);
+        ps.declare_int("workload.hw_queues", 4, "queues", 1, 1024,
+                       "A: four HW queues of one process; at most gpu.hw_queues", o);
+        ps.declare_int("workload.signals_per_interrupt", 4, "signals", 1, 1000,
+                       "A: 'a few fences signaled per interrupt'; above 84 (a log's entries) "
+                       "each round overruns its queue's log (F18)",
+                       o);
+        ps.declare_int("workload.rounds", 32, "rounds", 1, 100000,
+                       "A: 32 interrupts, enough that one round's cost is the mean", o);
+        ps.declare_real("workload.round_gap_us", 20, "us", 0, 1e6,
+                        "A: idle time between rounds, so each interrupt finds the CPU idle", o);
+        ps.declare_real("workload.lead_us", 20, "us", 0, 1e6,
+                        "A: the engine computes this long before a round's signals, so the trigger's "
+                        "CPU waiter and its MonitoredValue are in place first",
+                        o);
+      },
+      [](const ParamSet& ps) { return std::make_unique<FenceLogScan>(ps); },
+      [](const ParamSet& ps) {
+        const int64_t q = ps.get_int("workload.hw_queues");
+        require_platform(ps, "fence_log_scan", 1, q, "workload.hw_queues = " + std::to_string(q) + " queues");
+        if (ps.get_int("workload.fences") < q)
+          throw ConfigError("workload.fences = " + std::to_string(ps.get_int("workload.fences")) +
+                            " is too few for workload.hw_queues = " + std::to_string(q) +
+                            ": every queue signals fences of its own; allowed: workload.fences >= workload.hw_queues");
+      }};
 }
 
 }  // namespace gpumodel

@@ -9,7 +9,9 @@ FenceLogMonitor::FenceLogMonitor(Platform& p) : p_(p) {
   auto w = [this](int q, uint32_t t, uint64_t seq, const void* e) { written(q, t, seq, e); };
   for (auto& n : p.gpu.nodes) n->on_log_entry = w;
   p.gpu.cmp.on_log_entry = w;
-  p.vidsch.observer.log_entry_read = [this](int q, uint32_t t, uint64_t pos, const fence_log::Entry& e) { read(q, t, pos, e); };
+  p.vidsch.observer.log_entry_read = [this](int q, uint32_t t, uint64_t pos, const fence_log::Entry& e) {
+    read(q, t, pos, e);
+  };
 }
 
 void FenceLogMonitor::written(int queue, uint32_t type, uint64_t seq, const void* entry) {

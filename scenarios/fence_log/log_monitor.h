@@ -29,7 +29,7 @@ class FenceLogMonitor {
  private:
   struct Log {
     std::map<uint64_t, fence_log::Entry> written;  // by sequence number (the last 2 * N kept)
-    uint64_t last_end = 0;                          // the last non-zero end timestamp read
+    uint64_t last_end = 0;                         // the last non-zero end timestamp read
   };
   void written(int queue, uint32_t type, uint64_t seq, const void* entry);
   void read(int queue, uint32_t type, uint64_t pos, const fence_log::Entry& e);

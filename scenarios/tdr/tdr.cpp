@@ -22,11 +22,11 @@
 // last_completed_fence_id, and per node its throughput (share of time the engine computes) before the
 // timeout, during the sequence and after it (T10); plus the step times, preemptions, ignored
 // interrupts, adapter resets and their duration, tdr_reason.
-#include <sstream>
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "scenarios/fence_common.h"
@@ -102,7 +102,7 @@ class TdrScenario : public ScenarioDriver {
     const sc_core::sc_time now = s.at;
     if (s.step == TdrStep::Timeout) {
       if (timeout_at_ != sc_core::SC_ZERO_TIME && first_resume_ == sc_core::SC_ZERO_TIME)
-        first_resume_ = p.gpu.nodes[hang_hw_]->resumed_at();  // the first sequence's, before another reset
+        first_resume_ = p.gpu.nodes[hang_hw_]->resumed_at();   // the first sequence's, before another reset
       if (!tdr_active_ && !before_.taken) sample(p, before_);  // the "before" window ends at the first timeout
       tdr_active_ = true;
       if (timeout_at_ == sc_core::SC_ZERO_TIME) timeout_at_ = now;
@@ -144,8 +144,8 @@ class TdrScenario : public ScenarioDriver {
   sc_core::sc_time stop_at() const {
     if (tdr_active_) return sc_core::sc_max_time();
     if (hang_ == "none") return start_ + sc_core::sc_time(packet_ns_ * double(hang_after_), sc_core::SC_NS) + after_;
-    if (hangs_done_ < hangs_) return sc_core::sc_max_time();  // a hang is still to come
-    if (done_at_ > last_hang_at_) return done_at_ + after_;   // the last hang's sequence has ended
+    if (hangs_done_ < hangs_) return sc_core::sc_max_time();      // a hang is still to come
+    if (done_at_ > last_hang_at_) return done_at_ + after_;       // the last hang's sequence has ended
     return last_hang_at_ + quantum_ * 4.0 + tdr_delay_ + after_;  // it never timed out (it was preempted)
   }
   bool stopped() const { return sc_core::sc_time_stamp() >= stop_at(); }
@@ -298,9 +298,9 @@ void TdrScenario::app(Platform& p, App& a) {
           p.cpu.wait_for(a.ev, until - sc_core::sc_time_stamp());
         }
       }
-      if (!a.dev->error) return;  // it completed or was dropped, not a fault: the app is done
+      if (!a.dev->error) return;          // it completed or was dropped, not a fault: the app is done
       if (hangs_done_ >= hangs_) return;  // DXGI_ERROR_DEVICE_REMOVED: the app is done
-      a.dev = ps.CreateDevice();  // it recreates its device and hangs again (tdr_limit)
+      a.dev = ps.CreateDevice();          // it recreates its device and hangs again (tdr_limit)
       a.ctx = ps.CreateContext(a.dev, a.node, a.engine);
       k = 0;
       continue;
@@ -357,15 +357,21 @@ void TdrScenario::finish(Platform& p, Results& r) {
   const double tick_ps = double(p.params.get_int("gpu.timestamp_tick_ps"));
   const sc_core::sc_time hang_start(double(p.sysmem.peek64(ts_base_)) * tick_ps, sc_core::SC_PS);
   const bool timed_out = timeout_at_ != sc_core::SC_ZERO_TIME;
-  if (timed_out) r.metric("detect_ns", to_ns(timeout_at_ - hang_start));
-  else r.metric_absent("detect_ns", "no timeout was detected");
-  if (reset_return_ > reset_call_) r.metric("reset_ns", to_ns(reset_return_ - reset_call_));
-  else r.metric_absent("reset_ns", "no DxgkDdiResetEngine call returned");
+  if (timed_out)
+    r.metric("detect_ns", to_ns(timeout_at_ - hang_start));
+  else
+    r.metric_absent("detect_ns", "no timeout was detected");
+  if (reset_return_ > reset_call_)
+    r.metric("reset_ns", to_ns(reset_return_ - reset_call_));
+  else
+    r.metric_absent("reset_ns", "no DxgkDdiResetEngine call returned");
   const Node& hn = *p.gpu.nodes[hang_hw_];
   const sc_core::sc_time resumed_at = first_resume_ != sc_core::SC_ZERO_TIME ? first_resume_ : hn.resumed_at();
   const bool resumed = timed_out && resumed_at > timeout_at_;
-  if (resumed) r.metric("recover_ns", to_ns(resumed_at - timeout_at_));
-  else r.metric_absent("recover_ns", "the hung node never ran again after the timeout");
+  if (resumed)
+    r.metric("recover_ns", to_ns(resumed_at - timeout_at_));
+  else
+    r.metric_absent("recover_ns", "the hung node never ran again after the timeout");
   r.metric("packets_aborted", ps.packets_aborted());
   r.metric("packets_resubmitted", ps.packets_resubmitted());
   r.metric("devices_in_error", ps.devices_in_error());
@@ -377,8 +383,10 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("timeouts", ps.timeouts());
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
-  if (adapter_done_at_ > adapter_reset_at_) r.metric("adapter_reset_ns", to_ns(adapter_done_at_ - adapter_reset_at_));
-  else r.metric_absent("adapter_reset_ns", "no adapter reset completed");
+  if (adapter_done_at_ > adapter_reset_at_)
+    r.metric("adapter_reset_ns", to_ns(adapter_done_at_ - adapter_reset_at_));
+  else
+    r.metric_absent("adapter_reset_ns", "no adapter reset completed");
   r.metric("adapter_reset_cause", ps.adapter_reset_cause());
   r.metric("tdr_reason", ps.tdr_reason());
   r.metric("preemptions", ps.preemptions());
@@ -387,7 +395,8 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (auto& s : steps_) {
-    nlohmann::ordered_json e = {{"node", s.node < 0 ? nlohmann::ordered_json("adapter") : nlohmann::ordered_json(s.node)}};
+    nlohmann::ordered_json e = {
+        {"node", s.node < 0 ? nlohmann::ordered_json("adapter") : nlohmann::ordered_json(s.node)}};
     e["step"] = to_string(s.step);
     e["t_ns"] = to_ns(s.at);
     steps.push_back(e);
@@ -510,18 +519,21 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                            "A: the hang comes after four good packets of its context", o);
             ps.declare_int("workload.hangs", d.hangs, "hangs", 1, 1000,
                            "A: how many times the app recreates its device and hangs again", o);
-            ps.declare_enum("workload.hang", d.hang, {"compute", "compute_nopreempt", "wait", "finite", "paging", "none"},
+            ps.declare_enum("workload.hang", d.hang,
+                            {"compute", "compute_nopreempt", "wait", "finite", "paging", "none"},
                             "A: the fault (see the scenario's description)", o);
             ps.declare_real("workload.hang_overrun_us", 25, "us", -1e6, 1e6,
                             "D: hang = finite runs quantum + TdrDelay + this (at least 0): 25 us lands after the "
                             "snapshot (the TDR worker's wake, ~2 us after the timeout) and before the reset (50 us "
                             "of vidsch.tdr_prepare_us later); a few us below 0 completes it before the snapshot "
-                            "(step 4)", o);
+                            "(step 4)",
+                            o);
             ps.declare_bool("workload.corunner", d.corunner,
                             "A: a second app renders on the hang node, so the reset node has work to resume", o);
             ps.declare_real("workload.paging_every_us", d.paging_every_us, "us", 0, 1e6,
                             "A: VidMm moves or fills a healthy app's allocation on the hang node this often "
-                            "(0 = no paging)", o);
+                            "(0 = no paging)",
+                            o);
             ps.declare_int("workload.paging_bytes", 65536, "bytes", 4096, int64_t(1) << 30,
                            "A: 64 KiB per paging operation (one allocation)", o);
             ps.declare_real("workload.after_ms", 5, "ms", 0.001, 1e5,
@@ -543,7 +555,8 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                 throw ConfigError("workload.paging_bytes = " + std::to_string(ps.get_int("workload.paging_bytes")) +
                                   ": a zero fill of that size is a " + std::to_string(fill) +
                                   " B DMA packet, larger than the ring (kmd.ring_bytes = " +
-                                  std::to_string(ps.get_int("kmd.ring_bytes")) + "); allowed: a larger kmd.ring_bytes, "
+                                  std::to_string(ps.get_int("kmd.ring_bytes")) +
+                                  "); allowed: a larger kmd.ring_bytes, "
                                   "a smaller workload.paging_bytes, or workload.paging_every_us = 0 (no paging)");
               const int gen = int(ps.get_int("link.gen"));
               const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
@@ -563,27 +576,30 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
             // comes first can only be cut.
             if (ps.get_real("workload.after_ms") >= ps.get_real("sim.limit_ms")) {
               std::ostringstream m;
-              m << "workload.after_ms = " << ps.get_real("workload.after_ms") << " ms is not below sim.limit_ms = "
-                << ps.get_real("sim.limit_ms") << " ms: the apps keep submitting that long after the TDR sequence "
+              m << "workload.after_ms = " << ps.get_real("workload.after_ms")
+                << " ms is not below sim.limit_ms = " << ps.get_real("sim.limit_ms")
+                << " ms: the apps keep submitting that long after the TDR sequence "
                 << "ends; allowed: workload.after_ms < sim.limit_ms";
               throw ConfigError(m.str());
             }
             const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
             if (ps.get_int("workload.render_nodes") > per)
               throw ConfigError("workload.render_nodes = " + std::to_string(ps.get_int("workload.render_nodes")) +
-                                " is more than the " + std::to_string(per) + " nodes per engine; allowed: workload.render_nodes <= " +
-                                std::to_string(per) + " (gpu.nodes / gpu.linked_engines)");
+                                " is more than the " + std::to_string(per) +
+                                " nodes per engine; allowed: workload.render_nodes <= " + std::to_string(per) +
+                                " (gpu.nodes / gpu.linked_engines)");
             if (ps.get_int("workload.hang_node") >= ps.get_int("workload.render_nodes"))
               throw ConfigError("workload.hang_node = " + std::to_string(ps.get_int("workload.hang_node")) +
                                 " has no render context; allowed: workload.hang_node < workload.render_nodes = " +
                                 std::to_string(ps.get_int("workload.render_nodes")));
             if (ps.get_int("workload.hang_engine") >= engines)
-              throw ConfigError("workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
-                                " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
-                                std::to_string(engines));
-            require_platform(ps, name, ps.get_int("workload.render_nodes") * engines,
-                             ps.get_int("workload.render_nodes") * engines,
-                             "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
+              throw ConfigError(
+                  "workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
+                  " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
+                  std::to_string(engines));
+            require_platform(
+                ps, name, ps.get_int("workload.render_nodes") * engines, ps.get_int("workload.render_nodes") * engines,
+                "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
           }};
 }
 
@@ -606,8 +622,8 @@ ScenarioInfo tdr_race_window_scenario() {
               Expect::RaceWindow, {"finite", 1, false, 0});
 }
 ScenarioInfo tdr_bad_fence_id_scenario() {
-  return make("tdr_bad_fence_id", "the KMD returns a bad LastAbortedFenceId: bug check 0x119 (T4)",
-              Expect::BadFenceId, {"compute", 1, false, 0});
+  return make("tdr_bad_fence_id", "the KMD returns a bad LastAbortedFenceId: bug check 0x119 (T4)", Expect::BadFenceId,
+              {"compute", 1, false, 0});
 }
 ScenarioInfo tdr_limit_scenario() {
   return make("tdr_limit", "an app hangs again after each recovery: TdrLimitCount passed, bug check 0x116",

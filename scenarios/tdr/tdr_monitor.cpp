@@ -9,9 +9,11 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
   PacketSchedObserver& o = p.vidsch.packets().observer;
   chain(o.submitted, [this](const DmaPacket& pk, bool resubmission) {
     Track& t = track(pk);
-    const std::string where = " (node " + std::to_string(pk.ctx->node_ordinal) + ", fence ID " + std::to_string(pk.fence_id) + ")";
+    const std::string where =
+        " (node " + std::to_string(pk.ctx->node_ordinal) + ", fence ID " + std::to_string(pk.fence_id) + ")";
     if (pk.fence_id <= t.completed)
-      violation("T6: a packet submitted with a fence ID not above the node's last completed " + std::to_string(t.completed) + where);
+      violation("T6: a packet submitted with a fence ID not above the node's last completed " +
+                std::to_string(t.completed) + where);
     if (!t.paging_first.empty()) {
       const auto [seq, fence] = t.paging_first.front();
       if (pk.seq != seq || pk.fence_id != fence) {
@@ -31,36 +33,42 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
   chain(o.retired, [this](const DmaPacket& pk) { track(pk).inhw.erase(pk.seq); });
   chain(o.completed_moved, [this](int node, uint64_t from, uint64_t to, const char* why) {
     Track& t = nodes_[node];
-    const std::string w = why, where = " on node " + std::to_string(node) + " (" + std::to_string(from) + " -> " + std::to_string(to) + ")";
+    const std::string w = why, where = " on node " + std::to_string(node) + " (" + std::to_string(from) + " -> " +
+                                       std::to_string(to) + ")";
     if (w == "a packet completed") {
       if (t.ignoring) violation("T3: a completion moved the last completed fence ID after the snapshot" + where);
       if (to < from) violation("T5: the last completed fence ID went back" + where);
       if (to > t.max_submitted) violation("T5: the last completed fence ID passed the last submitted one" + where);
     } else if (w.rfind("engine reset", 0) == 0) {
-      if (to != t.reset_completed) violation("T5: after an engine reset the last completed fence ID is not the one the reset returned" + where);
+      if (to != t.reset_completed)
+        violation("T5: after an engine reset the last completed fence ID is not the one the reset returned" + where);
     } else if (w.rfind("adapter reset", 0) == 0) {
-      if (to != t.max_submitted) violation("T5: after an adapter reset the last completed fence ID is not the last submitted" + where);
+      if (to != t.max_submitted)
+        violation("T5: after an adapter reset the last completed fence ID is not the last submitted" + where);
     } else {
       violation("T5: the last completed fence ID moved for a reason T5 does not allow (" + w + ")" + where);
     }
     t.completed = to;
   });
-  chain(o.reset_returned, [this](int node, const DxgkResetEngineArgs& a, uint64_t snap_completed, uint64_t snap_submitted) {
-    Track& t = nodes_[node];
-    if (a.last_aborted_fence_id < snap_completed || a.last_aborted_fence_id > snap_submitted)
-      violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) + " outside [" +
-                std::to_string(snap_completed) + ", " + std::to_string(snap_submitted) + "] on node " + std::to_string(node));
-    t.reset_completed = a.last_completed_fence_id;
-    // T6: the paging packets in hardware past the aborted one come back first, in ID order.
-    std::vector<std::pair<uint64_t, uint64_t>> late;
-    for (auto& [seq, h] : t.inhw)
-      if (h.paging && h.fence > a.last_aborted_fence_id) late.push_back({h.fence, seq});
-    std::sort(late.begin(), late.end());
-    t.paging_first.clear();
-    for (auto& [fence, seq] : late) t.paging_first.push_back({seq, fence});
-  });
+  chain(o.reset_returned,
+        [this](int node, const DxgkResetEngineArgs& a, uint64_t snap_completed, uint64_t snap_submitted) {
+          Track& t = nodes_[node];
+          if (a.last_aborted_fence_id < snap_completed || a.last_aborted_fence_id > snap_submitted)
+            violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) + " outside [" +
+                      std::to_string(snap_completed) + ", " + std::to_string(snap_submitted) + "] on node " +
+                      std::to_string(node));
+          t.reset_completed = a.last_completed_fence_id;
+          // T6: the paging packets in hardware past the aborted one come back first, in ID order.
+          std::vector<std::pair<uint64_t, uint64_t>> late;
+          for (auto& [seq, h] : t.inhw)
+            if (h.paging && h.fence > a.last_aborted_fence_id) late.push_back({h.fence, seq});
+          std::sort(late.begin(), late.end());
+          t.paging_first.clear();
+          for (auto& [fence, seq] : late) t.paging_first.push_back({seq, fence});
+        });
   chain(o.step, [this](const TdrStepRecord& s) {
-    const std::string at = " (" + std::string(to_string(s.step)) + (s.node >= 0 ? ", node " + std::to_string(s.node) : "") + ")";
+    const std::string at =
+        " (" + std::string(to_string(s.step)) + (s.node >= 0 ? ", node " + std::to_string(s.node) : "") + ")";
     if ((s.step == TdrStep::FlushDpc || s.step == TdrStep::AdapterReset) && p_.cpu.dpcs_pending())
       violation("T3 step 5: a DPC is still pending after the flush" + at);
     if (s.step == TdrStep::Snapshot) nodes_[s.node].ignoring = true;

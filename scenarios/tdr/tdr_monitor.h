@@ -1,5 +1,5 @@
-// Monitor tdr_rules (TDR in Windows 8 and later): watches the packet scheduler's notifications, never drives it, and counts
-// every break of the sequence's rules:
+// Monitor tdr_rules (TDR in Windows 8 and later): watches the packet scheduler's notifications, never drives it, and
+// counts every break of the sequence's rules:
 //  * T4: the LastAbortedFenceId a reset returned lies within [last completed, last submitted] of the
 //    snapshot;
 //  * T5: a node's last completed fence ID moves only when a packet completes (forward, to an ID that was
@@ -41,7 +41,7 @@ class TdrRulesMonitor {
     std::map<uint64_t, InHw> inhw;  // by packet seq
     uint64_t completed = 0, max_submitted = 0, reset_completed = 0;
     std::deque<std::pair<uint64_t, uint64_t>> paging_first;  // (seq, fence) expected next, in order (T6)
-    bool ignoring = false;  // between its snapshot and the end of its sequence (T3)
+    bool ignoring = false;                                   // between its snapshot and the end of its sequence (T3)
   };
   void violation(const std::string& what);
   Track& track(const DmaPacket& p);

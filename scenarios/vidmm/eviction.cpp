@@ -116,8 +116,8 @@ class Eviction : public ScenarioDriver {
     const uint64_t want_chunks = kind_ == Kind::IommuUnmap ? 0 : (bytes_ + window - 1) / window;
     r.metric("chunks", mm.notify_chunks());
     r.check(mm.notify_chunks() == want_chunks,
-            "NotifyEviction ran " + std::to_string(mm.notify_chunks()) + " chunks, not ceil(size / paging VA) = " +
-                std::to_string(want_chunks));
+            "NotifyEviction ran " + std::to_string(mm.notify_chunks()) +
+                " chunks, not ceil(size / paging VA) = " + std::to_string(want_chunks));
     r.metric("paging_packets", mm.paging_packets());
     r.metric("bytes_moved", mm.bytes_moved());
     r.metric("evictions", mm.evictions());
@@ -158,9 +158,11 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
                            "A: each allocation's size (a render target or texture of tens of MB)", o);
             ps.declare_bool("workload.touch_after_evict", false,
                             "A: fault injection: the app writes to the evicted allocation's VA afterwards (the engine "
-                            "faults, DMA_FAULTED; the use_after_unmap monitor must report it)", o);
+                            "faults, DMA_FAULTED; the use_after_unmap monitor must report it)",
+                            o);
             ps.declare_enum("workload.segment", "aperture", {"aperture", "system"},
-                            "Q: A2: NotifyEviction is only sent for an aperture or the implicit system-memory segment", o);
+                            "Q: A2: NotifyEviction is only sent for an aperture or the implicit system-memory segment",
+                            o);
           },
           [k](const ParamSet& ps) { return std::make_unique<Eviction>(ps, k); },
           [name, k](const ParamSet& ps) {
@@ -169,10 +171,11 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
             const uint64_t allocs = k == Kind::VaSize ? 1 : 2, mb = uint64_t(ps.get_int("workload.alloc_mb"));
             const uint64_t sys = uint64_t(ps.get_int("sysmem.size_bytes"));
             if ((allocs * mb << 20) > sys)
-              throw ConfigError("workload.alloc_mb = " + std::to_string(mb) + ": scenario '" + name + "' places " +
-                                std::to_string(allocs) + " such allocation(s) in system memory, more than sysmem.size_bytes = " +
-                                std::to_string(sys) + "; allowed: workload.alloc_mb <= " + std::to_string((sys >> 20) / allocs) +
-                                ", or a larger sysmem.size_bytes");
+              throw ConfigError(
+                  "workload.alloc_mb = " + std::to_string(mb) + ": scenario '" + name + "' places " +
+                  std::to_string(allocs) + " such allocation(s) in system memory, more than sysmem.size_bytes = " +
+                  std::to_string(sys) + "; allowed: workload.alloc_mb <= " + std::to_string((sys >> 20) / allocs) +
+                  ", or a larger sysmem.size_bytes");
             if (k == Kind::IommuUnmap && ps.get_enum("iommu.model") == "physical")
               throw ConfigError(std::string("iommu.model = physical: scenario '") + name +
                                 "' measures NotifyIoMmuUnmap, which is only sent under an IOMMU addressing model "
@@ -180,7 +183,8 @@ ScenarioInfo make(const char* name, const char* summary, Kind k, int64_t alloc_m
             if (k != Kind::VaSize &&
                 uint64_t(ps.get_int("vidmm.system_budget_mb")) != 2 * uint64_t(ps.get_int("workload.alloc_mb")))
               throw ConfigError("vidmm.system_budget_mb = " + std::to_string(ps.get_int("vidmm.system_budget_mb")) +
-                                std::string(": scenario '") + name + "' evicts by the budget, which must hold exactly two "
+                                std::string(": scenario '") + name +
+                                "' evicts by the budget, which must hold exactly two "
                                 "allocations; allowed: vidmm.system_budget_mb = 2 x workload.alloc_mb = " +
                                 std::to_string(2 * ps.get_int("workload.alloc_mb")));
           }};
@@ -193,8 +197,9 @@ ScenarioInfo eviction_notify_scenario() {
               Kind::Notify, 32);
 }
 ScenarioInfo iommu_unmap_notify_scenario() {
-  return make("iommu_unmap_notify", "under an IOMMU model: NotifyIoMmuUnmap, wait for paging, then the IOMMU unmap (A3)",
-              Kind::IommuUnmap, 32);
+  return make("iommu_unmap_notify",
+              "under an IOMMU model: NotifyIoMmuUnmap, wait for paging, then the IOMMU unmap (A3)", Kind::IommuUnmap,
+              32);
 }
 ScenarioInfo paging_va_size_scenario() {
   return make("paging_va_size", "the paging process's VA size against NotifyEviction chunks and page-table memory (A4)",

@@ -32,8 +32,10 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
       b.iommu_unmapped = true;
       b.iommu_unmapped_at = sc_time_stamp();
       if (a.flags.notify_iommu_unmap && !b.iommu_notified) {
-        std::snprintf(m, sizeof m, "allocation %u (NotifyIoMmuUnmap) unmapped from the IOMMU at %.3f ns before its "
-                      "NOTIFY_ALLOC(NotifyIoMmuUnmap) completed (A3)", a.handle, to_ns(sc_time_stamp()));
+        std::snprintf(m, sizeof m,
+                      "allocation %u (NotifyIoMmuUnmap) unmapped from the IOMMU at %.3f ns before its "
+                      "NOTIFY_ALLOC(NotifyIoMmuUnmap) completed (A3)",
+                      a.handle, to_ns(sc_time_stamp()));
         violation(without_notify_, m);
       }
       return;
@@ -48,8 +50,9 @@ AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
     for (auto& [s, e] : r)
       if (s <= covered) covered = std::max(covered, e);
     if (covered < a.bytes) {
-      std::snprintf(m, sizeof m, "allocation %u (NotifyEviction) evicted at %.3f ns with %llu of %llu bytes notified (A2)",
-                    a.handle, to_ns(sc_time_stamp()), static_cast<unsigned long long>(covered),
+      std::snprintf(m, sizeof m,
+                    "allocation %u (NotifyEviction) evicted at %.3f ns with %llu of %llu bytes notified (A2)", a.handle,
+                    to_ns(sc_time_stamp()), static_cast<unsigned long long>(covered),
                     static_cast<unsigned long long>(a.bytes));
       violation(without_notify_, m);
     }
@@ -68,7 +71,8 @@ void AllocationRulesMonitor::watch() {
       for (auto& [h, b] : books_) {
         if (!b.va_unmapped || b.root != root || va < b.a->va || va - b.a->va >= b.a->bytes) continue;
         char m[200];
-        std::snprintf(m, sizeof m, "%s touched allocation %u at GPU VA 0x%llx (%s) after its eviction unmapped it at %.3f ns",
+        std::snprintf(m, sizeof m,
+                      "%s touched allocation %u at GPU VA 0x%llx (%s) after its eviction unmapped it at %.3f ns",
                       node->name(), h, static_cast<unsigned long long>(va), ok ? "a stale translation" : "a page fault",
                       to_ns(b.va_unmapped_at));
         violation(use_after_, m);
@@ -80,7 +84,9 @@ void AllocationRulesMonitor::watch() {
       if (!b.iommu_unmapped || addr + len <= b.a->addr || addr >= b.a->addr + b.a->bytes) continue;
       if (at < b.iommu_unmapped_at) continue;
       char m[200];
-      std::snprintf(m, sizeof m, "a DMA of port %u touched allocation %u at 0x%llx (%s) at %.3f ns, after its IOMMU unmap returned at %.3f ns (A3)",
+      std::snprintf(m, sizeof m,
+                    "a DMA of port %u touched allocation %u at 0x%llx (%s) at %.3f ns, after its IOMMU unmap returned "
+                    "at %.3f ns (A3)",
                     port, h, static_cast<unsigned long long>(addr), ok ? "still mapped" : "an IOMMU fault", to_ns(at),
                     to_ns(b.iommu_unmapped_at));
       violation(use_after_, m);

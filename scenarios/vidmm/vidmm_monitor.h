@@ -1,5 +1,5 @@
-// Monitors of the allocation notifications document's promises (A2, A3), independent of VidMm's own bookkeeping: they observe the
-// engines' translations, the IOMMU's DMA and VidMm's notifications; they never drive the model.
+// Monitors of the allocation notifications document's promises (A2, A3), independent of VidMm's own bookkeeping: they
+// observe the engines' translations, the IOMMU's DMA and VidMm's notifications; they never drive the model.
 //  * use_after_unmap: an engine touches an allocation after it was unmapped: a translation in the
 //    allocation's process space inside its VA range after VidMm's unmap of that range returned (the
 //    eviction unmapped it), or a DMA the IOMMU translates at the allocation's address after its IOMMU

@@ -54,14 +54,13 @@ const int kQuietBanner = setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
 // is dropped when its key is the one being swept.
 const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kReduced = {
     {"*", {{"sim.limit_ms", "20"}}},
-    {"copy_bandwidth", {{"copy.bytes", "65536"}}},  // 16 MiB -> 64 KiB
+    {"copy_bandwidth", {{"copy.bytes", "65536"}}},            // 16 MiB -> 64 KiB
     {"conditional_interrupt", {{"workload.signals", "20"}}},  // 100 -> 20: still two waiters
-    {"fence_race", {{"workload.signals", "2000"}}},  // 100,000 -> 2,000; the bulk copy stays on
+    {"fence_race", {{"workload.signals", "2000"}}},           // 100,000 -> 2,000; the bulk copy stays on
     // Without the barrier the file expects lost interrupts: 2,000 signals lose none, 5,000 lose 5
     // (seed 1, 16.7 ms simulated), so its baseline passes.
     {"fence_race_no_barrier", {{"workload.signals", "5000"}, {"sim.limit_ms", "50"}}},
-    {"fence_stress",
-     {{"workload.signals", "10000"}, {"bench.switches", "2000"}}},  // 1 M -> 10 k; 2 M switches -> 2 k
+    {"fence_stress", {{"workload.signals", "10000"}, {"bench.switches", "2000"}}},  // 1 M -> 10 k; 2 M switches -> 2 k
     // 120 -> 4 frames; hybrid_present refuses a limit shorter than 4 x (interval + jitter + 2 refreshes)
     // + 100 ms = 367 ms at 60 Hz.
     {"hybrid_present", {{"workload.frames", "4"}, {"sim.limit_ms", "400"}}},
@@ -74,14 +73,25 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     // adapter-reset files shorten to its shortest, 1 s.
     {"tdr_engine_reset", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_paging_hit",
-     {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"cmp.adapter_reset_ms", "1000"}, {"sim.limit_ms", "5000"}}},
+     {{"vidsch.tdr_delay_ms", "2"},
+      {"workload.after_ms", "1"},
+      {"cmp.adapter_reset_ms", "1000"},
+      {"sim.limit_ms", "5000"}}},
     {"tdr_reset_fails",
-     {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"cmp.adapter_reset_ms", "1000"}, {"sim.limit_ms", "5000"}}},
+     {{"vidsch.tdr_delay_ms", "2"},
+      {"workload.after_ms", "1"},
+      {"cmp.adapter_reset_ms", "1000"},
+      {"sim.limit_ms", "5000"}}},
     {"tdr_race_window", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_bad_fence_id", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
     {"tdr_limit", {{"vidsch.tdr_delay_ms", "2"}, {"workload.after_ms", "1"}, {"sim.limit_ms", "5000"}}},
-    // Allocation notifications scenarios: 4 MiB allocations (the budget holds two), 1 MiB of paging VA: still four chunks.
-    {"eviction_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"kmd.paging_va_mb", "1"}, {"sim.limit_ms", "5000"}}},
+    // Allocation notifications scenarios: 4 MiB allocations (the budget holds two), 1 MiB of paging VA: still four
+    // chunks.
+    {"eviction_notify",
+     {{"workload.alloc_mb", "4"},
+      {"vidmm.system_budget_mb", "8"},
+      {"kmd.paging_va_mb", "1"},
+      {"sim.limit_ms", "5000"}}},
     {"iommu_unmap_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"sim.limit_ms", "5000"}}},
     {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
     // Issue 11: 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
@@ -98,21 +108,30 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_bad_fence_id", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     // The Allocation notifications scenarios' files: the platform's other keys are swept by the scenarios before them.
-    {"eviction_notify", {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_mb", "mmu.", "node.translate_ahead_bytes",
-                         "vidsch.quantum_ms", "vidsch.hw_queue_depth", "workload.", "sim."}},
+    {"eviction_notify",
+     {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_mb", "mmu.", "node.translate_ahead_bytes", "vidsch.quantum_ms",
+      "vidsch.hw_queue_depth", "workload.", "sim."}},
     {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
     {"paging_va_size", {"vidmm.", "kmd.paging_va_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
     // Issue 11: the log machinery's keys; the fence path's others are swept by the fence scenarios.
-    {"fence_log_scan", {"vidsch.native_fence_logs", "vidsch.log_segment", "kmd.optimized_native_fence",
-                        "kmd.native_fence_log_barrier", "node.log_", "cmp.fence_irq_queue", "cmp.report_fence_set",
-                        "gpu.hw_queues", "workload.", "sim."}},
+    {"fence_log_scan",
+     {"vidsch.native_fence_logs", "vidsch.log_segment", "kmd.optimized_native_fence", "kmd.native_fence_log_barrier",
+      "node.log_", "cmp.fence_irq_queue", "cmp.report_fence_set", "gpu.hw_queues", "workload.", "sim."}},
 };
 // Keys only the packet-scheduling path reads (the TDR machinery): a scenario that never submits a DMA
 // packet cannot be moved by them, so only the TDR files sweep them.
-const std::vector<std::string> kPacketPathOnly = {
-    "vidsch.hw_queue_depth", "vidsch.quantum_ms", "vidsch.tdr_", "vidsch.validate_aborted_fence_id",
-    "node.preempt_", "node.reset_", "cmp.adapter_reset_ms", "kmd.support_per_engine_tdr", "kmd.reset_poll_us",
-    "kmd.adapter_reset_poll_ms", "kmd.tdr_report_aborted", "gpu.linked_engines"};
+const std::vector<std::string> kPacketPathOnly = {"vidsch.hw_queue_depth",
+                                                  "vidsch.quantum_ms",
+                                                  "vidsch.tdr_",
+                                                  "vidsch.validate_aborted_fence_id",
+                                                  "node.preempt_",
+                                                  "node.reset_",
+                                                  "cmp.adapter_reset_ms",
+                                                  "kmd.support_per_engine_tdr",
+                                                  "kmd.reset_poll_us",
+                                                  "kmd.adapter_reset_poll_ms",
+                                                  "kmd.tdr_report_aborted",
+                                                  "gpu.linked_engines"};
 bool in_focus(const std::string& scenario, const ParamSpec& s) {
   // The TDR scenarios and the allocation notifications document's (VidMm's paging packets) run the packet path.
   const bool packets = scenario.rfind("tdr_", 0) == 0 || scenario == "eviction_notify" ||
@@ -136,7 +155,7 @@ struct Case {
   std::string scenario;  // its scenario
   std::string key;       // swept key; empty: the reduced baseline of the file
   std::string value;
-  std::string label;     // "min", "max", "value"
+  std::string label;              // "min", "max", "value"
   std::vector<std::string> args;  // after the binary, without --results
 };
 
@@ -179,17 +198,28 @@ Options parse_options(int argc, char** argv) {
       if (v.empty() || *end || !(d >= lo)) usage(a + " = '" + v + "' is not a number >= " + std::to_string(lo));
       return d;
     };
-    if (a == "--gpumodel") o.gpumodel = value();
-    else if (a == "--scenarios") o.scenarios = value();
-    else if (a == "--jobs") o.jobs = unsigned(number(1));
-    else if (a == "--timeout") o.timeout_s = number(0.1);
-    else if (a == "--mem-gib") o.mem_gib = number(0.1);
-    else if (a == "--only") o.only = value();
-    else if (a == "--key") o.key = value();
-    else if (a == "--numeric-only") o.numeric_only = true;
-    else if (a == "--verbose") o.verbose = true;
-    else if (a == "--dry-run") o.dry_run = true;
-    else usage("unknown option '" + a + "'");
+    if (a == "--gpumodel")
+      o.gpumodel = value();
+    else if (a == "--scenarios")
+      o.scenarios = value();
+    else if (a == "--jobs")
+      o.jobs = unsigned(number(1));
+    else if (a == "--timeout")
+      o.timeout_s = number(0.1);
+    else if (a == "--mem-gib")
+      o.mem_gib = number(0.1);
+    else if (a == "--only")
+      o.only = value();
+    else if (a == "--key")
+      o.key = value();
+    else if (a == "--numeric-only")
+      o.numeric_only = true;
+    else if (a == "--verbose")
+      o.verbose = true;
+    else if (a == "--dry-run")
+      o.dry_run = true;
+    else
+      usage("unknown option '" + a + "'");
   }
   return o;
 }
@@ -272,8 +302,10 @@ std::vector<std::string> reduced_args(const std::string& file, const std::string
     for (auto& kv_new : it->second) {  // not a structured binding: clang 14 cannot capture one
       const auto& k = kv_new.first;
       auto old = std::find_if(merged.begin(), merged.end(), [&](auto& kv) { return kv.first == k; });
-      if (old != merged.end()) old->second = kv_new.second;
-      else merged.push_back(kv_new);
+      if (old != merged.end())
+        old->second = kv_new.second;
+      else
+        merged.push_back(kv_new);
     }
   }
   std::vector<std::string> args;
@@ -406,8 +438,10 @@ void check_numbers(const nlohmann::json& j, const std::string& path, const std::
     bad.push_back(path + " = null (NaN or infinity)");
   } else if (j.is_number()) {
     const double v = j.get<double>();
-    if (!std::isfinite(v)) bad.push_back(path + " = " + real_text(v));
-    else if (v < 0 && !kSignedMetrics.count(name)) bad.push_back(path + " = " + real_text(v) + " (negative)");
+    if (!std::isfinite(v))
+      bad.push_back(path + " = " + real_text(v));
+    else if (v < 0 && !kSignedMetrics.count(name))
+      bad.push_back(path + " = " + real_text(v) + " (negative)");
   }
 }
 
@@ -443,8 +477,8 @@ std::string last_words(const std::string& out) {
   return one_line(error.empty() ? last : error);
 }
 
-Verdict judge(const Case& c, int status, bool timed_out, double timeout_s, double mem_gib,
-              const std::string& results, const std::string& out_path, const std::string& err_path) {
+Verdict judge(const Case& c, int status, bool timed_out, double timeout_s, double mem_gib, const std::string& results,
+              const std::string& out_path, const std::string& err_path) {
   const std::string err = read_text(err_path), out = read_text(out_path), text = read_text(results);
   const std::string said = last_words(out);
   const std::string err_line = one_line(err) + (said.empty() ? "" : (err.empty() ? "stdout: " : "; stdout: ") + said);
@@ -470,8 +504,8 @@ Verdict judge(const Case& c, int status, bool timed_out, double timeout_s, doubl
   if (code != 0 && code != 1)
     return {Outcome::Finding, "exit code " + std::to_string(code) + (err_line.empty() ? "" : "; " + err_line)};
   if (text.empty())
-    return {Outcome::Finding, "exit " + std::to_string(code) + " with no results file" +
-                                  (err_line.empty() ? "" : "; " + err_line)};
+    return {Outcome::Finding,
+            "exit " + std::to_string(code) + " with no results file" + (err_line.empty() ? "" : "; " + err_line)};
   nlohmann::json r;
   try {
     r = nlohmann::json::parse(text);
@@ -538,12 +572,13 @@ int sc_main(int argc, char** argv) {
   size_t next = 0, done = 0;
   size_t counts[4] = {0, 0, 0, 0};
   std::map<std::string, size_t> fail_classes;
-  std::cout << "extremes_sweep: " << cases.size() << " runs, " << o.jobs << " at a time, " << o.timeout_s
-            << " s and " << o.mem_gib << " GiB each; gpumodel " << o.gpumodel << "\n"
+  std::cout << "extremes_sweep: " << cases.size() << " runs, " << o.jobs << " at a time, " << o.timeout_s << " s and "
+            << o.mem_gib << " GiB each; gpumodel " << o.gpumodel << "\n"
             << std::flush;
   while (done < cases.size()) {
     while (running.size() < o.jobs && next < cases.size()) {
-      running.push_back({next, spawn(o, cases[next], results_of(next), out_of(next), err_of(next)), std::chrono::steady_clock::now()});
+      running.push_back({next, spawn(o, cases[next], results_of(next), out_of(next), err_of(next)),
+                         std::chrono::steady_clock::now()});
       ++next;
     }
     bool reaped = false;
@@ -552,7 +587,8 @@ int sc_main(int argc, char** argv) {
       int status = 0;
       const pid_t w = waitpid(r.pid, &status, WNOHANG);
       if (w == 0) {
-        if (!r.killed && std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count() > o.timeout_s) {
+        if (!r.killed &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count() > o.timeout_s) {
           kill(-r.pid, SIGKILL);
           r.killed = true;
         }
@@ -560,7 +596,8 @@ int sc_main(int argc, char** argv) {
         continue;
       }
       const Case& c = cases[r.index];
-      Verdict v = judge(c, status, r.killed, o.timeout_s, o.mem_gib, results_of(r.index), out_of(r.index), err_of(r.index));
+      Verdict v =
+          judge(c, status, r.killed, o.timeout_s, o.mem_gib, results_of(r.index), out_of(r.index), err_of(r.index));
       std::error_code ec;
       fs::remove(results_of(r.index), ec);
       fs::remove(out_of(r.index), ec);
@@ -571,7 +608,9 @@ int sc_main(int argc, char** argv) {
       if (v.outcome == Outcome::Finding)
         std::cout << "FINDING " << what << ": " << v.detail << "\n  reproduce: " << command_line(o, c) << "\n";
       else if (o.verbose || (c.key.empty() && v.outcome != Outcome::Pass))
-        std::cout << (v.outcome == Outcome::Pass ? "pass    " : v.outcome == Outcome::Refused ? "refused " : "fail    ")
+        std::cout << (v.outcome == Outcome::Pass      ? "pass    "
+                      : v.outcome == Outcome::Refused ? "refused "
+                                                      : "fail    ")
                   << what << (v.detail.empty() ? "" : ": " + v.detail) << "\n";
       if (v.outcome == Outcome::FailWithReason) ++fail_classes[reason_class(v.detail)];
       std::cout << std::flush;
