@@ -516,8 +516,7 @@ TEST_CASE("The KMD's log flush read returns only once the CMP's wait entry is vi
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
     for (int i = 0; i < 100000 && !logged; ++i) p.cpu.sleep(sc_time(100, SC_NS));
     seen = logged;
-    p.cpu.mmio_read32(gpumodel::regs::kBar0Base + gpumodel::regs::kQueueBase +
-                      uint64_t(qb->id) * gpumodel::regs::kQueueStride + gpumodel::regs::kQLogFlush);
+    p.cpu.mmio_read32(gpumodel::regs::kBar0Base + gpumodel::regs::queue_reg(qb->id, gpumodel::regs::kQLogFlush));
     value_after_flush = entry_at(p, p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va, 0).fence_value;
   });
   sc_start();

@@ -66,7 +66,7 @@ void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_
     p.sysmem.watch(cv, 8, [&, cv](uint64_t, unsigned) {
       if (r.t_cv == SC_ZERO_TIME && p.sysmem.peek64(cv) == 1) r.t_cv = sc_time_stamp();
     });
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+    p.sysmem.watch(p.gpu.cmp.config().ack_addr, 8, [&](uint64_t, unsigned) {
       if (r.t_v != SC_ZERO_TIME && r.t_ack == SC_ZERO_TIME) r.t_ack = sc_time_stamp();
     });
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
@@ -285,7 +285,7 @@ UpDown mv_down_then_up(FenceBench& b) {
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) { u.acked.push_back(sc_time_stamp()); });
+    p.sysmem.watch(p.gpu.cmp.config().ack_addr, 8, [&](uint64_t, unsigned) { u.acked.push_back(sc_time_stamp()); });
     p.vidsch.observer.monitored_values_updated = [&] { u.returned.push_back(sc_time_stamp()); };
     p.vidsch.WaitFromCpu(f, 1, sc_time(20, SC_US));
   });
@@ -446,7 +446,7 @@ TEST_CASE("The F7 barrier waits only for the writes issued before it began, not 
     p.gpu.vram.watch(sh, 8, [&, sh](uint64_t, unsigned) {
       if (t_v == SC_ZERO_TIME && p.gpu.vram.peek64(sh) == 0) t_v = sc_time_stamp();
     });
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+    p.sysmem.watch(p.gpu.cmp.config().ack_addr, 8, [&](uint64_t, unsigned) {
       if (t_v != SC_ZERO_TIME && t_ack == SC_ZERO_TIME) t_ack = sc_time_stamp();
     });
     const uint64_t buf = p.vidmm.allocate(Segment::Local, 3000 * 8);
@@ -484,7 +484,7 @@ TEST_CASE("The F7 barrier also waits for the DMA writes a copy engine had issued
         dma_at_tv = p.gpu.nodes[1]->dma_visible();
       }
     });
-    p.sysmem.watch(p.gpu.cmp.cfg.ack_addr, 8, [&](uint64_t, unsigned) {
+    p.sysmem.watch(p.gpu.cmp.config().ack_addr, 8, [&](uint64_t, unsigned) {
       if (t_v != SC_ZERO_TIME && t_ack == SC_ZERO_TIME) t_ack = sc_time_stamp();
     });
     const uint64_t src = p.vidmm.allocate(Segment::Local, 1 << 20), dst = p.vidmm.allocate(Segment::System, 1 << 20);
@@ -585,7 +585,7 @@ TEST_CASE(
   // An MV update first (a waiter that times out): in this form the CMP has no work for it.
   const sc_time ran =
       signal_against_poked_mv(b, [&](NativeFence* f) { b.p.vidsch.WaitFromCpu(f, 5, sc_time(5, SC_US)); });
-  CHECK(b.p.gpu.cmp.cfg.shadow_base == 0);
+  CHECK(b.p.gpu.cmp.config().shadow_base == 0);
   CHECK(b.p.gpu.cmp.mv_updates() == 0);
   CHECK(b.p.gpu.cmp.fence_interrupts() == 1);  // 1 > MV 0
   // Node 0's TLB is cold: the CV write waits for a walk (its first touch of the CV page; a full one: the

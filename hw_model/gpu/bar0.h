@@ -15,6 +15,7 @@
 
 #include "hw_model/core/deferred.h"
 #include "hw_model/core/params.h"
+#include "hw_model/core/register_table.h"
 
 namespace gpumodel {
 
@@ -34,8 +35,9 @@ class Bar0 : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   void serve(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
-  uint64_t read_reg(uint64_t off) const;
-  void write_reg(uint64_t off, uint64_t v, unsigned len);
+  void map_registers();
+
+  RegisterTable regs_;
 
   Cmp& cmp_;
   std::vector<Node*> nodes_;

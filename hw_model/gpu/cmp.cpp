@@ -117,7 +117,7 @@ std::vector<HwQueue*> Cmp::queues_of(int node) {
 }
 
 void Cmp::forget_waiter(HwQueue& q) {
-  if (FenceEntry* f = fence(q.wait_slot)) {
+  if (FenceEntry* f = slot_entry(q.wait_slot)) {
     f->gpu_waiters.remove(&q);
   }
 }
@@ -190,7 +190,7 @@ void Cmp::cpu_notify(uint32_t slot) { push({Work::CpuNotify, slot, 0, nullptr, f
 void Cmp::xdoorbell(uint32_t xid) { push({Work::XDoorbell, xid, 0, nullptr, false}); }
 
 void Cmp::set_fence_xid(uint32_t slot, uint32_t xid) {
-  FenceEntry* f = fence(slot);
+  FenceEntry* f = slot_entry(slot);
   if (!f || f->xid == xid) return;
   if (f->xid) {
     auto& v = xid_slots_[f->xid];
@@ -260,7 +260,7 @@ void Cmp::firmware() {
 
 void Cmp::run(const Work& w) {
   FenceEntry* f =
-      w.kind == Work::Vector || w.kind == Work::Doorbell || w.kind == Work::Preempt ? nullptr : fence(w.slot);
+      w.kind == Work::Vector || w.kind == Work::Doorbell || w.kind == Work::Preempt ? nullptr : slot_entry(w.slot);
   switch (w.kind) {
     case Work::Preempt:
       wait(period_ * double(doorbell_cycles_));

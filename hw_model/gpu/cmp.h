@@ -27,6 +27,7 @@
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
+#include "hw_model/core/register_table.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/hw_queue.h"
 #include "hw_model/gpu/mmu.h"
@@ -98,11 +99,13 @@ class Cmp : public sc_core::sc_module {
     msi_addr_ = addr;
     msi_data_ = data_base;
   }
-  FenceEntry* fence(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
+  // BAR0: the CMP's registers (fence table window, firmware configuration, HW queue blocks, doorbells),
+  // each write an operation that keeps the CMP's state whole (cmp_registers.cpp).
+  void map_registers(RegisterTable& t);
+  // The fence table as the KMD programmed it (read-only: it changes through the registers).
+  const FenceEntry* fence(uint32_t slot) const { return slot < fences_.size() ? &fences_[slot] : nullptr; }
   // The slot's MV address and handle (KMD: kFenceMvAddr, kFenceHandle); slot < kFenceSlots.
-  FenceNames& fence_names(uint32_t slot) { return fence_names_.at(slot); }
-  uint32_t selected_fence() const { return select_; }
-  void select_fence(uint32_t slot) { select_ = slot; }
+  const FenceNames& fence_names(uint32_t slot) const { return fence_names_.at(slot); }
   void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
   void cpu_notify(uint32_t slot);              // KMD: CV changed by the CPU (F13 NotificationOnly)
   // F20: the KMD names a slot's cross-adapter fence id (0: none); a peer CMP rings the doorbell with one.
@@ -127,13 +130,15 @@ class Cmp : public sc_core::sc_module {
   const GpuMmu& mmu() const { return mmu_; }
   uint64_t page_faults() const { return page_faults_; }
   uint64_t last_fault_va() const { return fault_va_; }
+  // The firmware's configuration as the KMD programmed it through BAR0.
   struct Config {
     uint64_t system_root = 0;
     uint64_t ack_addr = 0, shadow_base = 0, ring_base = 0, ring_wptr_addr = 0;
     uint32_t ring_size = 0, ring_rptr = 0;
     bool names_queue = false;       // kFenceIrqMode: fence events of logged signals name the HW queue (F19)
     uint64_t xdoorbell_target = 0;  // F20: the peer's doorbell register (kXDoorbellTarget)
-  } cfg;
+  };
+  const Config& config() const { return cfg; }
 
   // Whoever changes what HwQueue::runnable() reads, or a queue's node or priority (BAR0, the nodes, the
   // firmware), calls this after the change: it keeps the node's run list (below) in step.
@@ -181,6 +186,13 @@ class Cmp : public sc_core::sc_module {
   sc_core::sc_time last_wait_registered() const { return last_wait_registered_; }
 
  private:
+  Config cfg;
+  FenceEntry* slot_entry(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
+  // A BAR0 write to a queue's block: `edit` changes its fields, then the queue is re-listed.
+  void edit_queue(unsigned q, const std::function<void(HwQueue&)>& edit);
+  // kFenceFlags: (re)creates or destroys the selected slot; a destroyed slot loses its waiters and its
+  // cross-adapter id (F20: it answers no doorbell).
+  void set_fence_flags(uint32_t slot, uint32_t flags);
   struct Work {
     enum Kind { Doorbell, MvUpdate, QueueWait, FenceWritten, CpuNotify, Vector, Preempt, XDoorbell } kind;
     uint32_t slot;

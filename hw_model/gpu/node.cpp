@@ -640,7 +640,7 @@ void Node::request_flush(WriteFlush& f) {
 }
 
 void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const uint64_t* log) {
-  FenceEntry* f = cmp_.fence(slot);
+  const FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("SIGNAL names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
     wait(decode);
@@ -747,7 +747,7 @@ void Node::flush_logs() {
 }
 
 void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload) {
-  FenceEntry* f = cmp_.fence(slot);
+  const FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("WAIT names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
     return;

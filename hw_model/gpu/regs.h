@@ -115,6 +115,12 @@ constexpr uint32_t kNCtlPreempt = 1, kNCtlReset = 2;
 constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 4, kNStBusy = 8;
 
 constexpr uint64_t kDoorbellBase = 0x10000;  // per HW queue q: + q * 8; write the new write pointer (bytes)
+constexpr uint64_t kDoorbellStride = 8;
+
+// Where a repeated block's register is: the one computation of these addresses (BAR0 offsets).
+constexpr uint64_t queue_reg(int q, uint64_t reg) { return kQueueBase + uint64_t(q) * kQueueStride + reg; }
+constexpr uint64_t node_reg(int n, uint64_t reg) { return kNodeBase + uint64_t(n) * kNodeStride + reg; }
+constexpr uint64_t doorbell_reg(int q) { return kDoorbellBase + uint64_t(q) * kDoorbellStride; }
 
 constexpr uint64_t kDisplayOffset = 0x80000;  // the display engine's registers (display/display_regs.h), 4 KiB
 

@@ -286,14 +286,13 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
     q->has_progress_fence = true;
     q->progress_slot = slot_of(native_progress_fence);
   }
-  const uint64_t r = bar0_ + kQueueBase + uint64_t(q->id) * kQueueStride;
-  cpu_.mmio_write64(r + kQRingBase, q->ring_base);
-  cpu_.mmio_write32(r + kQRingSize, q->ring_size);
-  cpu_.mmio_write32(r + kQNode, uint32_t(node));
-  cpu_.mmio_write64(r + kQRptrAddr, q->rptr_addr);
-  cpu_.mmio_write32(r + kQPriority, priority);
-  cpu_.mmio_write64(r + kQPageTable, mm_.space(process).root());
-  cpu_.mmio_write32(r + kQEnable, 1);
+  cpu_.mmio_write64(queue_reg(q->id, kQRingBase), q->ring_base);
+  cpu_.mmio_write32(queue_reg(q->id, kQRingSize), q->ring_size);
+  cpu_.mmio_write32(queue_reg(q->id, kQNode), uint32_t(node));
+  cpu_.mmio_write64(queue_reg(q->id, kQRptrAddr), q->rptr_addr);
+  cpu_.mmio_write32(queue_reg(q->id, kQPriority), priority);
+  cpu_.mmio_write64(queue_reg(q->id, kQPageTable), mm_.space(process).root());
+  cpu_.mmio_write32(queue_reg(q->id, kQEnable), 1);
   return q;
 }
 
@@ -323,7 +322,7 @@ void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packe
     done += n;
   }
   q->wptr += bytes;
-  cpu_.mmio_write64(bar0_ + regs::kDoorbellBase + uint64_t(q->id) * 8, q->wptr);
+  cpu_.mmio_write64(bar0_ + regs::doorbell_reg(q->id), q->wptr);
 }
 
 Kmd::Ring& Kmd::ring(uint32_t node) {
@@ -650,20 +649,20 @@ bool Kmd::isr_fence_events() {
 void Kmd::DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& a) {
   using namespace regs;
   if (!a.hw_queue) return;
-  const uint64_t r = bar0_ + kQueueBase + uint64_t(a.hw_queue->id) * kQueueStride;
+  const int q = a.hw_queue->id;
   // This hardware's engine writes signal entries in the process's space; its CMP writes wait entries
   // (it unblocks the queue) in the system process's.
   if (a.log_type == fence_log::kSignals)
-    cpu_.mmio_write64(r + kQSignalLog, a.log_buffer_gpu_va);
+    cpu_.mmio_write64(queue_reg(q, kQSignalLog), a.log_buffer_gpu_va);
   else
-    cpu_.mmio_write64(r + kQWaitLog, a.log_buffer_system_process_gpu_va);
-  cpu_.mmio_write32(r + kQLogEntries, a.number_of_entries);
+    cpu_.mmio_write64(queue_reg(q, kQWaitLog), a.log_buffer_system_process_gpu_va);
+  cpu_.mmio_write32(queue_reg(q, kQLogEntries), a.number_of_entries);
 }
 
 void Kmd::DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues) {
   if (!log_barrier_) return;
   for (KmdHwQueue* q : queues)  // a read-to-flush per queue: it completes once the log writes are visible
-    cpu_.mmio_read32(bar0_ + regs::kQueueBase + uint64_t(q->id) * regs::kQueueStride + regs::kQLogFlush);
+    cpu_.mmio_read32(queue_reg(q->id, regs::kQLogFlush));
 }
 
 void Kmd::DxgkDdiDpcRoutine() {

@@ -349,9 +349,9 @@ class Kmd {
   Ring& ring(uint32_t node);
   uint64_t zero_page_ = 0;
   static constexpr uint64_t kZeroPageBytes = 65536;
-  uint64_t node_reg(uint32_t node, uint64_t r) const {
-    return bar0_ + regs::kNodeBase + uint64_t(node) * regs::kNodeStride + r;
-  }
+  // A node's or a HW queue's register in this adapter's BAR0 (regs::node_reg, regs::queue_reg).
+  uint64_t node_reg(uint32_t node, uint64_t r) const { return bar0_ + regs::node_reg(int(node), r); }
+  uint64_t queue_reg(int q, uint64_t r) const { return bar0_ + regs::queue_reg(q, r); }
 };
 
 }  // namespace gpumodel
