@@ -189,7 +189,7 @@ TEST_CASE(
     "A node that cannot be reset stays hung, DxgkDdiResetFromTimeout resets the adapter in "
     "cmp.adapter_reset_ms and the node runs again",
     "[T9]") {
-  Bench b(std::map<std::string, std::string>{{"node.reset_fails_on", "0"}, {"cmp.adapter_reset_ms", "1000"}});
+  Bench b(std::map<std::string, std::string>{{"gpu.node0.reset_fails_on", "0"}, {"cmp.adapter_reset_ms", "1000"}});
   auto& p = b.p;
   DxgkResetEngineArgs a;
   bool ok = true;
@@ -550,7 +550,7 @@ TEST_CASE(
     "tdr_paging_hit on a node that cannot reset: the hung paging packet is aborted by the adapter reset, "
     "not resubmitted, and the system device keeps running",
     "[T7][T9]") {
-  const nlohmann::json j = run_json(scenario("tdr_paging_hit") + " --node.reset_fails_on=1", "pagefail", 1);
+  const nlohmann::json j = run_json(scenario("tdr_paging_hit") + " --gpu.node1.reset_fails_on=0", "pagefail", 1);
   const auto& m = j["metrics"];
   for (auto& w : j["why_failed"]) CHECK(w.get<std::string>().find("still busy") == std::string::npos);
   CHECK(m["adapter_reset_cause"] == "reset_failed");
