@@ -1,7 +1,7 @@
 // The adapter driven by the KMD: ring fetch after a doorbell, BARRIER completion, MSI delivery and the
 // CPU's interrupt path. GPU timestamps use a 1 ps tick here so times are asserted exactly.
+#include "bench.h"
 #include "hw_model/gpu/regs.h"
-#include "tb.h"
 
 using namespace tb;
 using namespace sc_core;
@@ -11,13 +11,6 @@ using namespace tb::dflt;
 namespace {
 sc_time ns_(double v) { return sc_time(v, SC_NS); }
 
-struct Bench {
-  ParamSet ps;
-  Vcd vcd;
-  Platform p;
-  explicit Bench(std::map<std::string, std::string> o = {{"gpu.timestamp_tick_ps", "1"}})
-      : ps(params(o)), p(ps, vcd, 1) {}
-};
 }  // namespace
 
 TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution", "[H2][H3]") {
