@@ -183,6 +183,42 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "A node's own reset_fails_on: its first engine reset succeeds and its second fails, and a node without "
+    "the key (node.reset_fails_on = -1) always resets",
+    "[T9][H4]") {
+  Bench b(std::map<std::string, std::string>{{"gpu.node0.reset_fails_on", "1"}, {"cmp.adapter_reset_ms", "1000"}});
+  auto& p = b.p;
+  bool first = false, second = true, other = false;
+  uint32_t status = 0;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    PacketWriter w1, w2, w3;
+    w1.compute(kEndless);
+    w2.compute(kEndless);
+    w3.compute(kEndless);
+    auto hang_and_reset = [&](uint32_t node, uint64_t id, const PacketWriter& w) {
+      b.submit(node, id, w);
+      wait(us_(20));
+      DxgkResetEngineArgs a;
+      a.node_ordinal = node;
+      return p.kmd.DxgkDdiResetEngine(a);
+    };
+    first = hang_and_reset(0, 1, w1);
+    other = hang_and_reset(1, 2, w2);
+    second = hang_and_reset(0, 3, w3);
+    status = p.cpu.mmio_read32(p.kmd.bar0() + regs::kNodeBase + regs::kNStatus);
+    REQUIRE(p.kmd.DxgkDdiResetFromTimeout());  // the hung node comes back with the adapter
+    p.kmd.DxgkDdiRestartFromTimeout();
+  });
+  sc_start();
+  CHECK(first);
+  CHECK(other);
+  CHECK_FALSE(second);
+  CHECK(status & regs::kNStResetFailed);
+  CHECK(p.gpu.nodes[1]->resets() >= 1);
+}
+
+TEST_CASE(
     "Two hangs in a row on one node: each DxgkDdiResetEngine reports the packet it aborted, not one "
     "the previous reset already dropped",
     "[T1][T4]") {
