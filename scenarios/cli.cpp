@@ -169,7 +169,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   for (auto& o : parsed.options) {
     const std::string& key = o.string_key;
     if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
-    if (o.unregistered)
+    if (o.unregistered && !ps.known(key))  // an instance key ([gpu.node1] reset_ns) is known, not registered
       throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
     const std::string value = o.value.empty() ? "" : o.value.front();
     if (key == "scenario")
@@ -253,6 +253,7 @@ void list_params(const ParamSet& ps) {
   };
   std::cout << "Platform parameters (every scenario):\n";
   print("");
+  std::cout << "\n" << ps.instance_help();
   for (auto& sc : scenario_registry()) {
     std::cout << "\nScenario " << sc.name << " (" << sc.summary << "):\n";
     print(sc.name);

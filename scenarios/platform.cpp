@@ -66,11 +66,20 @@ void Platform::validate_linked_engines(const ParamSet& ps) {
 }
 
 void Platform::validate(const ParamSet& ps) {
-  // A node fetches whole chunks into its FIFO: a chunk larger than the FIFO never fits.
-  if (ps.get_int("node.fetch_bytes") > ps.get_int("node.fifo_bytes"))
-    throw ConfigError("node.fetch_bytes = " + std::to_string(ps.get_int("node.fetch_bytes")) +
-                      " is larger than node.fifo_bytes = " + std::to_string(ps.get_int("node.fifo_bytes")) +
-                      ": a ring fetch must fit in the command FIFO; allowed: node.fetch_bytes <= node.fifo_bytes");
+  // A key of a node the platform lacks (gpu.node9.reset_ns on three nodes) configures nothing.
+  std::vector<std::string> nodes = GpuAdapter::node_instances(ps, "gpu");
+  if (topology_of(ps) == Topology::Hybrid)
+    for (auto& n : GpuAdapter::node_instances(ps, "igpu")) nodes.push_back(n);
+  ps.check_instances(nodes);
+  // A node fetches whole chunks into its FIFO: a chunk larger than the FIFO never fits (each node's own).
+  for (auto& n : nodes) {
+    auto key = [&](const std::string& k) { return ps.was_set(n + "." + k) ? n + "." + k : "node." + k; };
+    const int64_t fetch = ps.get_int(n, "node.fetch_bytes"), fifo = ps.get_int(n, "node.fifo_bytes");
+    if (fetch > fifo)
+      throw ConfigError(key("fetch_bytes") + " = " + std::to_string(fetch) + " is larger than " + key("fifo_bytes") +
+                        " = " + std::to_string(fifo) + ": a ring fetch must fit in the command FIFO; allowed: " +
+                        key("fetch_bytes") + " <= " + key("fifo_bytes"));
+  }
   DisplayEngine::validate(ps);
   validate_linked_engines(ps);
   // F19: the optimized interrupt names a queue whose log the OS reads; without logs it names nothing.

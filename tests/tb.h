@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -117,6 +118,19 @@ inline sc_time walk() { return 4.0 * kVram + 3.0 * vram_xfer(8) + vram_xfer(16);
 // +0x28000), each on pages of its own. So after an MMU's first walk of any of them, its misses on the
 // others read only their PTE.
 inline sc_time pte_read() { return kVram + vram_xfer(8); }
+// One MMU's page-walk cache as a test derives it from the addresses the driver returned (not from the
+// order it allocates in): feed miss() each page the MMU misses on, in order; it gives the miss's cost
+// (a PTE read in a 2 MiB region walked before, else a full walk) and counts what the MMU should count.
+struct PwcTrace {
+  std::set<uint64_t> regions;
+  uint64_t hits = 0, walks = 0;
+  sc_time miss(uint64_t va) {
+    if (regions.insert(va >> 21).second) return ++walks, walk();
+    return ++hits, pte_read();
+  }
+  uint64_t misses() const { return hits + walks; }
+  uint64_t walk_reads() const { return 4 * walks + hits; }
+};
 // F5, a native GPU wait, on engine A's first SIGNAL (A's TLB cold): from A's SIGNAL (decoded; its CV
 // write and MV check issued) to node B's next packet starting (before its decode). The CV write and
 // the read of the shadow MV are each A's first touch of their page: a walk apiece holds A's executor,

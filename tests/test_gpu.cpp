@@ -1,7 +1,7 @@
 // The adapter driven by the KMD: ring fetch after a doorbell, BARRIER completion, MSI delivery and the
 // CPU's interrupt path. GPU timestamps use a 1 ps tick here so times are asserted exactly.
+#include "bench.h"
 #include "hw_model/gpu/regs.h"
-#include "tb.h"
 
 using namespace tb;
 using namespace sc_core;
@@ -11,13 +11,6 @@ using namespace tb::dflt;
 namespace {
 sc_time ns_(double v) { return sc_time(v, SC_NS); }
 
-struct Bench {
-  ParamSet ps;
-  Vcd vcd;
-  Platform p;
-  explicit Bench(std::map<std::string, std::string> o = {{"gpu.timestamp_tick_ps", "1"}})
-      : ps(params(o)), p(ps, vcd, 1) {}
-};
 }  // namespace
 
 TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution", "[H2][H3]") {
@@ -26,9 +19,10 @@ TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution",
   sc_time t_submit;
   uint64_t ts = 0;
   bool started = false;
+  KmdHwQueue* q = nullptr;
   p.cpu.spawn_thread("app", [&] {
     started = p.kmd.DxgkDdiStartDevice(nullptr);
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    q = p.kmd.DxgkDdiCreateHwQueue(0);
     wait(ns_(10000));  // every register write has landed
     ts = p.kmd.scratch();
     PacketWriter w;
@@ -38,18 +32,23 @@ TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution",
   });
   sc_start();
   REQUIRE(started);
+  REQUIRE(q);
   // The 12-byte packet: ring store, doorbell, CMP (tb::dflt::submit_to_kick), then the node fetches
   // it from the ring in system memory (sysmem_read) and decodes it. The node's first fetch of the ring
-  // misses its cold TLB: one 4-read walk (tb::dflt::walk) before the read.
-  CHECK(p.sysmem.peek64(ts) == (t_submit + submit_to_kick(12) + walk() + sysmem_read(12) + kDecode).value());
+  // misses its cold TLB: a full walk (tb::dflt::walk) before the read, which caches the dual PDE of
+  // the ring's 2 MiB region in the node's page-walk cache.
+  PwcTrace node;
+  CHECK(p.sysmem.peek64(ts) ==
+        (t_submit + submit_to_kick(12) + node.miss(q->ring_base) + sysmem_read(12) + kDecode).value());
   CHECK(p.gpu.nodes[0]->packets_executed() == 1);
-  // Three misses: the ring's page (a full 4-read walk, which caches the dual PDE of the KMD's 2 MiB
-  // region of system memory in the node's page-walk cache), then the TIMESTAMP's write to the scratch
-  // page (after its value was taken) and the read-pointer write-back to its own page as the queue
-  // drains: both in that region, so one PTE read each (tb::dflt::pte_read).
-  CHECK(p.gpu.nodes[0]->mmu().misses() == 3);
-  CHECK(p.gpu.nodes[0]->mmu().pwc_hits() == 2);
-  CHECK(p.gpu.nodes[0]->mmu().walk_reads() == 4 + 1 + 1);
+  // Three misses: the ring's page, then the TIMESTAMP's write to the scratch page (after its value was
+  // taken) and the read-pointer write-back to its own page as the queue drains: each a PTE read where
+  // its region is the ring's (with the driver's default layout, both: 2 PWC hits, 4 + 1 + 1 reads).
+  node.miss(ts);
+  node.miss(q->rptr_addr);
+  CHECK(p.gpu.nodes[0]->mmu().misses() == node.misses());
+  CHECK(p.gpu.nodes[0]->mmu().pwc_hits() == node.hits);
+  CHECK(p.gpu.nodes[0]->mmu().walk_reads() == node.walk_reads());
 }
 
 TEST_CASE("BARRIER completes when the node's earlier writes are visible, plus its scope's handshake", "[H2]") {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "bench.h"
 #include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/packet_sched.h"
 #include "scenarios/platform.h"
 #include "scenarios/vidmm/vidmm_monitor.h"
-#include "tb.h"
 
 using namespace tb;
 using namespace tb::dflt;
@@ -19,18 +19,6 @@ namespace {
 
 // L3, L2 (8 B each), the L1 dual PDE (16 B), the PTE (8 B): sequential reads of VRAM.
 sc_time walk4() { return 3 * (kVram + vram_xfer(8)) + kVram + vram_xfer(16); }
-
-struct Bench {
-  ParamSet ps;
-  Vcd vcd;
-  Platform p;
-  explicit Bench(std::map<std::string, std::string> o = {}) : ps(params(with_tick(o))), p(ps, vcd, 1) {}
-  static std::map<std::string, std::string> with_tick(std::map<std::string, std::string> o) {
-    o["gpu.timestamp_tick_ps"] = "1";  // GPU timestamps in ps: exact times
-    return o;
-  }
-  sc_time ts(uint64_t addr) { return sc_time(double(p.sysmem.peek64(addr)), SC_PS); }
-};
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "hw_model/core/params.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -144,8 +145,59 @@ ParamSpec ParamSpec::as_seen_by(const std::string& scenario) const {
 
 const ParamSpec& ParamSet::spec(const std::string& name) const {
   auto it = specs_.find(name);
+  if (it == specs_.end()) it = specs_.find(class_key_of(name));
   if (it == specs_.end()) throw ConfigError("unknown parameter '" + name + "'");
   return it->second;
+}
+
+void ParamSet::declare_instances(const std::string& cls, const std::vector<std::string>& parent_keys) {
+  instance_classes_[cls] = parent_keys;
+}
+
+std::string ParamSet::class_key_of(const std::string& name) const {
+  // <parent>.<class><N>.<leaf>: N decimal without a leading zero.
+  const size_t leaf_dot = name.rfind('.');
+  if (leaf_dot == std::string::npos || leaf_dot == 0) return "";
+  const size_t inst_dot = name.rfind('.', leaf_dot - 1);
+  if (inst_dot == std::string::npos || inst_dot == 0) return "";
+  const std::string parent = name.substr(0, inst_dot), inst = name.substr(inst_dot + 1, leaf_dot - inst_dot - 1);
+  const std::string leaf = name.substr(leaf_dot + 1);
+  for (auto& [cls, parent_keys] : instance_classes_) {
+    if (inst.size() <= cls.size() || inst.compare(0, cls.size(), cls) != 0) continue;
+    const std::string n = inst.substr(cls.size());
+    if (n.find_first_not_of("0123456789") != std::string::npos || (n.size() > 1 && n[0] == '0')) continue;
+    if (specs_.count(cls + "." + leaf) && specs_.at(cls + "." + leaf).owners.empty()) return cls + "." + leaf;
+    for (auto& k : parent_keys)
+      if (k == leaf && specs_.count(parent + "." + leaf)) return parent + "." + leaf;
+  }
+  return "";
+}
+
+std::string ParamSet::instance_help() const {
+  std::ostringstream os;
+  os << "Per-instance keys: <adapter>.<instance>.<key> gives one instance its own value; an instance without "
+        "one takes the class key. Ranges and units are the class key's; an instance the platform does not "
+        "have is refused.\n";
+  for (auto& [cls, parent_keys] : instance_classes_) {
+    os << "  " << cls << ": instances gpu." << cls << "0 .. gpu." << cls << "<N-1> (N = gpu.nodes), igpu." << cls
+       << "0 .. igpu." << cls << "<N-1> (N = igpu.nodes, platform.topology = hybrid); keys: every platform " << cls
+       << ".<key>";
+    for (auto& k : parent_keys) os << ", <adapter>." << k;
+    os << "\n  e.g. gpu." << cls << "1.reset_ns before " << cls << ".reset_ns, igpu." << cls
+       << "0.engine_clock_mhz before igpu.engine_clock_mhz; in a file: [gpu." << cls << "1] reset_ns = ...\n";
+  }
+  return os.str();
+}
+
+void ParamSet::check_instances(const std::vector<std::string>& existing) const {
+  for (auto& k : set_keys_) {
+    if (specs_.count(k)) continue;
+    const std::string inst = k.substr(0, k.rfind('.'));
+    if (std::find(existing.begin(), existing.end(), inst) != existing.end()) continue;
+    std::string list;
+    for (auto& e : existing) list += (list.empty() ? "" : ", ") + e;
+    throw ConfigError(k + " names " + inst + ", which this platform does not have; allowed: the instances " + list);
+  }
 }
 
 std::string echo_input(const std::string& text) {
@@ -269,8 +321,11 @@ void ParamSet::apply_scenario_defaults(const std::string& scenario) {
 
 void ParamSet::set(const std::string& name, const std::string& text, const std::string& origin) {
   auto it = specs_.find(name);
+  if (it == specs_.end()) it = specs_.find(class_key_of(name));  // an instance key: its class key's range
   if (it == specs_.end()) throw ConfigError(origin + ": unknown key '" + echo_input(name) + "'");
-  values_[name] = parse(it->second.variants.empty() ? it->second : it->second.as_seen_by(scenario_), text, origin);
+  ParamSpec s = it->second.variants.empty() ? it->second : it->second.as_seen_by(scenario_);
+  s.name = name;
+  values_[name] = parse(s, text, origin);
   set_keys_.insert(name);
 }
 
@@ -284,15 +339,38 @@ const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) 
   return values_.at(name);
 }
 
+const ParamSet::Value& ParamSet::value(const std::string& instance, const std::string& name, ParamKind want) const {
+  const Value& shared = value(name, want);  // declared, and of this type
+  auto it = values_.find(instance + name.substr(name.find('.')));
+  return it == values_.end() ? shared : it->second;
+}
+
 int64_t ParamSet::get_int(const std::string& name) const { return value(name, ParamKind::Int).i; }
 double ParamSet::get_real(const std::string& name) const { return value(name, ParamKind::Real).r; }
 bool ParamSet::get_bool(const std::string& name) const { return value(name, ParamKind::Bool).b; }
 const std::string& ParamSet::get_enum(const std::string& name) const { return value(name, ParamKind::Enum).e; }
+int64_t ParamSet::get_int(const std::string& instance, const std::string& name) const {
+  return value(instance, name, ParamKind::Int).i;
+}
+double ParamSet::get_real(const std::string& instance, const std::string& name) const {
+  return value(instance, name, ParamKind::Real).r;
+}
+bool ParamSet::get_bool(const std::string& instance, const std::string& name) const {
+  return value(instance, name, ParamKind::Bool).b;
+}
+const std::string& ParamSet::get_enum(const std::string& instance, const std::string& name) const {
+  return value(instance, name, ParamKind::Enum).e;
+}
 
 nlohmann::json ParamSet::effective(const std::string& scenario) const {
   nlohmann::json j = nlohmann::json::object();
-  for (auto& [name, s] : specs_) {
-    if (!visible_to(s, scenario)) continue;
+  std::vector<std::pair<std::string, const ParamSpec*>> keys;
+  for (auto& [name, s] : specs_)
+    if (visible_to(s, scenario)) keys.emplace_back(name, &s);
+  for (auto& k : set_keys_)  // the instance keys the user set
+    if (!specs_.count(k)) keys.emplace_back(k, &spec(k));
+  for (auto& [name, sp] : keys) {
+    const ParamSpec& s = *sp;
     const Value& v = values_.at(name);
     switch (s.kind) {
       case ParamKind::Int: j[name] = v.i; break;

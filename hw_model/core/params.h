@@ -74,7 +74,20 @@ class ParamSet {
   // values are checked against that scenario's ranges.
   void apply_scenario_defaults(const std::string& scenario);
 
-  bool known(const std::string& name) const { return specs_.count(name) != 0; }
+  // Per-instance keys: `<adapter>.<class><N>.<key>` (gpu.node1.reset_ns) gives one instance its own
+  // value of the class key `<class>.<key>` (node.reset_ns), with the class key's kind, unit and range;
+  // `parent_keys` are the adapter's keys an instance may override as well (gpu.node1.engine_clock_mhz
+  // before gpu.engine_clock_mhz). Which instances exist is the platform's to say (check_instances).
+  void declare_instances(const std::string& cls, const std::vector<std::string>& parent_keys = {});
+  // The class key an instance key stands for ("" when `name` is not an instance key).
+  std::string class_key_of(const std::string& name) const;
+  // How instance keys are formed, for --list-params.
+  std::string instance_help() const;
+  // Refuses a set instance key whose instance is not among `existing` ("gpu.node0", ...).
+  void check_instances(const std::vector<std::string>& existing) const;
+
+  bool known(const std::string& name) const { return specs_.count(name) != 0 || !class_key_of(name).empty(); }
+  // An instance key's spec is its class key's.
   const ParamSpec& spec(const std::string& name) const;
   const std::map<std::string, ParamSpec>& specs() const { return specs_; }
 
@@ -89,6 +102,15 @@ class ParamSet {
   bool get_bool(const std::string& name) const;
   const std::string& get_enum(const std::string& name) const;
   sc_core::sc_time get_ns(const std::string& name) const { return sc_core::sc_time(get_real(name), sc_core::SC_NS); }
+  // The value for one instance ("gpu.node1"): its own key where the user set one, else `name`, the
+  // class key (node.reset_ns) or the adapter's (gpu.engine_clock_mhz).
+  int64_t get_int(const std::string& instance, const std::string& name) const;
+  double get_real(const std::string& instance, const std::string& name) const;
+  bool get_bool(const std::string& instance, const std::string& name) const;
+  const std::string& get_enum(const std::string& instance, const std::string& name) const;
+  sc_core::sc_time get_ns(const std::string& instance, const std::string& name) const {
+    return sc_core::sc_time(get_real(instance, name), sc_core::SC_NS);
+  }
 
   // Every parameter visible to `scenario` (platform ones and that scenario's own), as typed JSON.
   nlohmann::json effective(const std::string& scenario) const;
@@ -108,6 +130,9 @@ class ParamSet {
   };
   Value parse(const ParamSpec& s, const std::string& text, const std::string& origin) const;
   const Value& value(const std::string& name, ParamKind want) const;
+  const Value& value(const std::string& instance, const std::string& name, ParamKind want) const;
+
+  std::map<std::string, std::vector<std::string>> instance_classes_;  // class -> adapter keys it may override
 
   std::map<std::string, ParamSpec> specs_;
   std::map<std::string, Value> values_;

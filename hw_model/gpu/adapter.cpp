@@ -54,6 +54,12 @@ Memory* own_vram_or_null(const AdapterConfig& cfg, const ParamSet& ps) {
 }
 }  // namespace
 
+std::vector<std::string> GpuAdapter::node_instances(const ParamSet& ps, const std::string& key) {
+  std::vector<std::string> v;
+  for (int i = 0; i < ps.get_int(key + ".nodes"); ++i) v.push_back(key + ".node" + std::to_string(i));
+  return v;
+}
+
 GpuAdapter::GpuAdapter(sc_module_name name, const ParamSet& ps, Vcd& vcd, const AdapterConfig& cfg)
     : sc_module(name),
       config(cfg),
@@ -63,8 +69,10 @@ GpuAdapter::GpuAdapter(sc_module_name name, const ParamSet& ps, Vcd& vcd, const 
       vram(cfg.integrated ? *cfg.host_memory : *own_vram_),
       cmp("cmp", ps, vcd, int(ps.get_int(cfg.key + ".hw_queues")), cfg.key) {
   std::vector<Node*> raw;
-  for (int i = 0; i < ps.get_int(cfg.key + ".nodes"); ++i) {
-    nodes.push_back(std::make_unique<Node>(("node" + std::to_string(i)).c_str(), ps, vcd, i, cmp, cfg.key));
+  const std::vector<std::string> instances = node_instances(ps, cfg.key);
+  for (int i = 0; i < int(instances.size()); ++i) {
+    const std::string name = instances[size_t(i)].substr(cfg.key.size() + 1);
+    nodes.push_back(std::make_unique<Node>(name.c_str(), ps, vcd, i, cmp, cfg.key));
     cmp.attach(nodes.back().get());
     raw.push_back(nodes.back().get());
   }

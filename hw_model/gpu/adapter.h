@@ -47,6 +47,9 @@ class GpuAdapter : public sc_core::sc_module {
   static void declare_params(ParamSet& ps);             // the discrete adapter: gpu.*, vram.*, node.*, cmp.*
   static void declare_integrated_params(ParamSet& ps);  // the integrated adapter: igpu.*
   GpuAdapter(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, const AdapterConfig& cfg = {});
+  // The nodes the adapter `key` builds, as instance paths ("gpu.node0", ...): their own keys
+  // (gpu.node1.reset_ns) may be set, and no others.
+  static std::vector<std::string> node_instances(const ParamSet& ps, const std::string& key);
 
   const AdapterConfig config;
   Router fabric;

@@ -62,9 +62,12 @@ void Node::declare_params(ParamSet& ps) {
                   "F: docs/calibration.md engine (per-queue) reset 0.1-10 ms; one amdgpu compute ring reset took "
                   "174 us (ROCm issue 6127 log timestamps)");
   ps.declare_int(
-      "node.reset_fails_on", -1, "node", -1, 15,
-      "A: fault injection (TDR in Windows 8 and later T9): -1 = every node resets; n = the hardware cannot reset "
-      "node n (its reset leaves it hung until an adapter reset)");
+      "node.reset_fails_on", -1, "resets", -1, 15,
+      "A: fault injection (TDR in Windows 8 and later T9), set per node (gpu.node1.reset_fails_on): -1 = the "
+      "node's resets never fail; n = its first n engine resets succeed and every later one fails (its reset "
+      "leaves it hung until an adapter reset); 0 = the hardware cannot reset it");
+  // Every node.* key, and the adapter's engine clock, can be set for one node: gpu.node1.reset_ns.
+  ps.declare_instances("node", {"engine_clock_mhz"});
 }
 
 Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
@@ -74,26 +77,28 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       cmp_(cmp),
       vcd_(vcd),
       ordinal_(ordinal),
-      period_(cycles(1, ps.get_real(adapter + ".engine_clock_mhz"))),
-      decode_(period_ * double(ps.get_int("node.decode_cycles"))),
-      barrier_(ps.get_ns("node.barrier_ns")),
-      barrier_sys_(ps.get_ns("node.barrier_system_ns")),
-      fetch_bytes_(unsigned(ps.get_int("node.fetch_bytes"))),
-      fifo_bytes_(unsigned(ps.get_int("node.fifo_bytes"))),
-      chunk_bytes_(unsigned(ps.get_int("node.dma_chunk_bytes"))),
-      outstanding_(unsigned(ps.get_int("node.dma_outstanding"))),
+      instance_(adapter + "." + basename()),
+      period_(cycles(1, ps.get_real(instance_, adapter + ".engine_clock_mhz"))),
+      decode_(period_ * double(ps.get_int(instance_, "node.decode_cycles"))),
+      barrier_(ps.get_ns(instance_, "node.barrier_ns")),
+      barrier_sys_(ps.get_ns(instance_, "node.barrier_system_ns")),
+      fetch_bytes_(unsigned(ps.get_int(instance_, "node.fetch_bytes"))),
+      fifo_bytes_(unsigned(ps.get_int(instance_, "node.fifo_bytes"))),
+      chunk_bytes_(unsigned(ps.get_int(instance_, "node.dma_chunk_bytes"))),
+      outstanding_(unsigned(ps.get_int(instance_, "node.dma_outstanding"))),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
-      write_buffer_(ps.get_ns("node.write_buffer_ns")),
-      preemption_(ps.get_enum("node.preemption") == "mid_command" ? Preemption::MidCommand : Preemption::Packet),
-      preempt_save_(ps.get_ns("node.preempt_save_ns")),
-      preempt_point_(period_ * double(ps.get_int("node.preempt_point_cycles"))),
-      reset_time_(ps.get_ns("node.reset_ns")),
-      reset_fails_(ps.get_int("node.reset_fails_on") == ordinal),
+      write_buffer_(ps.get_ns(instance_, "node.write_buffer_ns")),
+      preemption_(ps.get_enum(instance_, "node.preemption") == "mid_command" ? Preemption::MidCommand
+                                                                             : Preemption::Packet),
+      preempt_save_(ps.get_ns(instance_, "node.preempt_save_ns")),
+      preempt_point_(period_ * double(ps.get_int(instance_, "node.preempt_point_cycles"))),
+      reset_time_(ps.get_ns(instance_, "node.reset_ns")),
+      reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
-  translate_ahead_ = uint64_t(ps.get_int("node.translate_ahead_bytes"));
-  log_wc_ = ps.get_ns("node.log_entry_wc_ns");
-  log_barriers_ = int(ps.get_int("node.log_barriers"));
+  translate_ahead_ = uint64_t(ps.get_int(instance_, "node.translate_ahead_bytes"));
+  log_wc_ = ps.get_ns(instance_, "node.log_entry_wc_ns");
+  log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
@@ -395,7 +400,9 @@ void Node::resetter() {
     }
     preempt_req_ = false;
     resetting_ = false;
-    if (reset_fails_ && !adapter) {  // the hardware cannot reset this node: it stays stopped
+    const bool fails = !adapter && reset_fails_on_ >= 0 && engine_resets_tried_ >= uint64_t(reset_fails_on_);
+    if (!adapter) ++engine_resets_tried_;
+    if (fails) {  // the hardware cannot reset this node: it stays stopped
       hung_ = true;
       set_state("hung");
       reset_done_ev_.notify(SC_ZERO_TIME);

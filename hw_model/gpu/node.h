@@ -15,11 +15,13 @@
 // blocked WAIT: the node saves its state (node.preempt_save_ns), drops the rest of its ring (the KMD resubmits it), and
 // raises its preemption vector. A reset request stops the node wherever it is (a COMPUTE, a blocked WAIT, a copy),
 // empties every HW queue mapped to it and takes node.reset_ns; the last completed fence ID stays readable.
-// node.reset_fails_on names a node whose reset leaves it hung (status reset-failed) until an adapter reset.
+// A node whose node.reset_fails_on resets have succeeded fails the next ones: its reset leaves it hung
+// (status reset-failed) until an adapter reset.
 //
 // Parameters: node.decode_cycles, node.fetch_bytes, node.fifo_bytes, node.dma_chunk_bytes,
 // node.dma_outstanding, node.barrier_ns, node.barrier_system_ns, node.preemption, node.preempt_*,
-// node.reset_ns, node.reset_fails_on, gpu.engine_clock_mhz.
+// node.reset_ns, node.reset_fails_on, gpu.engine_clock_mhz. Each is read per instance: gpu.node1.reset_ns,
+// where set, before node.reset_ns; gpu.node1.engine_clock_mhz before gpu.engine_clock_mhz.
 // Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault /
 // preempt / reset / hung), queue, faults, fence (last completed fence ID).
 #pragma once
@@ -170,6 +172,7 @@ class Node : public sc_core::sc_module {
   Cmp& cmp_;
   Vcd& vcd_;
   const int ordinal_;
+  const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
   uint64_t tick_ps_;               // GPU timestamp tick
@@ -251,7 +254,8 @@ class Node : public sc_core::sc_module {
   // Preemption and reset.
   enum class Preemption { Packet, MidCommand } preemption_;
   sc_core::sc_time preempt_save_, preempt_point_, reset_time_;
-  bool reset_fails_;
+  int64_t reset_fails_on_;            // engine resets that succeed before they fail (-1: never fail)
+  uint64_t engine_resets_tried_ = 0;  // engine resets requested so far (adapter resets not counted)
   bool preempt_req_ = false, in_packet_ = false;
   uint32_t preempt_vector_ = 0;
   bool aborting_ = false, parked_ = false, resetting_ = false, hung_ = false;
