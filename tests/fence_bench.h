@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/monitors.h"
+#include "monitors/fence_monitors.h"
 #include "tb.h"
 
 namespace tb {

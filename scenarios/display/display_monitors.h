@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 

@@ -20,7 +20,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

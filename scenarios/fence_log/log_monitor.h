@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "hw_model/gpu/fence_log.h"
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 

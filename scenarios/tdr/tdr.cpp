@@ -29,7 +29,7 @@
 #include <sstream>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

@@ -21,8 +21,8 @@
 #include <map>
 #include <string>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 

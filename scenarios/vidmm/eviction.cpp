@@ -19,7 +19,7 @@
 #include <map>
 
 #include "kernel_stub/dxgkrnl/packet_sched.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {

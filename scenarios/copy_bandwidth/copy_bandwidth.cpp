@@ -7,7 +7,7 @@
 #include <cinttypes>
 
 #include "hw_model/gpu/regs.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <random>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

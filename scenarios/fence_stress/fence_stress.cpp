@@ -11,7 +11,7 @@
 #include <chrono>
 
 #include "hw_model/gpu/regs.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

@@ -1,4 +1,4 @@
-#include "scenarios/cli.h"
+#include "app/cli.h"
 
 #include <algorithm>
 #include <cctype>

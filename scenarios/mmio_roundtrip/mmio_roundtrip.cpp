@@ -7,7 +7,7 @@
 //     translation (GPU MMU, page tables in VRAM: one PTE read, the page-walk cache holding the region
 //     from the ring fetch), then the round trip.
 #include "hw_model/gpu/regs.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {

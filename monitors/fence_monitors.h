@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 

@@ -5,7 +5,7 @@
 // the CPU (no GPU unblock, one fence interrupt). With workload.cpu_waiter a CPU thread waits for the
 // value too (signal_to_cpu_wake_ns): scenarios/monitored_fence.ini runs both waits on a monitored fence
 // with the native fence feature disabled (F9).
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {

@@ -1,4 +1,4 @@
-#include "scenarios/monitors.h"
+#include "monitors/fence_monitors.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "hw_model/core/params.h"
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
@@ -50,26 +50,9 @@ const ScenarioInfo* find_scenario(const std::string& name);
 void require_platform(const ParamSet& ps, const std::string& scenario, int64_t nodes, int64_t queues,
                       const std::string& why);
 
-// Every parameter: the platform's and every scenario's.
-void declare_all_params(ParamSet& ps);
-
-struct RunOptions {
-  std::string scenario;
-  uint64_t seed = 1;
-  std::string vcd_path;       // empty: no waveform
-  std::string timeline_path;  // empty: no timeline (Trace Event JSON)
-  bool progress = false;      // a progress line on stderr while the simulation runs
-};
-
-// Adds every engine fault of the run (a malformed packet stopped a queue) to the failures.
-void report_engine_faults(const Platform& p, Results& r);
-
-// Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
-// Call once per process (SystemC elaborates once).
 // Refuses (ConfigError: exit 2) what `scenario` cannot run with `ps`: its own checks, the native-fence
 // settings it needs, the platform's. The CLI calls it before it prints anything; run_scenario again.
 void validate_scenario(const ParamSet& ps, const std::string& scenario);
-sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r);
 
 // Scenario registrations (one per driver file).
 ScenarioInfo copy_bandwidth_scenario();

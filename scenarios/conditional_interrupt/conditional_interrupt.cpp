@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
