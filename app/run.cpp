@@ -8,11 +8,7 @@
 
 #include "app/progress.h"
 #include "hw_model/core/tlm_check.h"
-#include "monitors/fence_monitors.h"
-#include "scenarios/display/display_monitors.h"
-#include "scenarios/fence_log/log_monitor.h"
-#include "scenarios/tdr/tdr_monitor.h"
-#include "scenarios/vidmm/vidmm_monitor.h"
+#include "monitors/monitor.h"
 
 namespace gpumodel {
 
@@ -20,7 +16,7 @@ using namespace sc_core;
 
 void declare_all_params(ParamSet& ps) {
   Platform::declare_params(ps);
-  Monitors::declare_params(ps);
+  declare_monitor_params(ps);
   for (auto& s : scenario_registry()) s.declare(ps, s.name);
 }
 
@@ -43,12 +39,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const auto wall0 = std::chrono::steady_clock::now();
 
   Platform platform(ps, vcd, opt.seed);
-  Monitors monitors(platform);
-  ScanoutUnderflowMonitor underflow_monitor(platform);
-  MpoStaticCheckMonitor mpo_monitor(platform);
-  TdrRulesMonitor tdr_monitor(platform);
-  AllocationRulesMonitor vidmm_monitor(platform);
-  FenceLogMonitor log_monitor(platform);
+  const auto monitors = attach_monitors(platform);
   auto driver = info->make(ps);
   driver->build(platform, r);
 
@@ -80,12 +71,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
                    "what was measured until then";
     if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }
-  monitors.finish(r);
-  underflow_monitor.finish(r);
-  mpo_monitor.finish(r);
-  tdr_monitor.finish(r);
-  vidmm_monitor.finish(r);
-  log_monitor.finish(r);
+  for (auto& m : monitors) m->finish(r);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if ((r.failures.empty() || !r.incomplete.empty()) && (r.bugcheck.is_null() || r.expected_bugcheck()))

@@ -279,4 +279,8 @@ void Monitors::finish(Results& r) {
   r.monitors["torn_value"] = torn_;
 }
 
+namespace {
+const MonitorRegistration kRegistered{"fence_values", attach_monitor<Monitors>, Monitors::declare_params};
+}  // namespace
+
 }  // namespace gpumodel

@@ -1,21 +1,40 @@
 #include "scenarios/common/scenario.h"
 
+#include <algorithm>
+
 namespace gpumodel {
 
 using namespace sc_core;
 
+namespace {
+struct Registered {
+  ScenarioInfo (*info)();
+  int list_position;
+};
+// Filled by the registrations' static initialisers and read after main starts: a function-local static,
+// so no order of initialisation between files is relied on.
+std::vector<Registered>& registered() {
+  static std::vector<Registered> all;
+  return all;
+}
+}  // namespace
+
+ScenarioRegistration::ScenarioRegistration(ScenarioInfo (*info)(), int list_position) {
+  registered().push_back({info, list_position});
+}
+
 const std::vector<ScenarioInfo>& scenario_registry() {
-  static const std::vector<ScenarioInfo> all = {copy_bandwidth_scenario(),     mmio_roundtrip_scenario(),
-                                                fence_signal_scenario(),       conditional_interrupt_scenario(),
-                                                gpu_wait_scenario(),           fence_race_scenario(),
-                                                fence_stress_scenario(),       hybrid_present_scenario(),
-                                                scanout_underflow_scenario(),  caso_caps_scenario(),
-                                                tdr_engine_reset_scenario(),   tdr_paging_hit_scenario(),
-                                                tdr_reset_fails_scenario(),    tdr_race_window_scenario(),
-                                                tdr_bad_fence_id_scenario(),   tdr_limit_scenario(),
-                                                eviction_notify_scenario(),    iommu_unmap_notify_scenario(),
-                                                paging_va_size_scenario(),     fence_log_scan_scenario(),
-                                                cross_adapter_fence_scenario()};
+  // The link order of the files that register is not part of the program's meaning: sorted.
+  static const std::vector<ScenarioInfo> all = [] {
+    std::vector<std::pair<int, ScenarioInfo>> v;
+    for (auto& r : registered()) v.emplace_back(r.list_position, r.info());
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.name < b.second.name;
+    });
+    std::vector<ScenarioInfo> sorted;
+    for (auto& [position, info] : v) sorted.push_back(std::move(info));
+    return sorted;
+  }();
   return all;
 }
 

@@ -169,4 +169,8 @@ ScenarioInfo conditional_interrupt_scenario() {
       /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
+namespace {
+const ScenarioRegistration kConditionalInterruptScenario{conditional_interrupt_scenario, 4};
+}  // namespace
+
 }  // namespace gpumodel

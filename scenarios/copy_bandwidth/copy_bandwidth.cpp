@@ -125,4 +125,8 @@ ScenarioInfo copy_bandwidth_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kCopyBandwidthScenario{copy_bandwidth_scenario, 1};
+}  // namespace
+
 }  // namespace gpumodel

@@ -401,4 +401,8 @@ ScenarioInfo cross_adapter_fence_scenario() {
       /*runs_without_native_fences=*/[](const ParamSet&) { return true; }};
 }
 
+namespace {
+const ScenarioRegistration kCrossAdapterFenceScenario{cross_adapter_fence_scenario, 21};
+}  // namespace
+
 }  // namespace gpumodel

@@ -318,4 +318,8 @@ ScenarioInfo fence_log_scan_scenario() {
       }};
 }
 
+namespace {
+const ScenarioRegistration kFenceLogScanScenario{fence_log_scan_scenario, 20};
+}  // namespace
+
 }  // namespace gpumodel

@@ -174,4 +174,8 @@ ScenarioInfo fence_race_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kFenceRaceScenario{fence_race_scenario, 6};
+}  // namespace
+
 }  // namespace gpumodel

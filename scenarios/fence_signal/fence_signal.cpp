@@ -131,4 +131,8 @@ ScenarioInfo fence_signal_scenario() {
           /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
+namespace {
+const ScenarioRegistration kFenceSignalScenario{fence_signal_scenario, 3};
+}  // namespace
+
 }  // namespace gpumodel

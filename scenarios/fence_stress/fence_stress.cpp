@@ -193,4 +193,8 @@ ScenarioInfo fence_stress_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kFenceStressScenario{fence_stress_scenario, 7};
+}  // namespace
+
 }  // namespace gpumodel

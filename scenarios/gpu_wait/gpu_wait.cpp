@@ -151,4 +151,8 @@ ScenarioInfo gpu_wait_scenario() {
           /*runs_without_native_fences=*/legacy_fence_kind};
 }
 
+namespace {
+const ScenarioRegistration kGpuWaitScenario{gpu_wait_scenario, 5};
+}  // namespace
+
 }  // namespace gpumodel

@@ -64,4 +64,8 @@ ScenarioInfo mmio_roundtrip_scenario() {
       [](const ParamSet& ps) { require_platform(ps, "mmio_roundtrip", 1, 1, "one queue on node 0 for the DMA read"); }};
 }
 
+namespace {
+const ScenarioRegistration kMmioRoundtripScenario{mmio_roundtrip_scenario, 2};
+}  // namespace
+
 }  // namespace gpumodel

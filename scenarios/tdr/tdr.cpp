@@ -630,4 +630,13 @@ ScenarioInfo tdr_limit_scenario() {
               Expect::Limit, {"compute", 6, false, 0});
 }
 
+namespace {
+const ScenarioRegistration kTdrEngineResetScenario{tdr_engine_reset_scenario, 11};
+const ScenarioRegistration kTdrPagingHitScenario{tdr_paging_hit_scenario, 12};
+const ScenarioRegistration kTdrResetFailsScenario{tdr_reset_fails_scenario, 13};
+const ScenarioRegistration kTdrRaceWindowScenario{tdr_race_window_scenario, 14};
+const ScenarioRegistration kTdrBadFenceIdScenario{tdr_bad_fence_id_scenario, 15};
+const ScenarioRegistration kTdrLimitScenario{tdr_limit_scenario, 16};
+}  // namespace
+
 }  // namespace gpumodel

@@ -206,4 +206,10 @@ ScenarioInfo paging_va_size_scenario() {
               Kind::VaSize, 256);
 }
 
+namespace {
+const ScenarioRegistration kEvictionNotifyScenario{eviction_notify_scenario, 17};
+const ScenarioRegistration kIommuUnmapNotifyScenario{iommu_unmap_notify_scenario, 18};
+const ScenarioRegistration kPagingVaSizeScenario{paging_va_size_scenario, 19};
+}  // namespace
+
 }  // namespace gpumodel
