@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/cli.h"
-#include "scenarios/scenario.h"
+#include "app/cli.h"
+#include "scenarios/common/scenario.h"
 
 using namespace gpumodel;
 

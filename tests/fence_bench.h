@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench.h"
-#include "scenarios/monitors.h"
+#include "monitors/fence_monitors.h"
 
 namespace tb {
 

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "app/run.h"
 #include "hw_model/core/bus.h"
-#include "scenarios/scenario.h"
 
 namespace tb {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scenarios/cli.h"
+#include "app/cli.h"
 
 #include "tb.h"
 

@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "scenarios/trace_check.h"
 #include "tb.h"
+#include "tests/trace_check.h"
 
 using namespace tb;
 using nlohmann::json;

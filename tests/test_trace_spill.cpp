@@ -5,8 +5,8 @@
 #include <map>
 #include <random>
 
-#include "scenarios/trace_check.h"
 #include "tests/tb.h"
+#include "tests/trace_check.h"
 
 using namespace tb;
 

@@ -8,7 +8,7 @@
 #include "bench.h"
 #include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/packet_sched.h"
-#include "scenarios/platform.h"
+#include "platform/platform.h"
 #include "scenarios/vidmm/vidmm_monitor.h"
 
 using namespace tb;

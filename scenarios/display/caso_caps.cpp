@@ -139,4 +139,8 @@ ScenarioInfo caso_caps_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kCasoCapsScenario{caso_caps_scenario, 10};
+}  // namespace
+
 }  // namespace gpumodel

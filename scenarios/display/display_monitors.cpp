@@ -15,7 +15,7 @@ ScanoutUnderflowMonitor::ScanoutUnderflowMonitor(Platform& p) {
   }
 }
 
-void ScanoutUnderflowMonitor::finish(Results& r) const {
+void ScanoutUnderflowMonitor::finish(Results& r) {
   if (!watching_) return;
   r.monitors["scanout_underflow"] = n_;
   if (!first_.empty()) r.metric("scanout_underflow_first", first_);
@@ -32,8 +32,13 @@ MpoStaticCheckMonitor::MpoStaticCheckMonitor(Platform& p) {
   }
 }
 
-void MpoStaticCheckMonitor::finish(Results& r) const {
+void MpoStaticCheckMonitor::finish(Results& r) {
   if (watching_) r.monitors["mpo_static_check_state"] = n_;
 }
+
+namespace {
+const MonitorRegistration kUnderflow{"scanout_underflow", attach_monitor<ScanoutUnderflowMonitor>};
+const MonitorRegistration kMpo{"mpo_static_check_state", attach_monitor<MpoStaticCheckMonitor>};
+}  // namespace
 
 }  // namespace gpumodel

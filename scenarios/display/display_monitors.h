@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/monitor.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
-class ScanoutUnderflowMonitor {
+class ScanoutUnderflowMonitor : public Monitor {
  public:
   explicit ScanoutUnderflowMonitor(Platform& p);
-  void finish(Results& r) const;
+  void finish(Results& r) override;
   uint64_t violations() const { return n_; }
 
  private:
@@ -25,10 +26,10 @@ class ScanoutUnderflowMonitor {
   std::vector<std::string> first_;  // the first few, with frame and line
 };
 
-class MpoStaticCheckMonitor {
+class MpoStaticCheckMonitor : public Monitor {
  public:
   explicit MpoStaticCheckMonitor(Platform& p);
-  void finish(Results& r) const;
+  void finish(Results& r) override;
 
  private:
   bool watching_ = false;

@@ -348,4 +348,8 @@ ScenarioInfo hybrid_present_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kHybridPresentScenario{hybrid_present_scenario, 8};
+}  // namespace
+
 }  // namespace gpumodel

@@ -9,7 +9,7 @@
 #include "hw_model/display/display_engine.h"
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "kernel_stub/umd/swapchain.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 

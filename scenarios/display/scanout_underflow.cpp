@@ -107,4 +107,8 @@ ScenarioInfo scanout_underflow_scenario() {
           }};
 }
 
+namespace {
+const ScenarioRegistration kScanoutUnderflowScenario{scanout_underflow_scenario, 9};
+}  // namespace
+
 }  // namespace gpumodel

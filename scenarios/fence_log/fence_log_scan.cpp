@@ -20,7 +20,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -317,5 +317,9 @@ ScenarioInfo fence_log_scan_scenario() {
                             ": every queue signals fences of its own; allowed: workload.fences >= workload.hw_queues");
       }};
 }
+
+namespace {
+const ScenarioRegistration kFenceLogScanScenario{fence_log_scan_scenario, 20};
+}  // namespace
 
 }  // namespace gpumodel

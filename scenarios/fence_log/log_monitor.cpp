@@ -47,4 +47,8 @@ void FenceLogMonitor::finish(Results& r) {
   if (!messages_.empty()) r.metric("log_monitor_first_violations", messages_);
 }
 
+namespace {
+const MonitorRegistration kRegistered{"fence_log", attach_monitor<FenceLogMonitor>};
+}  // namespace
+
 }  // namespace gpumodel

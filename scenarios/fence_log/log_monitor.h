@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "hw_model/gpu/fence_log.h"
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/monitor.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
-class FenceLogMonitor {
+class FenceLogMonitor : public Monitor {
  public:
   explicit FenceLogMonitor(Platform& p);
-  void finish(Results& r);
+  void finish(Results& r) override;
   uint64_t backwards() const { return backwards_; }
   uint64_t stale() const { return stale_; }
 

@@ -29,7 +29,7 @@
 #include <sstream>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -95,6 +95,12 @@ class TdrScenario : public ScenarioDriver {
   void finish(Platform& p, Results& r) override;
 
  private:
+  // finish's steps: the metrics, then the verdict.
+  bool report_times(Platform& p, Results& r) const;
+  void report_scheduler(const PacketScheduler& ps, Results& r) const;
+  void report_steps(Results& r) const;
+  double report_throughput(Platform& p, Results& r) const;
+  void check_sequence(Platform& p, Results& r, bool resumed, double worst_loss) const;
   bool preemptible_hang() const { return mid_command_ && (hang_ == "compute" || hang_ == "wait"); }
   uint32_t hw(uint32_t engine, uint32_t node) const { return engine * nodes_per_engine_ + node; }
 
@@ -353,7 +359,17 @@ void TdrScenario::paging(Platform& p) {
 }
 
 void TdrScenario::finish(Platform& p, Results& r) {
-  const PacketScheduler& ps = p.vidsch.packets();
+  const bool resumed = report_times(p, r);
+  report_scheduler(p.vidsch.packets(), r);
+  report_steps(r);
+  const double worst_loss = report_throughput(p, r);
+  if (!setup_ok_) return;
+  check_sequence(p, r, resumed, worst_loss);
+}
+
+// detect_ns, reset_ns, recover_ns (absent when their event never happened); true if
+// the hung node ran again after the timeout.
+bool TdrScenario::report_times(Platform& p, Results& r) const {
   const double tick_ps = double(p.params.get_int("gpu.timestamp_tick_ps"));
   const sc_core::sc_time hang_start(double(p.sysmem.peek64(ts_base_)) * tick_ps, sc_core::SC_PS);
   const bool timed_out = timeout_at_ != sc_core::SC_ZERO_TIME;
@@ -372,6 +388,11 @@ void TdrScenario::finish(Platform& p, Results& r) {
     r.metric("recover_ns", to_ns(resumed_at - timeout_at_));
   else
     r.metric_absent("recover_ns", "the hung node never ran again after the timeout");
+  return resumed;
+}
+
+// The packet scheduler's counts and the IDs of the sequence.
+void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const {
   r.metric("packets_aborted", ps.packets_aborted());
   r.metric("packets_resubmitted", ps.packets_resubmitted());
   r.metric("devices_in_error", ps.devices_in_error());
@@ -393,6 +414,10 @@ void TdrScenario::finish(Platform& p, Results& r) {
   r.metric("ignored_interrupts", ps.ignored_interrupts());
   r.metric("paging_packets", paging_packets_);
   r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
+}
+
+// Every step of the sequence, with its node and time.
+void TdrScenario::report_steps(Results& r) const {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (auto& s : steps_) {
     nlohmann::ordered_json e = {
@@ -402,7 +427,10 @@ void TdrScenario::finish(Platform& p, Results& r) {
     steps.push_back(e);
   }
   r.metric("steps", steps);
-  // T10: each node's share of time computing, per window.
+}
+
+// T10: each node's share of time computing, per window; returns the worst loss of a healthy node.
+double TdrScenario::report_throughput(Platform& p, Results& r) const {
   double worst_loss = 0;
   nlohmann::ordered_json tp = nlohmann::ordered_json::object();
   auto share = [](const Sample& a, const Sample& b, size_t i) {
@@ -426,9 +454,13 @@ void TdrScenario::finish(Platform& p, Results& r) {
   }
   r.metric("throughput", tp);
   r.metric("healthy_throughput_loss_pct", worst_loss);
-  if (!setup_ok_) return;
+  return worst_loss;
+}
 
-  // The verdict: the sequence ends as the document prescribes for this fault.
+// The verdict: the sequence ends as the document prescribes for this fault.
+void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double worst_loss) const {
+  const PacketScheduler& ps = p.vidsch.packets();
+  const Node& hn = *p.gpu.nodes[hang_hw_];
   auto in_error = [&](int id) { return std::find(error_ids_.begin(), error_ids_.end(), id) != error_ids_.end(); };
   const bool hung_in_error = !hang_device_ids_.empty() && in_error(hang_device_ids_.front());
   auto order_is = [&](std::vector<TdrStep> want) {
@@ -629,5 +661,14 @@ ScenarioInfo tdr_limit_scenario() {
   return make("tdr_limit", "an app hangs again after each recovery: TdrLimitCount passed, bug check 0x116",
               Expect::Limit, {"compute", 6, false, 0});
 }
+
+namespace {
+const ScenarioRegistration kTdrEngineResetScenario{tdr_engine_reset_scenario, 11};
+const ScenarioRegistration kTdrPagingHitScenario{tdr_paging_hit_scenario, 12};
+const ScenarioRegistration kTdrResetFailsScenario{tdr_reset_fails_scenario, 13};
+const ScenarioRegistration kTdrRaceWindowScenario{tdr_race_window_scenario, 14};
+const ScenarioRegistration kTdrBadFenceIdScenario{tdr_bad_fence_id_scenario, 15};
+const ScenarioRegistration kTdrLimitScenario{tdr_limit_scenario, 16};
+}  // namespace
 
 }  // namespace gpumodel

@@ -108,4 +108,8 @@ void TdrRulesMonitor::finish(Results& r) {
   if (violations_) r.metric("tdr_rules_first_violation", first_);
 }
 
+namespace {
+const MonitorRegistration kRegistered{"tdr_rules", attach_monitor<TdrRulesMonitor>};
+}  // namespace
+
 }  // namespace gpumodel

@@ -21,15 +21,16 @@
 #include <map>
 #include <string>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/monitor.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
-class TdrRulesMonitor {
+class TdrRulesMonitor : public Monitor {
  public:
   explicit TdrRulesMonitor(Platform& p);
-  void finish(Results& r);
+  void finish(Results& r) override;
   uint64_t violations() const { return violations_; }
 
  private:

@@ -19,7 +19,7 @@
 #include <map>
 
 #include "kernel_stub/dxgkrnl/packet_sched.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {
@@ -205,5 +205,11 @@ ScenarioInfo paging_va_size_scenario() {
   return make("paging_va_size", "the paging process's VA size against NotifyEviction chunks and page-table memory (A4)",
               Kind::VaSize, 256);
 }
+
+namespace {
+const ScenarioRegistration kEvictionNotifyScenario{eviction_notify_scenario, 17};
+const ScenarioRegistration kIommuUnmapNotifyScenario{iommu_unmap_notify_scenario, 18};
+const ScenarioRegistration kPagingVaSizeScenario{paging_va_size_scenario, 19};
+}  // namespace
 
 }  // namespace gpumodel

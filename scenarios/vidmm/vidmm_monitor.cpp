@@ -106,4 +106,8 @@ void AllocationRulesMonitor::finish(Results& r) {
   if (!messages_.empty()) r.metric("vidmm_rules_first_violations", messages_);
 }
 
+namespace {
+const MonitorRegistration kRegistered{"allocation_rules", attach_monitor<AllocationRulesMonitor>};
+}  // namespace
+
 }  // namespace gpumodel

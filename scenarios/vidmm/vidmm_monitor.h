@@ -14,15 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/monitor.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
-class AllocationRulesMonitor {
+class AllocationRulesMonitor : public Monitor {
  public:
   explicit AllocationRulesMonitor(Platform& p);
-  void finish(Results& r);
+  void finish(Results& r) override;
   uint64_t use_after_unmap() const { return use_after_; }
   uint64_t eviction_without_notify() const { return without_notify_; }
 

@@ -34,8 +34,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/cli.h"
-#include "scenarios/scenario.h"
+#include "app/cli.h"
+#include "scenarios/common/scenario.h"
 
 namespace fs = std::filesystem;
 using gpumodel::ParamKind;

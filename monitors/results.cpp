@@ -1,4 +1,4 @@
-#include "scenarios/results.h"
+#include "monitors/results.h"
 
 #include <cstdio>
 

@@ -7,7 +7,7 @@
 #include <cinttypes>
 
 #include "hw_model/gpu/regs.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {
@@ -124,5 +124,9 @@ ScenarioInfo copy_bandwidth_scenario() {
             require_platform(ps, "copy_bandwidth", 1, 1, "one queue on the last node, the copy engine");
           }};
 }
+
+namespace {
+const ScenarioRegistration kCopyBandwidthScenario{copy_bandwidth_scenario, 1};
+}  // namespace
 
 }  // namespace gpumodel

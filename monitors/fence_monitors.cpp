@@ -1,4 +1,4 @@
-#include "scenarios/monitors.h"
+#include "monitors/fence_monitors.h"
 
 #include <algorithm>
 
@@ -278,5 +278,9 @@ void Monitors::finish(Results& r) {
   r.metric("lost_at_idle", lost_at_idle_);
   r.monitors["torn_value"] = torn_;
 }
+
+namespace {
+const MonitorRegistration kRegistered{"fence_values", attach_monitor<Monitors>, Monitors::declare_params};
+}  // namespace
 
 }  // namespace gpumodel

@@ -1,4 +1,4 @@
-#include "scenarios/trace_check.h"
+#include "tests/trace_check.h"
 
 #include <map>
 #include <set>

@@ -18,7 +18,7 @@
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -400,5 +400,9 @@ ScenarioInfo cross_adapter_fence_scenario() {
       },
       /*runs_without_native_fences=*/[](const ParamSet&) { return true; }};
 }
+
+namespace {
+const ScenarioRegistration kCrossAdapterFenceScenario{cross_adapter_fence_scenario, 21};
+}  // namespace
 
 }  // namespace gpumodel

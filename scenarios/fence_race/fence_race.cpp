@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <random>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -173,5 +173,9 @@ ScenarioInfo fence_race_scenario() {
                                  ": the signallers' and the bulk copy's");
           }};
 }
+
+namespace {
+const ScenarioRegistration kFenceRaceScenario{fence_race_scenario, 6};
+}  // namespace
 
 }  // namespace gpumodel

@@ -1,4 +1,4 @@
-#include "scenarios/cli.h"
+#include "app/cli.h"
 
 #include <algorithm>
 #include <cctype>
@@ -271,7 +271,9 @@ std::string fmt_value(const nlohmann::ordered_json& v) {
 
 }  // namespace
 
-CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
+namespace {
+
+po::options_description cli_options() {
   po::options_description opts("options");
   opts.add_options()("help,h", "this text")("list-params", "print every parameter with its default, range and source")(
       "list-params-json", "")("list-scenarios", "")(
@@ -280,10 +282,16 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       "timeline", po::value<std::string>(), "write a Trace Event JSON timeline to FILE")("quiet", "")("progress", "")(
       "results", po::value<std::string>(), "write results as JSON to FILE")("scenario-file",
                                                                             po::value<std::vector<std::string>>(), "");
+  return opts;
+}
+
+// The options Boost knows, stored in `vm`; the rest (parameter overrides, unknown options) stay in the
+// returned options as unregistered.
+po::parsed_options parse_options(int argc, const char* const* argv, po::variables_map& vm) {
+  const po::options_description opts = cli_options();
   po::positional_options_description pos;
   pos.add("scenario-file", -1);
   po::parsed_options parsed(nullptr);
-  po::variables_map vm;
   try {
     parsed = po::command_line_parser(argc, argv)
                  .options(opts)
@@ -295,46 +303,43 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   } catch (const po::error& e) {
     throw ConfigError(std::string("command line: ") + e.what());
   }
-  CliRequest req;
-  if (vm.count("help")) {
-    req.action = CliRequest::Action::Help;
-    return req;
-  }
-  if (vm.count("list-params")) {
-    req.action = CliRequest::Action::ListParams;
-    return req;
-  }
-  if (vm.count("list-params-json")) {
-    req.action = CliRequest::Action::ListParamsJson;
-    return req;
-  }
-  if (vm.count("list-scenarios")) {
-    req.action = CliRequest::Action::ListScenarios;
-    return req;
-  }
+  return parsed;
+}
+
+// --help and the --list-* options: an action that runs nothing. Run otherwise.
+CliRequest::Action listing_action(const po::variables_map& vm) {
+  if (vm.count("help")) return CliRequest::Action::Help;
+  if (vm.count("list-params")) return CliRequest::Action::ListParams;
+  if (vm.count("list-params-json")) return CliRequest::Action::ListParamsJson;
+  if (vm.count("list-scenarios")) return CliRequest::Action::ListScenarios;
+  return CliRequest::Action::Run;
+}
+
+std::string the_scenario_file(const po::variables_map& vm) {
   const auto files =
       vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (files.size() != 1)
     throw ConfigError(files.empty() ? std::string("no scenario file given (gpumodel --help)")
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
                                           " (write overrides as --section.key=value)");
+  return files.front();
+}
 
-  if (vm.count("seed")) {
-    // The parameters' integer grammar: decimal without a leading zero, or 0x.. hexadecimal.
-    const std::string s = vm["seed"].as<std::string>();
-    const std::string why = integer_grammar(s);
-    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = why.empty() && s[0] != '-' ? std::strtoull(s.c_str(), &end, hex ? 16 : 10) : 0;
-    if (!why.empty() || s[0] == '-' || errno)
-      throw ConfigError("--seed = '" + echo_input(s) + "' " + (why.empty() ? std::string("is out of range") : why) +
-                        "; allowed: an unsigned 64-bit integer, decimal or 0x.. hexadecimal");
-    req.opt.seed = v;
-  }
-  req.scenario_file = files.front();
-  req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
+// The parameters' integer grammar: decimal without a leading zero, or 0x.. hexadecimal.
+uint64_t parse_seed(const std::string& s) {
+  const std::string why = integer_grammar(s);
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = why.empty() && s[0] != '-' ? std::strtoull(s.c_str(), &end, hex ? 16 : 10) : 0;
+  if (!why.empty() || s[0] == '-' || errno)
+    throw ConfigError("--seed = '" + echo_input(s) + "' " + (why.empty() ? std::string("is out of range") : why) +
+                      "; allowed: an unsigned 64-bit integer, decimal or 0x.. hexadecimal");
+  return v;
+}
 
+// Every --section.key=value of the command line, applied over the scenario file.
+void apply_overrides(const po::parsed_options& parsed, const std::string& scenario, ParamSet& ps) {
   std::vector<std::string> seen;
   for (auto& o : parsed.options) {
     if (!o.unregistered) continue;
@@ -343,8 +348,12 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
       throw ConfigError("command line: unknown option '" + echo_input(tok) + "' (gpumodel --help lists the options)");
     if (o.value.empty() || tok.find('=') == std::string::npos)
       throw ConfigError("command line: '" + echo_input(tok) + "' needs a value: --section.key=value");
-    apply_override(ps, req.opt.scenario, o.string_key, o.value.front(), seen);
+    apply_override(ps, scenario, o.string_key, o.value.front(), seen);
   }
+}
+
+// The output files (--vcd, --timeline, --results): each writable, none the scenario file, no two the same.
+void check_output_paths(const po::variables_map& vm, CliRequest& req) {
   if (vm.count("vcd")) {
     req.opt.vcd_path = vm["vcd"].as<std::string>();
     if (const std::string why = unwritable(req.opt.vcd_path); !why.empty())
@@ -376,6 +385,22 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
     if (!req.opt.timeline_path.empty() && same_file(req.results_path, req.opt.timeline_path))
       throw ConfigError("--results and --timeline name the same file '" + req.results_path + "'; name two files");
   }
+}
+
+}  // namespace
+
+CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
+  po::variables_map vm;
+  const po::parsed_options parsed = parse_options(argc, argv, vm);
+  CliRequest req;
+  req.action = listing_action(vm);
+  if (req.action != CliRequest::Action::Run) return req;
+  const std::string file = the_scenario_file(vm);
+  if (vm.count("seed")) req.opt.seed = parse_seed(vm["seed"].as<std::string>());
+  req.scenario_file = file;
+  req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
+  apply_overrides(parsed, req.opt.scenario, ps);
+  check_output_paths(vm, req);
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
   validate_scenario(ps, req.opt.scenario);
   return req;
@@ -383,54 +408,29 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
 
 namespace {
 
-int run(int argc, char** argv) {
-  ParamSet ps;
-  declare_all_params(ps);
-  const CliRequest req = parse_command_line(argc, argv, ps);
-  if (req.action == CliRequest::Action::Help) {
-    std::cout << kUsage << "\n"
-              << "options:\n"
-                 "  -h [ --help ]          this text\n"
-                 "  --list-scenarios       every scenario, one line each\n"
-                 "  --list-params          print every parameter with its default, range and source\n"
-                 "  --list-params-json     the same as JSON, for tools\n"
-                 "  --seed N               random seed (unsigned integer), default 1\n"
-                 "  --vcd FILE             write a VCD waveform to FILE (GTKWave)\n"
-                 "  --timeline FILE        write a timeline to FILE: Trace Event JSON (Perfetto, chrome://tracing)\n"
-                 "  --quiet                no progress line (it is shown on a terminal)\n"
-                 "  --results FILE         write results as JSON to FILE\n"
-                 "  --section.key=value    override a parameter of the scenario file\n"
-                 "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
-    return 0;
-  }
-  if (req.action == CliRequest::Action::ListParams) {
-    list_params(ps);
-    return 0;
-  }
-  if (req.action == CliRequest::Action::ListParamsJson) {
-    list_params_json(ps);
-    return 0;
-  }
-  if (req.action == CliRequest::Action::ListScenarios) {
-    list_scenarios();
-    return 0;
-  }
-  const RunOptions& opt = req.opt;
-  const std::string& results_path = req.results_path;
+void print_help() {
+  std::cout << kUsage << "\n"
+            << "options:\n"
+               "  -h [ --help ]          this text\n"
+               "  --list-scenarios       every scenario, one line each\n"
+               "  --list-params          print every parameter with its default, range and source\n"
+               "  --list-params-json     the same as JSON, for tools\n"
+               "  --seed N               random seed (unsigned integer), default 1\n"
+               "  --vcd FILE             write a VCD waveform to FILE (GTKWave)\n"
+               "  --timeline FILE        write a timeline to FILE: Trace Event JSON (Perfetto, chrome://tracing)\n"
+               "  --quiet                no progress line (it is shown on a terminal)\n"
+               "  --results FILE         write results as JSON to FILE\n"
+               "  --section.key=value    override a parameter of the scenario file\n"
+               "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
+}
 
-  // Effective configuration.
-  const nlohmann::json params = ps.effective(opt.scenario);
+void print_configuration(const RunOptions& opt, const nlohmann::json& params) {
   std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\n\neffective configuration:\n";
   for (auto& [k, v] : params.items()) std::cout << "  " << std::left << std::setw(34) << k << " " << v.dump() << "\n";
+}
 
-  Results r;
-  const sc_core::sc_time end = run_scenario(ps, opt, r);
-  if (!r.output_error.empty()) {
-    std::cerr << "gpumodel: " << printable(r.output_error) << "\n";
-    return 2;
-  }
-  const bool pass = r.pass();
-
+// The results table on stdout, the verdict last.
+void print_results(const Results& r, const sc_core::sc_time& end, bool pass) {
   std::cout << "\nresults (simulated " << std::setprecision(10) << to_ns(end) << " ns):\n";
   for (auto& [k, v] : r.metrics.items()) {
     if (!v.is_object()) {
@@ -456,37 +456,66 @@ int run(int argc, char** argv) {
   if (!r.incomplete.empty()) std::cout << "  INCOMPLETE: " << r.incomplete << "\n";
   for (auto& f : r.why_failed()) std::cout << "  FAILED: " << f << "\n";
   std::cout << "verdict: " << (pass ? "pass" : "fail") << "\n";
+}
 
-  if (!results_path.empty()) {
-    nlohmann::ordered_json j;
-    j["scenario"] = opt.scenario;
-    j["seed"] = opt.seed;
-    j["parameters"] = params;
-    j["sim_time_ns"] = to_ns(end);
-    j["metrics"] = r.metrics;
-    if (!r.absent.empty()) j["absent"] = r.absent;
-    if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
-    nlohmann::ordered_json mon = nlohmann::ordered_json::object();
-    for (auto& [name, n] : r.monitors) {
-      mon[name] = {{"violations", n}};
-      if (r.monitors_expected.count(name)) mon[name]["expected"] = r.monitors_expected.at(name);
-    }
-    j["monitors"] = mon;
-    j["checks_failed"] = r.failures;
-    j["verdict"] = pass ? "pass" : "fail";
-    j["why_failed"] = r.why_failed();
-    j["bugcheck"] = r.bugcheck;
-    if (r.bugcheck_expected) j["bugcheck_expected"] = r.bugcheck_expected;
-    j["host"] = r.host;
-    std::ofstream out(results_path);
-    out << j.dump(2) << "\n";
-    out.close();
-    if (out.fail()) {
-      std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno))
-                << "\n";
-      return 2;
-    }
+// The --results file; false (with the message on stderr) if it cannot be written.
+bool write_results_file(const std::string& results_path, const RunOptions& opt, const nlohmann::json& params,
+                        const Results& r, const sc_core::sc_time& end, bool pass) {
+  nlohmann::ordered_json j;
+  j["scenario"] = opt.scenario;
+  j["seed"] = opt.seed;
+  j["parameters"] = params;
+  j["sim_time_ns"] = to_ns(end);
+  j["metrics"] = r.metrics;
+  if (!r.absent.empty()) j["absent"] = r.absent;
+  if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
+  nlohmann::ordered_json mon = nlohmann::ordered_json::object();
+  for (auto& [name, n] : r.monitors) {
+    mon[name] = {{"violations", n}};
+    if (r.monitors_expected.count(name)) mon[name]["expected"] = r.monitors_expected.at(name);
   }
+  j["monitors"] = mon;
+  j["checks_failed"] = r.failures;
+  j["verdict"] = pass ? "pass" : "fail";
+  j["why_failed"] = r.why_failed();
+  j["bugcheck"] = r.bugcheck;
+  if (r.bugcheck_expected) j["bugcheck_expected"] = r.bugcheck_expected;
+  j["host"] = r.host;
+  std::ofstream out(results_path);
+  out << j.dump(2) << "\n";
+  out.close();
+  if (out.fail()) {
+    std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno))
+              << "\n";
+    return false;
+  }
+  return true;
+}
+
+int run(int argc, char** argv) {
+  ParamSet ps;
+  declare_all_params(ps);
+  const CliRequest req = parse_command_line(argc, argv, ps);
+  switch (req.action) {
+    case CliRequest::Action::Help: print_help(); return 0;
+    case CliRequest::Action::ListParams: list_params(ps); return 0;
+    case CliRequest::Action::ListParamsJson: list_params_json(ps); return 0;
+    case CliRequest::Action::ListScenarios: list_scenarios(); return 0;
+    case CliRequest::Action::Run: break;
+  }
+  const RunOptions& opt = req.opt;
+  const nlohmann::json params = ps.effective(opt.scenario);
+  print_configuration(opt, params);
+
+  Results r;
+  const sc_core::sc_time end = run_scenario(ps, opt, r);
+  if (!r.output_error.empty()) {
+    std::cerr << "gpumodel: " << printable(r.output_error) << "\n";
+    return 2;
+  }
+  const bool pass = r.pass();
+  print_results(r, end, pass);
+  if (!req.results_path.empty() && !write_results_file(req.results_path, opt, params, r, end, pass)) return 2;
   return pass ? 0 : 1;
 }
 

@@ -1,4 +1,4 @@
-#include "scenarios/platform.h"
+#include "platform/platform.h"
 
 #include "hw_model/gpu/regs.h"
 

@@ -11,7 +11,7 @@
 #include <chrono>
 
 #include "hw_model/gpu/regs.h"
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -192,5 +192,9 @@ ScenarioInfo fence_stress_scenario() {
                                 "grow); allowed: workload.fences >= workload.hw_queues");
           }};
 }
+
+namespace {
+const ScenarioRegistration kFenceStressScenario{fence_stress_scenario, 7};
+}  // namespace
 
 }  // namespace gpumodel

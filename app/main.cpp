@@ -3,7 +3,7 @@
 
 #include <systemc>
 
-#include "scenarios/cli.h"
+#include "app/cli.h"
 
 namespace {
 // SystemC prints its banner when the kernel first starts unless this is set; set it before that.

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "hw_model/core/params.h"
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
@@ -42,6 +42,7 @@ struct ScenarioInfo {
   std::function<bool(const ParamSet&)> runs_without_native_fences = nullptr;
 };
 
+// Every registered scenario, by list position, then by name.
 const std::vector<ScenarioInfo>& scenario_registry();
 const ScenarioInfo* find_scenario(const std::string& name);
 
@@ -50,48 +51,21 @@ const ScenarioInfo* find_scenario(const std::string& name);
 void require_platform(const ParamSet& ps, const std::string& scenario, int64_t nodes, int64_t queues,
                       const std::string& why);
 
-// Every parameter: the platform's and every scenario's.
-void declare_all_params(ParamSet& ps);
-
-struct RunOptions {
-  std::string scenario;
-  uint64_t seed = 1;
-  std::string vcd_path;       // empty: no waveform
-  std::string timeline_path;  // empty: no timeline (Trace Event JSON)
-  bool progress = false;      // a progress line on stderr while the simulation runs
-};
-
-// Adds every engine fault of the run (a malformed packet stopped a queue) to the failures.
-void report_engine_faults(const Platform& p, Results& r);
-
-// Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
-// Call once per process (SystemC elaborates once).
 // Refuses (ConfigError: exit 2) what `scenario` cannot run with `ps`: its own checks, the native-fence
 // settings it needs, the platform's. The CLI calls it before it prints anything; run_scenario again.
 void validate_scenario(const ParamSet& ps, const std::string& scenario);
-sc_core::sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r);
 
-// Scenario registrations (one per driver file).
-ScenarioInfo copy_bandwidth_scenario();
-ScenarioInfo mmio_roundtrip_scenario();
-ScenarioInfo fence_signal_scenario();
-ScenarioInfo conditional_interrupt_scenario();
-ScenarioInfo gpu_wait_scenario();
-ScenarioInfo fence_race_scenario();
-ScenarioInfo fence_stress_scenario();
-ScenarioInfo hybrid_present_scenario();
-ScenarioInfo scanout_underflow_scenario();
-ScenarioInfo caso_caps_scenario();
-ScenarioInfo tdr_engine_reset_scenario();
-ScenarioInfo tdr_paging_hit_scenario();
-ScenarioInfo tdr_reset_fails_scenario();
-ScenarioInfo tdr_race_window_scenario();
-ScenarioInfo tdr_bad_fence_id_scenario();
-ScenarioInfo tdr_limit_scenario();
-ScenarioInfo eviction_notify_scenario();
-ScenarioInfo iommu_unmap_notify_scenario();
-ScenarioInfo paging_va_size_scenario();
-ScenarioInfo fence_log_scan_scenario();
-ScenarioInfo cross_adapter_fence_scenario();
+// A scenario registers itself: one static object beside its driver, in its own folder's file:
+//   namespace { const ScenarioRegistration kRegistered{my_scenario}; }
+// Nothing else names it: the registry (--list-scenarios, --list-params, scenario = NAME) is every
+// registration. The scenarios library is linked whole, so the object is kept.
+// `list_position` keeps the order the scenarios had when they were one hand-written list (simplest
+// first): users see it in the listings and messages, and a key several scenarios share takes its base
+// default from the first that declares it. A new scenario leaves it out and comes after them, by name.
+class ScenarioRegistration {
+ public:
+  static constexpr int kAfterTheListed = 1 << 30;
+  explicit ScenarioRegistration(ScenarioInfo (*info)(), int list_position = kAfterTheListed);
+};
 
 }  // namespace gpumodel

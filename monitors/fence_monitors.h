@@ -22,16 +22,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "scenarios/platform.h"
-#include "scenarios/results.h"
+#include "monitors/monitor.h"
+#include "monitors/results.h"
+#include "platform/platform.h"
 
 namespace gpumodel {
 
-class Monitors {
+class Monitors : public Monitor {
  public:
   static void declare_params(ParamSet& ps);
   explicit Monitors(Platform& p);
-  void finish(Results& r);
+  void finish(Results& r) override;
 
   uint64_t lost_interrupts() const { return lost_; }
   uint64_t torn_values() const { return torn_; }

@@ -5,7 +5,7 @@
 // the CPU (no GPU unblock, one fence interrupt). With workload.cpu_waiter a CPU thread waits for the
 // value too (signal_to_cpu_wake_ns): scenarios/monitored_fence.ini runs both waits on a monitored fence
 // with the native fence feature disabled (F9).
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -150,5 +150,9 @@ ScenarioInfo gpu_wait_scenario() {
           },
           /*runs_without_native_fences=*/legacy_fence_kind};
 }
+
+namespace {
+const ScenarioRegistration kGpuWaitScenario{gpu_wait_scenario, 5};
+}  // namespace
 
 }  // namespace gpumodel

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -168,5 +168,9 @@ ScenarioInfo conditional_interrupt_scenario() {
       [](const ParamSet& ps) { require_platform(ps, "conditional_interrupt", 1, 1, "one queue on node 0 signals"); },
       /*runs_without_native_fences=*/legacy_fence_kind};
 }
+
+namespace {
+const ScenarioRegistration kConditionalInterruptScenario{conditional_interrupt_scenario, 4};
+}  // namespace
 
 }  // namespace gpumodel

@@ -10,7 +10,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "scenarios/fence_common.h"
+#include "scenarios/common/fence_common.h"
 
 namespace gpumodel {
 namespace {
@@ -130,5 +130,9 @@ ScenarioInfo fence_signal_scenario() {
           [](const ParamSet& ps) { require_platform(ps, "fence_signal", 1, 1, "one queue on node 0 signals"); },
           /*runs_without_native_fences=*/legacy_fence_kind};
 }
+
+namespace {
+const ScenarioRegistration kFenceSignalScenario{fence_signal_scenario, 3};
+}  // namespace
 
 }  // namespace gpumodel

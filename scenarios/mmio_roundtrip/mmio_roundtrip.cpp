@@ -7,7 +7,7 @@
 //     translation (GPU MMU, page tables in VRAM: one PTE read, the page-walk cache holding the region
 //     from the ring fetch), then the round trip.
 #include "hw_model/gpu/regs.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 namespace {
@@ -63,5 +63,9 @@ ScenarioInfo mmio_roundtrip_scenario() {
       [](ParamSet&, const std::string&) {}, [](const ParamSet&) { return std::make_unique<MmioRoundtrip>(); },
       [](const ParamSet& ps) { require_platform(ps, "mmio_roundtrip", 1, 1, "one queue on node 0 for the DMA read"); }};
 }
+
+namespace {
+const ScenarioRegistration kMmioRoundtripScenario{mmio_roundtrip_scenario, 2};
+}  // namespace
 
 }  // namespace gpumodel

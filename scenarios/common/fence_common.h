@@ -3,7 +3,7 @@
 #include <string>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
-#include "scenarios/scenario.h"
+#include "scenarios/common/scenario.h"
 
 namespace gpumodel {
 

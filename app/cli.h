@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "app/run.h"
 
 namespace gpumodel {
 

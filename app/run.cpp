@@ -1,0 +1,95 @@
+#include "app/run.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "app/progress.h"
+#include "hw_model/core/tlm_check.h"
+#include "monitors/monitor.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void declare_all_params(ParamSet& ps) {
+  Platform::declare_params(ps);
+  declare_monitor_params(ps);
+  for (auto& s : scenario_registry()) s.declare(ps, s.name);
+}
+
+void report_engine_faults(const Platform& p, Results& r) {
+  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where.
+  for (auto& n : p.gpu.nodes) {
+    for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
+    if (n->faults() > n->fault_messages().size())
+      r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
+                           std::to_string(n->faults() - n->fault_messages().size()) + " more");
+  }
+}
+
+sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
+  validate_scenario(ps, opt.scenario);
+  const ScenarioInfo* info = find_scenario(opt.scenario);
+  Vcd vcd;
+  if (!opt.vcd_path.empty()) vcd.enable();
+  if (!opt.timeline_path.empty()) vcd.enable_timeline();
+  const auto wall0 = std::chrono::steady_clock::now();
+
+  Platform platform(ps, vcd, opt.seed);
+  const auto monitors = attach_monitors(platform);
+  auto driver = info->make(ps);
+  driver->build(platform, r);
+
+  const sc_time limit(ps.get_real("sim.limit_ms"), SC_MS);
+  const auto run0 = std::chrono::steady_clock::now();
+  try {
+    if (opt.progress) {
+      run_with_progress(platform, *driver, limit);
+    } else {
+      sc_start(limit, SC_EXIT_ON_STARVATION);
+    }
+  } catch (const sc_report& e) {
+    r.failures.push_back(std::string("model fault: ") + e.what());
+  } catch (const std::exception& e) {
+    r.failures.push_back(std::string("model fault: ") + e.what());
+  }
+  r.host["sim_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - run0).count();
+  const sc_time end = sc_time_stamp();
+  report_engine_faults(platform, r);
+  if (platform.vidsch.bugchecked()) {
+    r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
+  } else if (sc_pending_activity()) {
+    // Cut by the limit: what was measured so far is kept (the driver's finish runs on it), and the
+    // results say the run is incomplete and why; the verdict fails.
+    char at[64];
+    std::snprintf(at, sizeof at, "%.6g", ps.get_real("sim.limit_ms"));
+    r.incomplete = std::string("sim.limit_ms = ") + at +
+                   " ms reached with the simulation still busy: the metrics are "
+                   "what was measured until then";
+    if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
+  }
+  for (auto& m : monitors) m->finish(r);
+  // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
+  if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
+  if ((r.failures.empty() || !r.incomplete.empty()) && (r.bugcheck.is_null() || r.expected_bugcheck()))
+    driver->finish(platform, r);
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.host["wall_s"] = wall;
+  r.host["sim_ns_per_wall_s"] = wall > 0 ? to_ns(end) / wall : 0.0;
+  if (!opt.vcd_path.empty()) {
+    const std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
+    if (!vcd.write(opt.vcd_path, date))
+      r.output_error = "--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno);
+  }
+  if (!opt.timeline_path.empty() && !vcd.write_timeline(opt.timeline_path, end))
+    r.output_error = "--timeline: cannot write '" + opt.timeline_path + "': " + std::strerror(errno);
+  return end;
+}
+
+}  // namespace gpumodel
