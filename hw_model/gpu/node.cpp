@@ -107,7 +107,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_THREAD(resetter);
   SC_THREAD(log_writer);
   wb_fc_.grant = &wb_ev_;
-  SC_METHOD(drain_wb);
+  // A thread, not a method: b_transport may call wait (IEEE 1666-2011, 11.1.1.4 b), so a target
+  // behind the fabric may synchronise.
+  SC_THREAD(drain_thread);
   sensitive << wb_ev_;
   dont_initialize();
   fetch_buf_.resize(fetch_bytes_);
@@ -599,13 +601,18 @@ bool Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& off
   return true;
 }
 
+void Node::drain_thread() {
+  for (;;) {
+    drain_wb();
+    wait();
+  }
+}
+
 void Node::drain_wb() {
-  const sc_time now = sc_time_stamp();
-  while (!wb_.empty() && wb_.front().leave_at <= now) {
+  while (!wb_.empty() && wb_.front().leave_at <= sc_time_stamp()) {
     const Buffered& b = wb_.front();
     sc_time vis;
-    // Posted: never waits, fine from a method. A full link egress keeps the write here, in order,
-    // until the link grants its turn (wb_ev_).
+    // A full link egress keeps the write here, in order, until the link grants its turn (wb_ev_).
     if (!bus_.try_post(b.addr, b.data, b.len, wb_fc_, vis)) return;
     note_write(b.addr, vis, wb_visible_);
     wb_.pop_front();
@@ -629,7 +636,7 @@ void Node::drain_wb() {
   if (wb_.empty())
     wb_empty_ev_.notify(SC_ZERO_TIME);
   else
-    wb_ev_.notify(wb_.front().leave_at - now);
+    wb_ev_.notify(wb_.front().leave_at - sc_time_stamp());
 }
 
 void Node::request_flush(WriteFlush& f) {

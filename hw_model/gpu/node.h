@@ -198,7 +198,8 @@ class Node : public sc_core::sc_module {
   bool wc_flush_ = false;
   int log_barriers_ = 1;  // node.log_barriers
   sc_core::sc_event flush_ev_;
-  void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
+  void drain_thread();  // SC_THREAD (static sensitivity wb_ev_): runs drain_wb each time it is woken
+  void drain_wb();      // issues buffered writes into the fabric at their leave time
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   // `log`: the logged form's payload (seq | hNativeFence << 32), or null.
