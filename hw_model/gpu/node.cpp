@@ -12,61 +12,6 @@ namespace gpumodel {
 
 using namespace sc_core;
 
-void Node::declare_params(ParamSet& ps) {
-  ps.declare_real("gpu.engine_clock_mhz", 2000, "MHz", 1, 1e5,
-                  "Q/A: docs/calibration.md GPU engine clock 2.0 GHz (H100 SXM5 boost 1.98 GHz)");
-  ps.declare_int("node.decode_cycles", 8, "cycles", 0, 1 << 20,
-                 "A: front-end decode and dispatch of one packet, 8 engine cycles");
-  ps.declare_int_choices("node.fetch_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},
-                         "A: one ring fetch is at most a 256 B read (the max payload, one completion)");
-  ps.declare_int("node.fifo_bytes", 1024, "bytes", 64, 1 << 20,
-                 "A: 1 KiB command prefetch FIFO, so fetch overlaps execution");
-  ps.declare_int("node.dma_chunk_bytes", 4096, "bytes", 8, 1 << 20, "A: copy engine works in 4 KiB chunks (one page)");
-  ps.declare_int("node.dma_outstanding", 16, "chunks", 1, 1024,
-                 "A: 16 chunks in flight (64 KiB), enough to cover the ~1 us link round trip at "
-                 "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
-  ps.declare_int("gpu.timestamp_tick_ps", 1000, "ps", 1, 1000000,
-                 "Q: docs/calibration.md GPU timestamp tick, dGPU 1 ns (PTX ISA %globaltimer)");
-  ps.declare_real("node.write_buffer_ns", 100, "ns", 0, 1e6,
-                  "A: a posted write's time in the engine's write buffer before it leaves for the "
-                  "fabric: the window in which a CurrentValue write is pending (F7)");
-  ps.declare_real("node.log_entry_wc_ns", 500, "ns", 0, 1e7,
-                  "A: a native fence log entry (48 B, a partial cache line) waits this long in the engine's "
-                  "write-combining buffer unless a full barrier or the OS's flush (DxgkDdiUpdateNativeFenceLogs) "
-                  "pushes it out; the 8-B FirstFreeEntryIndex update goes through the write buffer, so it "
-                  "can be visible first (Native GPU fence object 'Synchronously updating the native fence log')");
-  ps.declare_int_choices(
-      "node.log_barriers", 1, "barriers", {1, 2},
-      "Q: Native GPU fence object 'Synchronously updating the native fence log': 1 = the design's GPU order "
-      "(entry, index, one barrier; the OS's DxgkDdiUpdateNativeFenceLogs supplies the other); "
-      "2 = the order it replaces, a barrier between the entry and the index too");
-  ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
-                  "Q (low confidence): docs/calibration.md GPU memory barrier, device scope ~100 ns");
-  ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
-                  "Q (low confidence): docs/calibration.md GPU memory barrier, system scope ~200 ns");
-  ps.declare_enum("node.preemption", "packet", {"packet", "mid_command"},
-                  "Q: TDR in Windows 8 and later / WDDM 1.2 preemption granularity: packet = at a DMA-packet boundary "
-                  "(D3DKMDT_GRAPHICS_PREEMPTION_DMA_BUFFER_BOUNDARY); mid_command = also inside a COMPUTE at "
-                  "a preemption point and on a blocked WAIT (compute preemption at a thread-group boundary)");
-  ps.declare_real("node.preempt_save_ns", 10000, "ns", 0, 1e9,
-                  "A: saving a preempted engine's state before it signals the preemption, 10 us (context "
-                  "save of a few hundred KB at tens of GB/s)");
-  ps.declare_int("node.preempt_point_cycles", 20000, "cycles", 0, int64_t(1) << 40,
-                 "A: mid_command: a COMPUTE reaches a preemption point every 20,000 engine cycles (10 us "
-                 "at 2 GHz: a thread-group boundary); 0 = at once");
-  ps.declare_int("node.translate_ahead_bytes", 262144, "bytes", 0, int64_t(1) << 30,
-                 "A: the copy engine translates the pages of the next 256 KiB of a copy ahead of its transfers "
-                 "(one walker for the source, one for the destination), so its DMA tags hit the TLB: four 64 KiB "
-                 "pages of look-ahead hide a ~1 us walk at x16 Gen5 rates (64 KiB per 1.3 us); 0 = no look-ahead");
-  ps.declare_real("node.reset_ns", 174000, "ns", 0, 1e10,
-                  "F: docs/calibration.md engine (per-queue) reset 0.1-10 ms; one amdgpu compute ring reset took "
-                  "174 us (ROCm issue 6127 log timestamps)");
-  ps.declare_int(
-      "node.reset_fails_on", -1, "node", -1, 15,
-      "A: fault injection (TDR in Windows 8 and later T9): -1 = every node resets; n = the hardware cannot reset "
-      "node n (its reset leaves it hung until an adapter reset)");
-}
-
 Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
@@ -87,9 +32,11 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
           [this](uint64_t a, const void* src, unsigned len, PostedFlowControl& fc, sc_time& vis) {
             return bus_.try_post(a, src, len, fc, vis);
           },
-          [this](uint64_t a, const sc_time& vis) {
-            if (a < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
-          }),
+          [this](uint64_t a, const sc_time& vis) { wrote(a, vis); }),
+      wc_(
+          "wc", ps.get_ns("node.log_entry_wc_ns"),
+          [this](uint64_t a, const void* src, unsigned len) { return bus_.post(a, src, len); },
+          [this](uint64_t a, const sc_time& vis) { wrote(a, vis); }),
       dma_("dma",
            DmaEngine::Config{unsigned(ps.get_int("node.dma_chunk_bytes")), unsigned(ps.get_int("node.dma_outstanding")),
                              uint64_t(ps.get_int("node.translate_ahead_bytes")), ps.get_ns("node.write_buffer_ns")},
@@ -103,9 +50,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
                            [this](uint64_t pa, const void* src, unsigned len, PostedFlowControl& fc, ZeroHint* zh) {
                              return bus_.post_held(pa, src, len, fc, zh);  // waits while the link is full
                            },
-                           [this](uint64_t pa, const sc_time& vis) {
-                             if (pa < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
-                           }}),
+                           [this](uint64_t pa, const sc_time& vis) { wrote(pa, vis); }}),
       preemption_(ps.get_enum("node.preemption") == "mid_command" ? Preemption::MidCommand : Preemption::Packet),
       preempt_save_(ps.get_ns("node.preempt_save_ns")),
       preempt_point_(period_ * double(ps.get_int("node.preempt_point_cycles"))),
@@ -113,7 +58,6 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       reset_fails_(ps.get_int("node.reset_fails_on") == ordinal),
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
-  log_wc_ = ps.get_ns("node.log_entry_wc_ns");
   log_barriers_ = int(ps.get_int("node.log_barriers"));
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
@@ -126,7 +70,6 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_THREAD(fetcher);
   SC_THREAD(executor);
   SC_THREAD(resetter);
-  SC_THREAD(log_writer);
   fetch_buf_.resize(fetch_bytes_);
 }
 
@@ -553,11 +496,6 @@ void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
   cmp_.raise_interrupt(vector, ordinal_);
 }
 
-void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
-  if (vis > latest) latest = vis;
-  if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
-}
-
 bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop) {
   r = mmu_.translate(root, va);
   if (on_translate) on_translate(root, va, r.addr, r.ok);
@@ -671,40 +609,11 @@ void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t va
 bool Node::post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_time& offset) {
   GpuMmu::Result r;
   if (!xlate(root, va, r, "write")) return false;  // 48 B at an 8-B aligned offset of a 4 KiB log: one page
-  LogWrite w{sc_time_stamp() + offset + log_wc_, r.addr, {}};
-  std::memcpy(w.data, entry, sizeof w.data);
-  wc_.push_back(w);
-  wc_ev_.notify(SC_ZERO_TIME);
+  wc_.push(r.addr, entry, offset);
   return true;
 }
 
-void Node::log_writer() {
-  for (;;) {
-    while (wc_.empty()) {
-      wc_empty_ev_.notify(SC_ZERO_TIME);
-      wait(wc_ev_);
-    }
-    const sc_time now = sc_time_stamp();
-    if (!wc_flush_ && wc_.front().leave_at > now) {
-      wait(wc_.front().leave_at - now, wc_ev_);
-      continue;
-    }
-    const LogWrite w = wc_.front();
-    wc_.pop_front();
-    const sc_time vis = bus_.post(w.addr, w.data, sizeof w.data);
-    note_write(w.addr, vis, wc_visible_);
-    if (wc_.empty()) wc_flush_ = false;
-  }
-}
-
-void Node::flush_logs() {
-  if (!wc_.empty()) {
-    wc_flush_ = true;
-    wc_ev_.notify(SC_ZERO_TIME);
-    while (!wc_.empty()) wait(wc_empty_ev_);
-  }
-  if (wc_visible_ > sc_time_stamp()) wait(wc_visible_ - sc_time_stamp());
-}
+void Node::flush_logs() { wc_.flush(); }
 
 void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload) {
   FenceEntry* f = cmp_.fence(slot);
@@ -758,7 +667,7 @@ void Node::drain_write_buffer(bool logs) {
   wb_.wait_empty();
   const sc_time now = sc_time_stamp();
   sc_time latest = max_time(wb_.visible(), dma_.visible());
-  if (logs) latest = max_time(latest, wc_visible_);
+  if (logs) latest = max_time(latest, wc_.visible());
   const sc_time done = max_time(now, latest) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
   wait(done - now);
 }

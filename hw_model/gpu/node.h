@@ -39,8 +39,10 @@
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/dma_engine.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/log_combiner.h"
 #include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/packets.h"
+#include "hw_model/gpu/regs.h"
 #include "hw_model/gpu/write_buffer.h"
 
 namespace gpumodel {
@@ -157,7 +159,6 @@ class Node : public sc_core::sc_module {
   // A log entry (48 B, a partial-line write): it waits in the write-combining buffer for
   // node.log_entry_wc_ns, or until a full barrier or the OS's flush, then goes out as one posted write.
   bool post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_core::sc_time& offset);
-  void log_writer();  // SC_THREAD: drains the write-combining buffer
   void write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,
                  const sc_core::sc_time& offset);  // an entry, then FirstFreeEntryIndex (F17)
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
@@ -173,16 +174,8 @@ class Node : public sc_core::sc_module {
   uint64_t tick_ps_;               // GPU timestamp tick
   sc_core::sc_time write_buffer_;  // a posted write waits this long in the engine before it leaves
   WriteBuffer wb_;                 // the node's posted writes (not DMA, not log entries)
-  struct LogWrite {
-    sc_core::sc_time leave_at;
-    uint64_t addr;
-    unsigned char data[48];
-  };
-  std::deque<LogWrite> wc_;  // log entries in the write-combining buffer
-  sc_core::sc_event wc_ev_, wc_empty_ev_;
-  sc_core::sc_time log_wc_, wc_visible_ = sc_core::SC_ZERO_TIME;
-  bool wc_flush_ = false;
-  int log_barriers_ = 1;  // node.log_barriers
+  LogCombiner wc_;                 // log entries in the write-combining buffer
+  int log_barriers_ = 1;           // node.log_barriers
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   // `log`: the logged form's payload (seq | hNativeFence << 32), or null.
@@ -197,10 +190,12 @@ class Node : public sc_core::sc_module {
   std::deque<uint32_t> fifo_;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 
-  // When the last write to system memory becomes visible (BARRIER's scope); `latest` is the stream's
-  // own running maximum (wc_visible_), which the write raises.
+  // When the last write to system memory becomes visible (BARRIER's scope): raised by every write
+  // that leaves the write buffer, the log write-combiner or the DMA.
   sc_core::sc_time last_visible_system_ = sc_core::SC_ZERO_TIME;
-  void note_write(uint64_t addr, const sc_core::sc_time& visible, sc_core::sc_time& latest);
+  void wrote(uint64_t addr, const sc_core::sc_time& visible) {
+    if (addr < regs::kVramBase && visible > last_visible_system_) last_visible_system_ = visible;
+  }
 
   DmaEngine dma_;                         // COPY's transfers
   std::vector<unsigned char> fetch_buf_;  // the fetcher's read buffer (owned here, as above)
