@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "hw_model/core/tlm_check.h"
+#include "hw_model/display/display_engine.h"
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
+#include "hw_model/interconnect/router.h"
 #include "hw_model/memory/memory.h"
 #include "tb.h"
 
@@ -106,6 +108,43 @@ struct Silent : sc_module {
     tsock.register_b_transport(this, &Silent::b_transport);
   }
   void b_transport(tlm::tlm_generic_payload&, sc_time& d) { d += sc_time(1, SC_NS); }
+};
+
+// A process of either kind that runs `body` once at the start of the simulation.
+struct Caller : sc_module {
+  std::function<void()> body;
+  Caller(sc_module_name n, bool method) : sc_module(n) {
+    SC_HAS_PROCESS(Caller);
+    if (method) {
+      SC_METHOD(run);
+    } else {
+      SC_THREAD(run);
+    }
+  }
+  void run() {
+    if (body) body();
+  }
+};
+
+// An ordinary loosely-timed target: it synchronises in b_transport (waits out the annotated delay, as
+// a memory model without a quantum keeper does) and records what arrived when. Legal TLM-2.0, and it
+// faults any initiator that calls it from a method process.
+struct WaitingTarget : sc_module {
+  tlm_utils::simple_target_socket<WaitingTarget> tsock;
+  std::vector<std::pair<uint32_t, sc_time>> writes;  // first 4 data bytes, arrival
+  explicit WaitingTarget(sc_module_name n) : sc_module(n), tsock("tsock") {
+    tsock.register_b_transport(this, &WaitingTarget::b_transport);
+  }
+  void b_transport(tlm::tlm_generic_payload& t, sc_time& d) {
+    checked_target(t, d, name(), tc::TargetCaps{}, [this](tlm::tlm_generic_payload& tt, sc_time& dd) {
+      wait(dd);
+      dd = SC_ZERO_TIME;
+      uint32_t v = 0;
+      if (tt.is_write()) std::memcpy(&v, tt.get_data_ptr(), std::min(4u, tt.get_data_length()));
+      writes.emplace_back(v, sc_time_stamp());
+      tt.set_response_status(tlm::TLM_OK_RESPONSE);
+    });
+  }
 };
 
 }  // namespace
@@ -493,4 +532,116 @@ TEST_CASE("TLM monitor: a scenario's verdict counts protocol violations", "[tlm]
     CHECK_FALSE(j["monitors"].contains("tlm_base_protocol"));  // compiled out: not checked, not claimed
   }
   CHECK(j["verdict"] == "pass");
+}
+
+TEST_CASE("TLM entry: b_transport from a method process is refused", "[tlm][H1]") {
+  // IEEE 1666-2011, 11.1.1.4 b: b_transport may call wait, so it is called from a thread. The rule is
+  // judged from the kernel's current process, at a hop and at a target; a thread's call is clean.
+  Caller m("m", true), th("th", false);
+  std::string hop_report, target_report;
+  uint64_t method_violations = 0, thread_violations = 0;
+  Txn a(tlm::TLM_WRITE_COMMAND, 0x1000, 4), b(tlm::TLM_WRITE_COMMAND, 0x1000, 4), c(tlm::TLM_WRITE_COMMAND, 0x1000, 4);
+  m.body = [&] {
+    const uint64_t before = tc::violations();
+    try {
+      tc::before_call(a.t, SC_ZERO_TIME, "tb.hop");
+    } catch (const sc_report& e) {
+      hop_report = e.what();
+    }
+    try {
+      tc::target_entry(b.t, SC_ZERO_TIME, "tb.target");
+    } catch (const sc_report& e) {
+      target_report = e.what();
+    }
+    method_violations = tc::violations() - before;
+  };
+  th.body = [&] {
+    const uint64_t before = tc::violations();
+    tc::before_call(c.t, SC_ZERO_TIME, "tb.hop");
+    thread_violations = tc::violations() - before;
+  };
+  sc_start();
+  CHECK(method_violations == 2);
+  CHECK_THAT(hop_report, Contains("tb.hop (hop, entry): [process] called from the method process m.run"));
+  CHECK_THAT(hop_report, Contains("11.1.1.4 b"));
+  CHECK_THAT(target_report, Contains("tb.target (target, entry): [process]"));
+  CHECK(thread_violations == 0);
+}
+
+TEST_CASE("TLM wiring: a method's call through a socket is reported at the hop", "[tlm][H1]") {
+  // A target that never waits: the call could complete, but with GPUMODEL_TLM_CHECKS on the calling
+  // hop reports the process kind first.
+  struct MethodInitiator : sc_module {
+    tlm_utils::simple_initiator_socket<MethodInitiator> sock;
+    std::vector<std::string> reports;
+    Txn t{tlm::TLM_WRITE_COMMAND, 0x1000, 4};
+    explicit MethodInitiator(sc_module_name n) : sc_module(n), sock("sock") {
+      SC_HAS_PROCESS(MethodInitiator);
+      SC_METHOD(run);
+    }
+    void run() {
+      sc_time d = SC_ZERO_TIME;
+      try {
+        checked_b_transport(sock, t.t, d, sock.name());
+      } catch (const sc_report& e) {
+        reports.push_back(e.what());
+      }
+    }
+  } m("m");
+  struct Ok : sc_module {
+    tlm_utils::simple_target_socket<Ok> tsock;
+    explicit Ok(sc_module_name n) : sc_module(n), tsock("tsock") { tsock.register_b_transport(this, &Ok::bt); }
+    void bt(tlm::tlm_generic_payload& t, sc_time& d) {
+      checked_target(t, d, name(), tc::TargetCaps{},
+                     [](tlm::tlm_generic_payload& tt, sc_time&) { tt.set_response_status(tlm::TLM_OK_RESPONSE); });
+    }
+  } target("target");
+  m.sock.bind(target.tsock);
+  sc_start();
+  if (kTlmChecks) {
+    REQUIRE(m.reports.size() == 1);  // the hop's report ends the call
+    CHECK_THAT(m.reports[0], Contains("m.sock (hop, entry): [process]"));
+    CHECK(tc::violations() == 1);
+  } else {
+    CHECK(m.reports.empty());
+    CHECK(tc::violations() == 0);
+  }
+}
+
+TEST_CASE("TLM wiring: the display engine's MSIs reach a target that waits in b_transport", "[tlm][H1][C6]") {
+  // The vblank MSI is posted when a vblank starts, from the engine's own process (or from a register
+  // write landing at that instant). A target behind the fabric that synchronises in b_transport must
+  // work: each MSI arrives at its vblank start, and nothing is reported.
+  constexpr uint64_t kMem = 0x1'0000'0000ull, kRegs = 0x2'0000'0000ull;
+  ParamSet ps;
+  Memory::declare_params(ps, "sysmem.", false);
+  DisplayEngine::declare_params(ps);
+  Vcd vcd;
+  Memory mem("sysmem", ps, "sysmem.", kMem);
+  WaitingTarget msi("msi");
+  Router fabric("fabric", SC_ZERO_TIME);
+  DisplayEngine disp("display", ps, vcd, kRegs);
+  Probe cpu("cpu");
+  disp.isock.bind(fabric.tsock);
+  fabric.isock.bind(mem.tsock);
+  fabric.isock.bind(msi.tsock);
+  fabric.map(kMem, mem.size(), 0, "sysmem");
+  fabric.map(InterruptController::kMsiBase, InterruptController::kMsiSize, 1, "msi");
+  cpu.sock.bind(disp.regs);
+  namespace dr = gpumodel::display_regs;
+  cpu.body = [&] {
+    cpu.bus.post64(kRegs + dr::kMsiAddr, InterruptController::kMsiBase);
+    cpu.bus.post32(kRegs + dr::kMsiData, 0x40);
+    cpu.bus.post64(kRegs + dr::kSurfaceAddr, kMem);
+    cpu.bus.post32(kRegs + dr::kControl, dr::kCtrlEnable | dr::kCtrlVblankIrq);
+    wait(sc_time(55, SC_MS));  // vblanks 0, 1 and 2 end frames 0-2 (16.7 ms apart at 60 Hz)
+    sc_stop();
+  };
+  sc_start();
+  REQUIRE(msi.writes.size() == 3);
+  for (uint64_t n = 0; n < 3; ++n) {
+    CHECK(msi.writes[n].first == 0x40 + dr::kVblankVector);
+    CHECK(msi.writes[n].second == disp.timing().vblank_start(n));
+  }
+  CHECK(tc::violations() == 0);
 }

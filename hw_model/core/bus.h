@@ -110,7 +110,8 @@ class BusMaster {
     return vis;
   }
   // Posted write under flow control: false (nothing sent) when the path refused it for now; the caller
-  // keeps the write and tries again when `fc.grant` is notified. Callable from a method.
+  // keeps the write and tries again when `fc.grant` is notified. From a thread, as every b_transport call
+  // (IEEE 1666-2011, 11.1.1.4 b: a target may wait), but it never waits itself.
   bool try_post(uint64_t addr, const void* src, unsigned len, PostedFlowControl& fc, sc_core::sc_time& visible) {
     return write(addr, src, len, sc_core::SC_ZERO_TIME, &fc, visible);
   }

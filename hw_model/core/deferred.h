@@ -1,6 +1,8 @@
-// Runs actions at future simulated times from one SC_METHOD: how a register with side effects (a
+// Runs actions at future simulated times from one process: how a register with side effects (a
 // doorbell) or a sideband wire takes effect at the arrival time of the write that caused it, without a
-// process per action. Actions at the same time run in the order they were scheduled.
+// process per action. Actions at the same time run in the order they were scheduled. The process is a
+// thread because an action may issue a transaction (a register write that ends a frame posts its MSI),
+// and b_transport may call wait (IEEE 1666-2011, 11.1.1.4 b).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,7 +17,7 @@ class Deferred : public sc_core::sc_module {
  public:
   explicit Deferred(sc_core::sc_module_name name) : sc_module(name) {
     SC_HAS_PROCESS(Deferred);
-    SC_METHOD(run);
+    SC_THREAD(run);
     sensitive << ev_;
     dont_initialize();
   }
@@ -35,13 +37,16 @@ class Deferred : public sc_core::sc_module {
     bool operator>(const Item& o) const { return when != o.when ? when > o.when : seq > o.seq; }
   };
   void run() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    while (!q_.empty() && q_.top().when <= now) {
-      auto fn = std::move(const_cast<Item&>(q_.top()).fn);
-      q_.pop();
-      fn();
+    for (;;) {
+      // Time is read per action: one whose transaction waited has moved it.
+      while (!q_.empty() && q_.top().when <= sc_core::sc_time_stamp()) {
+        auto fn = std::move(const_cast<Item&>(q_.top()).fn);
+        q_.pop();
+        fn();
+      }
+      if (!q_.empty()) ev_.notify(q_.top().when - sc_core::sc_time_stamp());
+      wait();
     }
-    if (!q_.empty()) ev_.notify(q_.top().when - now);
   }
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q_;
   sc_core::sc_event ev_;

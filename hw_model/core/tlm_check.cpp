@@ -84,6 +84,9 @@ Snapshot entry(const tlm::tlm_generic_payload& t, const sc_time& delay, const ch
              hash_write_data(t),
              sc_time_stamp() + delay};
   Findings f;
+  if (sc_get_curr_simcontext()->get_curr_proc_info()->kind == SC_METHOD_PROC_)
+    f.add("process", std::string("called from the method process ") + sc_get_current_process_b()->name() +
+                         ": b_transport may call wait, so it is called from a thread (IEEE 1666-2011, 11.1.1.4 b)");
   const tlm::tlm_command c = t.get_command();
   if (target ? c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND
              : c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND)

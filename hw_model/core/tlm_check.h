@@ -10,6 +10,9 @@
 //
 // Rules (the name in brackets is the one a report and the tests use):
 //  On entry, at every hop and at the target:
+//   [process]            not called from a method process: b_transport may call wait, so it is called
+//                        from a thread (IEEE 1666-2011, 11.1.1.4 b). Checked from the kernel's current
+//                        process; a call outside any process (elaboration, sc_main) is not judged.
 //   [command]            READ or WRITE. IGNORE is legal TLM (14.10) but no initiator here issues it, so
 //                        a hop refuses it; a target accepts it on entry and must not execute it.
 //   [data_ptr]           non-null (14.11)           [data_length]   > 0 (14.12)

@@ -75,7 +75,8 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
   slot_or_dma_ |= dma_ev_;
   regs.register_b_transport(this, &DisplayEngine::b_transport);
   SC_HAS_PROCESS(DisplayEngine);
-  SC_METHOD(vblank_method);
+  // A thread: a vblank posts MSIs, and b_transport may call wait (IEEE 1666-2011, 11.1.1.4 b).
+  SC_THREAD(vblank_thread);
   sensitive << vblank_ev_;
   dont_initialize();
   SC_THREAD(dma_thread);
@@ -276,9 +277,12 @@ void DisplayEngine::vblank(uint64_t n) {
   }
 }
 
-void DisplayEngine::vblank_method() {
-  catch_up();
-  if (enabled_) vblank_ev_.notify(timing_->vblank_start(next_vblank_) - sc_time_stamp());
+void DisplayEngine::vblank_thread() {
+  for (;;) {
+    catch_up();
+    if (enabled_) vblank_ev_.notify(timing_->vblank_start(next_vblank_) - sc_time_stamp());
+    wait();
+  }
 }
 
 // ---- scan-out DMA ----

@@ -11,7 +11,7 @@
 // next vblank start and takes effect from the next frame; the latest write before the latch wins.
 // MSIs (vblank, flip complete) are 4-byte posted writes through the scan-out port, as on hardware.
 //
-// Event-driven: the timing generator is arithmetic (ScanTiming); one SC_METHOD wakes only at vblank
+// Event-driven: the timing generator is arithmetic (ScanTiming); one thread wakes only at vblank
 // starts, the DMA thread only when it can issue or a completion matters, and each outstanding request
 // has a slot thread (see dma_slot) because a memory read is blocking. Registers derived from time
 // (frame count, scanline) are computed on read; anything due at a vblank start is applied first
@@ -129,7 +129,7 @@ class DisplayEngine : public sc_core::sc_module {
   void disable();
   void catch_up();          // applies every vblank start due by now
   void vblank(uint64_t n);  // frame n's vblank start: latch, MSIs, trace
-  void vblank_method();
+  void vblank_thread();
   struct Step {  // what the DMA does now
     enum Kind { Disabled, WaitLatch, WaitSlot, WaitLevel, Issue } kind = Disabled;
     uint64_t frame = 0, len = 0;                     // Issue

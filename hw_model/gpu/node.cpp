@@ -12,64 +12,6 @@ namespace gpumodel {
 
 using namespace sc_core;
 
-void Node::declare_params(ParamSet& ps) {
-  ps.declare_real("gpu.engine_clock_mhz", 2000, "MHz", 1, 1e5,
-                  "Q/A: docs/calibration.md GPU engine clock 2.0 GHz (H100 SXM5 boost 1.98 GHz)");
-  ps.declare_int("node.decode_cycles", 8, "cycles", 0, 1 << 20,
-                 "A: front-end decode and dispatch of one packet, 8 engine cycles");
-  ps.declare_int_choices("node.fetch_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},
-                         "A: one ring fetch is at most a 256 B read (the max payload, one completion)");
-  ps.declare_int("node.fifo_bytes", 1024, "bytes", 64, 1 << 20,
-                 "A: 1 KiB command prefetch FIFO, so fetch overlaps execution");
-  ps.declare_int("node.dma_chunk_bytes", 4096, "bytes", 8, 1 << 20, "A: copy engine works in 4 KiB chunks (one page)");
-  ps.declare_int("node.dma_outstanding", 16, "chunks", 1, 1024,
-                 "A: 16 chunks in flight (64 KiB), enough to cover the ~1 us link round trip at "
-                 "x16 Gen5 rates (bandwidth x delay = 52 GB/s x 1.2 us = 62 KB)");
-  ps.declare_int("gpu.timestamp_tick_ps", 1000, "ps", 1, 1000000,
-                 "Q: docs/calibration.md GPU timestamp tick, dGPU 1 ns (PTX ISA %globaltimer)");
-  ps.declare_real("node.write_buffer_ns", 100, "ns", 0, 1e6,
-                  "A: a posted write's time in the engine's write buffer before it leaves for the "
-                  "fabric: the window in which a CurrentValue write is pending (F7)");
-  ps.declare_real("node.log_entry_wc_ns", 500, "ns", 0, 1e7,
-                  "A: a native fence log entry (48 B, a partial cache line) waits this long in the engine's "
-                  "write-combining buffer unless a full barrier or the OS's flush (DxgkDdiUpdateNativeFenceLogs) "
-                  "pushes it out; the 8-B FirstFreeEntryIndex update goes through the write buffer, so it "
-                  "can be visible first (Native GPU fence object 'Synchronously updating the native fence log')");
-  ps.declare_int_choices(
-      "node.log_barriers", 1, "barriers", {1, 2},
-      "Q: Native GPU fence object 'Synchronously updating the native fence log': 1 = the design's GPU order "
-      "(entry, index, one barrier; the OS's DxgkDdiUpdateNativeFenceLogs supplies the other); "
-      "2 = the order it replaces, a barrier between the entry and the index too");
-  ps.declare_real("node.barrier_ns", 100, "ns", 0, 1e6,
-                  "Q (low confidence): docs/calibration.md GPU memory barrier, device scope ~100 ns");
-  ps.declare_real("node.barrier_system_ns", 200, "ns", 0, 1e6,
-                  "Q (low confidence): docs/calibration.md GPU memory barrier, system scope ~200 ns");
-  ps.declare_enum("node.preemption", "packet", {"packet", "mid_command"},
-                  "Q: TDR in Windows 8 and later / WDDM 1.2 preemption granularity: packet = at a DMA-packet boundary "
-                  "(D3DKMDT_GRAPHICS_PREEMPTION_DMA_BUFFER_BOUNDARY); mid_command = also inside a COMPUTE at "
-                  "a preemption point and on a blocked WAIT (compute preemption at a thread-group boundary)");
-  ps.declare_real("node.preempt_save_ns", 10000, "ns", 0, 1e9,
-                  "A: saving a preempted engine's state before it signals the preemption, 10 us (context "
-                  "save of a few hundred KB at tens of GB/s)");
-  ps.declare_int("node.preempt_point_cycles", 20000, "cycles", 0, int64_t(1) << 40,
-                 "A: mid_command: a COMPUTE reaches a preemption point every 20,000 engine cycles (10 us "
-                 "at 2 GHz: a thread-group boundary); 0 = at once");
-  ps.declare_int("node.translate_ahead_bytes", 262144, "bytes", 0, int64_t(1) << 30,
-                 "A: the copy engine translates the pages of the next 256 KiB of a copy ahead of its transfers "
-                 "(one walker for the source, one for the destination), so its DMA tags hit the TLB: four 64 KiB "
-                 "pages of look-ahead hide a ~1 us walk at x16 Gen5 rates (64 KiB per 1.3 us); 0 = no look-ahead");
-  ps.declare_real("node.reset_ns", 174000, "ns", 0, 1e10,
-                  "F: docs/calibration.md engine (per-queue) reset 0.1-10 ms; one amdgpu compute ring reset took "
-                  "174 us (ROCm issue 6127 log timestamps)");
-  ps.declare_int(
-      "node.reset_fails_on", -1, "resets", -1, 15,
-      "A: fault injection (TDR in Windows 8 and later T9), set per node (gpu.node1.reset_fails_on): -1 = the "
-      "node's resets never fail; n = its first n engine resets succeed and every later one fails (its reset "
-      "leaves it hung until an adapter reset); 0 = the hardware cannot reset it");
-  // Every node.* key, and the adapter's engine clock, can be set for one node: gpu.node1.reset_ns.
-  ps.declare_instances("node", {"engine_clock_mhz"});
-}
-
 Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
@@ -84,10 +26,34 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       barrier_sys_(ps.get_ns(instance_, "node.barrier_system_ns")),
       fetch_bytes_(unsigned(ps.get_int(instance_, "node.fetch_bytes"))),
       fifo_bytes_(unsigned(ps.get_int(instance_, "node.fifo_bytes"))),
-      chunk_bytes_(unsigned(ps.get_int(instance_, "node.dma_chunk_bytes"))),
-      outstanding_(unsigned(ps.get_int(instance_, "node.dma_outstanding"))),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
       write_buffer_(ps.get_ns(instance_, "node.write_buffer_ns")),
+      wb_(
+          "wb", write_buffer_,
+          [this](uint64_t a, const void* src, unsigned len, PostedFlowControl& fc, sc_time& vis) {
+            return bus_.try_post(a, src, len, fc, vis);
+          },
+          [this](uint64_t a, const sc_time& vis) { wrote(a, vis); }),
+      wc_(
+          "wc", ps.get_ns(instance_, "node.log_entry_wc_ns"),
+          [this](uint64_t a, const void* src, unsigned len) { return bus_.post(a, src, len); },
+          [this](uint64_t a, const sc_time& vis) { wrote(a, vis); }),
+      dma_("dma",
+           DmaEngine::Config{unsigned(ps.get_int(instance_, "node.dma_chunk_bytes")),
+                             unsigned(ps.get_int(instance_, "node.dma_outstanding")),
+                             uint64_t(ps.get_int(instance_, "node.translate_ahead_bytes")),
+                             ps.get_ns(instance_, "node.write_buffer_ns")},
+           DmaEngine::Port{[this](uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what) {
+                             return xlate(root, va, r, what);
+                           },
+                           [this](uint64_t root, uint64_t va) { return mmu_.translate(root, va); },
+                           [this](uint64_t pa, void* dst, unsigned len, ZeroHint* zh) {
+                             bus_.read(pa, dst, len, SC_ZERO_TIME, zh);
+                           },
+                           [this](uint64_t pa, const void* src, unsigned len, PostedFlowControl& fc, ZeroHint* zh) {
+                             return bus_.post_held(pa, src, len, fc, zh);  // waits while the link is full
+                           },
+                           [this](uint64_t pa, const sc_time& vis) { wrote(pa, vis); }}),
       preemption_(ps.get_enum(instance_, "node.preemption") == "mid_command" ? Preemption::MidCommand
                                                                              : Preemption::Packet),
       preempt_save_(ps.get_ns(instance_, "node.preempt_save_ns")),
@@ -96,8 +62,6 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
       mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
-  translate_ahead_ = uint64_t(ps.get_int(instance_, "node.translate_ahead_bytes"));
-  log_wc_ = ps.get_ns(instance_, "node.log_entry_wc_ns");
   log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
@@ -110,22 +74,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
   SC_THREAD(fetcher);
   SC_THREAD(executor);
   SC_THREAD(resetter);
-  SC_THREAD(log_writer);
-  wb_fc_.grant = &wb_ev_;
-  SC_METHOD(drain_wb);
-  sensitive << wb_ev_;
-  dont_initialize();
   fetch_buf_.resize(fetch_bytes_);
-  for (int side = 0; side < 2; ++side)
-    sc_spawn([this, side] { translate_ahead(ahead_[side]); }, side ? "translate_ahead_dst" : "translate_ahead_src");
-  for (unsigned i = 0; i < outstanding_; ++i) {
-    dma_tags_.push_back(std::make_unique<DmaTag>());
-    DmaTag& t = *dma_tags_.back();
-    t.buf.resize(chunk_bytes_);
-    t.zero.zero_bytes = chunk_bytes_;  // resize value-initialises
-    t.fc.grant = &t.granted;
-    sc_spawn([this, &t] { dma_tag(t); }, (std::string("dma_tag") + std::to_string(i)).c_str());
-  }
 }
 
 void Node::set_state(const char* s) {
@@ -338,7 +287,7 @@ void Node::park() {
   q_ = nullptr;
   ++gen_;
   fifo_.clear();
-  dma_jobs_.clear();  // chunks not started are dropped; those in flight finish (their writes were issued)
+  dma_.drop_queued();  // chunks not started are dropped; those in flight finish (their writes were issued)
   in_packet_ = false;
   vcd_.set(queue_id_, 0xff);
   set_state(hung_ ? "hung" : "reset");
@@ -545,17 +494,12 @@ void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
   if (!post(addr, &id, 8)) return;  // a page fault: the packet does not complete
   WriteFlush f;
   request_flush(f);
-  while (!f.done) wait(flush_ev_);
+  while (!f.done) wait(wb_.flush_event());
   if (f.visible > sc_time_stamp()) wait(f.visible - sc_time_stamp());
   last_fence_ = id;
   trace_fence();
   in_packet_ = false;
   cmp_.raise_interrupt(vector, ordinal_);
-}
-
-void Node::note_write(uint64_t addr, const sc_time& vis, sc_time& latest) {
-  if (vis > latest) latest = vis;
-  if (addr < regs::kVramBase && vis > last_visible_system_) last_visible_system_ = vis;
 }
 
 bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop) {
@@ -595,55 +539,10 @@ uint64_t Node::read64_va(uint64_t root, uint64_t va, bool& ok, const sc_time& of
 bool Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& offset, uint64_t root, bool stop) {
   // Translated (an aligned write of up to 8 bytes never crosses a page), then into the write buffer;
   // it leaves for the fabric write_buffer_ later, in order.
-  if (len > sizeof(Buffered::data)) SC_REPORT_FATAL("gpumodel/node", "buffered write wider than 8 bytes");
   GpuMmu::Result r;
   if (!xlate(root == kCurrentRoot ? root_ : root, addr, r, "write", stop)) return false;
-  Buffered b{sc_time_stamp() + offset + write_buffer_, r.addr, len, {}};
-  std::memcpy(b.data, src, len);
-  if (wb_.empty()) wb_ev_.notify(offset + write_buffer_);
-  wb_.push_back(b);
-  ++wb_posted_;
+  wb_.push(r.addr, src, len, offset);
   return true;
-}
-
-void Node::drain_wb() {
-  const sc_time now = sc_time_stamp();
-  while (!wb_.empty() && wb_.front().leave_at <= now) {
-    const Buffered& b = wb_.front();
-    sc_time vis;
-    // Posted: never waits, fine from a method. A full link egress keeps the write here, in order,
-    // until the link grants its turn (wb_ev_).
-    if (!bus_.try_post(b.addr, b.data, b.len, wb_fc_, vis)) return;
-    note_write(b.addr, vis, wb_visible_);
-    wb_.pop_front();
-    ++wb_issued_;
-    if (!flushes_.empty()) {
-      // Writes leave in order: when the seq-th has left, the running maximum is exactly theirs.
-      for (size_t i = 0; i < flushes_.size();) {
-        WriteFlush* f = flushes_[i];
-        if (f->seq > wb_issued_) {
-          ++i;
-          continue;
-        }
-        f->done = true;
-        f->visible = wb_visible_;
-        flushes_[i] = flushes_.back();
-        flushes_.pop_back();
-        flush_ev_.notify(SC_ZERO_TIME);
-      }
-    }
-  }
-  if (wb_.empty())
-    wb_empty_ev_.notify(SC_ZERO_TIME);
-  else
-    wb_ev_.notify(wb_.front().leave_at - now);
-}
-
-void Node::request_flush(WriteFlush& f) {
-  f.seq = wb_posted_;
-  f.done = f.seq <= wb_issued_;
-  f.visible = wb_visible_;  // exact when done: nothing later has left the buffer
-  if (!f.done) flushes_.push_back(&f);
 }
 
 void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const uint64_t* log) {
@@ -681,9 +580,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     // CV write before its read of the OS's MV (the write leaves the buffer first; the path keeps the
     // order): a signal that misses a new MV has its CV visible to the OS's F8 re-read.
     wait(decode);
-    Node::WriteFlush cv_out;
-    request_flush(cv_out);
-    while (!cv_out.done) wait(flush_ev_);
+    wb_.wait_flushed();
     bool ok = false;
     const uint64_t mv = read64_va(sys, cmp_.fence_names(slot).mv_addr, ok);
     if (ok) cmp_.fence_written(slot, value, value > mv);  // F3
@@ -718,40 +615,11 @@ void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t va
 bool Node::post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_time& offset) {
   GpuMmu::Result r;
   if (!xlate(root, va, r, "write")) return false;  // 48 B at an 8-B aligned offset of a 4 KiB log: one page
-  LogWrite w{sc_time_stamp() + offset + log_wc_, r.addr, {}};
-  std::memcpy(w.data, entry, sizeof w.data);
-  wc_.push_back(w);
-  wc_ev_.notify(SC_ZERO_TIME);
+  wc_.push(r.addr, entry, offset);
   return true;
 }
 
-void Node::log_writer() {
-  for (;;) {
-    while (wc_.empty()) {
-      wc_empty_ev_.notify(SC_ZERO_TIME);
-      wait(wc_ev_);
-    }
-    const sc_time now = sc_time_stamp();
-    if (!wc_flush_ && wc_.front().leave_at > now) {
-      wait(wc_.front().leave_at - now, wc_ev_);
-      continue;
-    }
-    const LogWrite w = wc_.front();
-    wc_.pop_front();
-    const sc_time vis = bus_.post(w.addr, w.data, sizeof w.data);
-    note_write(w.addr, vis, wc_visible_);
-    if (wc_.empty()) wc_flush_ = false;
-  }
-}
-
-void Node::flush_logs() {
-  if (!wc_.empty()) {
-    wc_flush_ = true;
-    wc_ev_.notify(SC_ZERO_TIME);
-    while (!wc_.empty()) wait(wc_empty_ev_);
-  }
-  if (wc_visible_ > sc_time_stamp()) wait(wc_visible_ - sc_time_stamp());
-}
+void Node::flush_logs() { wc_.flush(); }
 
 void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload) {
   const FenceEntry* f = cmp_.fence(slot);
@@ -802,99 +670,22 @@ void Node::drain_write_buffer(bool logs) {
   // The barrier completes when every earlier write has left the write buffer and is visible, plus the
   // handshake of its scope: system scope while a system-memory write is outstanding, else device scope.
   if (logs) flush_logs();
-  while (!wb_.empty()) wait(wb_empty_ev_);
+  wb_.wait_empty();
   const sc_time now = sc_time_stamp();
-  sc_time latest = max_time(wb_visible_, dma_visible_);
-  if (logs) latest = max_time(latest, wc_visible_);
+  sc_time latest = max_time(wb_.visible(), dma_.visible());
+  if (logs) latest = max_time(latest, wc_.visible());
   const sc_time done = max_time(now, latest) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
   wait(done - now);
 }
 
-void Node::translate_ahead(Ahead& a) {
-  for (;;) {
-    while (a.next >= a.bytes || a.next >= copy_taken_ + translate_ahead_) wait(a.ev);
-    // A prefetch: a fault here is not reported (the tag that reaches the page reports it).
-    const GpuMmu::Result r = mmu_.translate(a.root, a.va + a.next);
-    a.next += r.ok ? r.page_left : pt::kSmallPage - (a.va + a.next) % pt::kSmallPage;
-  }
-}
-
 void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
-  copy_taken_ = 0;
-  const uint64_t total = bytes;
-  for (int side = 0; side < 2; ++side) {
-    Ahead& a = ahead_[side];
-    a.root = root_;
-    a.va = side ? dst : src;
-    a.bytes = total;
-    a.next = 0;
-    a.ev.notify(SC_ZERO_TIME);
-  }
-  while (bytes) {
-    // Chunks end at chunk-size boundaries of the source, as a page-walking DMA does.
-    const unsigned n = unsigned(std::min<uint64_t>(bytes, chunk_bytes_ - (src % chunk_bytes_)));
-    dma_jobs_.push_back({src, dst, n, root_});
-    src += n;
-    dst += n;
-    bytes -= n;
-  }
-  dma_ev_.notify(SC_ZERO_TIME);
-  while (!dma_jobs_.empty() || dma_busy_) {
-    wait(dma_done_ev_ | abort_ev_);
-    if (aborting_) ahead_[0].bytes = ahead_[1].bytes = 0;  // the walkers stop with the copy
+  dma_.start(root_, src, dst, bytes);
+  while (dma_.busy()) {
+    wait(dma_.done_event() | abort_ev_);
+    if (aborting_) dma_.stop_lookahead();  // the walkers stop with the copy
     check_abort();
   }
-  ahead_[0].bytes = ahead_[1].bytes = 0;
-}
-
-void Node::dma_tag(DmaTag& t) {
-  std::vector<unsigned char>& buf = t.buf;
-  PostedFlowControl& fc = t.fc;
-  for (;;) {
-    while (dma_jobs_.empty()) wait(dma_ev_);
-    const Chunk c = dma_jobs_.front();
-    dma_jobs_.pop_front();
-    ++dma_busy_;
-    copy_taken_ += c.len;
-    ahead_[0].ev.notify(SC_ZERO_TIME);
-    ahead_[1].ev.notify(SC_ZERO_TIME);
-    const sc_time t0 = sc_time_stamp();
-    // Translated page by page (a chunk ends at a chunk boundary of the source; the destination may
-    // cross a page). A fault drops the rest of the copy; the executor stops the queue.
-    bool ok = true;
-    GpuMmu::Result r;
-    for (unsigned done = 0; ok && done < c.len;) {
-      if (!(ok = xlate(c.root, c.src + done, r, "DMA read"))) break;
-      const unsigned n = unsigned(std::min<uint64_t>(c.len - done, r.page_left));
-      if (n == c.len) {
-        ZeroHint rz = t.zero.hint(c.len);
-        bus_.read(r.addr, buf.data(), c.len, SC_ZERO_TIME, &rz);
-        t.zero.after_read(rz, c.len);
-      } else {
-        bus_.read(r.addr, buf.data() + done, n);
-        t.zero.clobbered();
-      }
-      done += n;
-    }
-    last_dma_read_ = sc_time_stamp() - t0;
-    if (ok) wait(write_buffer_);  // the chunk's data leaves through the write buffer too
-    sc_time vis = sc_time_stamp();
-    for (unsigned done = 0; ok && done < c.len;) {
-      if (!(ok = xlate(c.root, c.dst + done, r, "DMA write"))) break;
-      const unsigned n = unsigned(std::min<uint64_t>(c.len - done, r.page_left));
-      ZeroHint wz = t.zero.hint(n);
-      const sc_time v =
-          bus_.post_held(r.addr, buf.data() + done, n, fc, done == 0 ? &wz : nullptr);  // waits while the link is full
-      note_write(r.addr, v, dma_visible_);
-      vis = max_time(vis, v);
-      done += n;
-    }
-    if (!ok) dma_jobs_.clear();
-    // Posted-write flow control: the tag's buffer is free once the receiver has taken the data.
-    wait(vis - sc_time_stamp());
-    --dma_busy_;
-    if (dma_jobs_.empty() && !dma_busy_) dma_done_ev_.notify(SC_ZERO_TIME);
-  }
+  dma_.stop_lookahead();
 }
 
 }  // namespace gpumodel

@@ -39,9 +39,13 @@
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/gpu/dma_engine.h"
 #include "hw_model/gpu/hw_queue.h"
+#include "hw_model/gpu/log_combiner.h"
 #include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/packets.h"
+#include "hw_model/gpu/regs.h"
+#include "hw_model/gpu/write_buffer.h"
 
 namespace gpumodel {
 
@@ -79,21 +83,17 @@ class Node : public sc_core::sc_module {
 
   // Performance counters (readable through BAR0).
   uint64_t packets_executed() const { return packets_; }
-  sc_core::sc_time last_dma_read() const { return last_dma_read_; }
+  sc_core::sc_time last_dma_read() const { return dma_.last_read(); }
   sc_core::sc_time engine_period() const { return period_; }
   // For the CMP's barrier (F7), scoped to the writes issued before it began: how many writes have
   // entered the write buffer so far; (blocking the calling thread until the first `seq` of them have
   // left it) the time by which all of them are visible; and when the DMA writes issued so far are.
-  struct WriteFlush {
-    uint64_t seq = 0;                                  // the first `seq` writes that entered the write buffer
-    sc_core::sc_time visible = sc_core::SC_ZERO_TIME;  // when all of them are visible (once done)
-    bool done = false;
-  };
+  using WriteFlush = WriteBuffer::Flush;
   // Snapshots the writes posted so far into `f`; done at once if they have all left the buffer, else
   // when the last of them leaves (flush_event() is notified). `f` must live until done.
-  void request_flush(WriteFlush& f);
-  const sc_core::sc_event& flush_event() const { return flush_ev_; }
-  sc_core::sc_time dma_visible() const { return dma_visible_; }
+  void request_flush(WriteFlush& f) { wb_.request_flush(f); }
+  const sc_core::sc_event& flush_event() const { return wb_.flush_event(); }
+  sc_core::sc_time dma_visible() const { return dma_.visible(); }
   // The OS side of F17 (BAR0 kQLogFlush, DxgkDdiUpdateNativeFenceLogs): push the log entries still in
   // the write-combining buffer out now and return once every log write issued so far is visible.
   void flush_logs();
@@ -161,7 +161,6 @@ class Node : public sc_core::sc_module {
   // A log entry (48 B, a partial-line write): it waits in the write-combining buffer for
   // node.log_entry_wc_ns, or until a full barrier or the OS's flush, then goes out as one posted write.
   bool post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_core::sc_time& offset);
-  void log_writer();  // SC_THREAD: drains the write-combining buffer
   void write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,
                  const sc_core::sc_time& offset);  // an entry, then FirstFreeEntryIndex (F17)
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
@@ -174,34 +173,12 @@ class Node : public sc_core::sc_module {
   const int ordinal_;
   const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
-  unsigned fetch_bytes_, fifo_bytes_, chunk_bytes_, outstanding_;
+  unsigned fetch_bytes_, fifo_bytes_;
   uint64_t tick_ps_;               // GPU timestamp tick
   sc_core::sc_time write_buffer_;  // a posted write waits this long in the engine before it leaves
-  struct Buffered {
-    sc_core::sc_time leave_at;
-    uint64_t addr;
-    unsigned len;
-    unsigned char data[8];
-  };
-  std::deque<Buffered> wb_;
-  sc_core::sc_event wb_ev_, wb_empty_ev_;
-  PostedFlowControl wb_fc_;                 // the write buffer holds a write the link has no room for
-  uint64_t wb_posted_ = 0, wb_issued_ = 0;  // writes ever entered / left the write buffer
-  // When the last write that left the buffer, and the last DMA write, become visible.
-  sc_core::sc_time wb_visible_ = sc_core::SC_ZERO_TIME, dma_visible_ = sc_core::SC_ZERO_TIME;
-  std::vector<WriteFlush*> flushes_;  // waiting for writes still in the buffer
-  struct LogWrite {
-    sc_core::sc_time leave_at;
-    uint64_t addr;
-    unsigned char data[48];
-  };
-  std::deque<LogWrite> wc_;  // log entries in the write-combining buffer
-  sc_core::sc_event wc_ev_, wc_empty_ev_;
-  sc_core::sc_time log_wc_, wc_visible_ = sc_core::SC_ZERO_TIME;
-  bool wc_flush_ = false;
-  int log_barriers_ = 1;  // node.log_barriers
-  sc_core::sc_event flush_ev_;
-  void drain_wb();  // SC_METHOD: issues buffered writes into the fabric at their leave time
+  WriteBuffer wb_;                 // the node's posted writes (not DMA, not log entries)
+  LogCombiner wc_;                 // log entries in the write-combining buffer
+  int log_barriers_ = 1;           // node.log_barriers
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   // `log`: the logged form's payload (seq | hNativeFence << 32), or null.
@@ -216,39 +193,14 @@ class Node : public sc_core::sc_module {
   std::deque<uint32_t> fifo_;
   sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
 
-  // When the last write to system memory becomes visible (BARRIER's scope); `latest` is the stream's
-  // own running maximum (wb_visible_ or dma_visible_), which the write raises.
+  // When the last write to system memory becomes visible (BARRIER's scope): raised by every write
+  // that leaves the write buffer, the log write-combiner or the DMA.
   sc_core::sc_time last_visible_system_ = sc_core::SC_ZERO_TIME;
-  void note_write(uint64_t addr, const sc_core::sc_time& visible, sc_core::sc_time& latest);
+  void wrote(uint64_t addr, const sc_core::sc_time& visible) {
+    if (addr < regs::kVramBase && visible > last_visible_system_) last_visible_system_ = visible;
+  }
 
-  struct Chunk {
-    uint64_t src, dst;  // GPU VAs in root
-    unsigned len;
-    uint64_t root;
-  };
-  std::deque<Chunk> dma_jobs_;
-  // Translation ahead of the transfers: one walker per side (source, destination) translates the pages of
-  // the copy up to node.translate_ahead_bytes beyond the next chunk a DMA tag takes, so the tags hit.
-  struct Ahead {
-    uint64_t root = 0, va = 0, bytes = 0, next = 0;  // next: the offset of the next page to translate
-    sc_core::sc_event ev;
-  };
-  Ahead ahead_[2];
-  uint64_t copy_taken_ = 0;  // offset of the next chunk a tag takes (this copy)
-  uint64_t translate_ahead_;
-  void translate_ahead(Ahead& a);
-  unsigned dma_busy_ = 0;
-  sc_core::sc_event dma_ev_, dma_done_ev_;
-  // A DMA tag's chunk buffer and flow-control identity. Owned here, not by the tag's thread: a thread
-  // that never returns never destroys its locals (they would leak at exit).
-  struct DmaTag {
-    std::vector<unsigned char> buf;
-    ZeroTracker zero;  // how much of buf is known zero (host speed only, see ZeroHint)
-    sc_core::sc_event granted;
-    PostedFlowControl fc;
-  };
-  std::vector<std::unique_ptr<DmaTag>> dma_tags_;
-  void dma_tag(DmaTag& t);
+  DmaEngine dma_;                         // COPY's transfers
   std::vector<unsigned char> fetch_buf_;  // the fetcher's read buffer (owned here, as above)
 
   // Preemption and reset.
@@ -277,7 +229,6 @@ class Node : public sc_core::sc_module {
   uint64_t packets_ = 0;
   uint64_t faults_ = 0;
   std::vector<std::string> fault_messages_;
-  sc_core::sc_time last_dma_read_ = sc_core::SC_ZERO_TIME;
   Vcd::Id state_id_, queue_id_, faults_id_, fence_id_ = Vcd::kNone;
   std::string trace_base_;
   void trace_fence();  // the node's fence signal, added at the first FENCE (packet scheduling only)

@@ -250,41 +250,50 @@ void Memory::store(uint64_t addr, const unsigned char* p, unsigned len, const st
   }
 }
 
+unsigned char* Memory::backing(uint64_t page) const {
+  CachedPage& c = page_cache_[page % kPageCache];
+  if (c.data && c.page == page) return c.data;
+  auto it = pages_.find(page);
+  if (it == pages_.end()) return nullptr;  // not cached: it may be backed later
+  c = {page, it->second.get()};
+  return c.data;
+}
+
 void Memory::peek(uint64_t addr, void* dst, unsigned len) const {
   auto* out = static_cast<unsigned char*>(dst);
   for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned done) {
-    auto it = pages_.find(page);
-    if (it == pages_.end())
+    const unsigned char* pg = backing(page);
+    if (!pg)
       std::memset(out + done, 0, n);
     else
-      std::memcpy(out + done, it->second.get() + off, n);
+      std::memcpy(out + done, pg + off, n);
   });
 }
 
 void Memory::poke(uint64_t addr, const void* src, unsigned len) {
   auto* in = static_cast<const unsigned char*>(src);
   for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned done) {
-    auto it = pages_.find(page);
-    if (it == pages_.end() && all_zero(in + done, n)) return;  // an absent page reads as zero already
-    auto& pg = it != pages_.end() ? it->second : pages_[page];
+    unsigned char* pg = backing(page);
     if (!pg) {
-      pg.reset(new unsigned char[kPage]);
-      std::memset(pg.get(), 0, kPage);
+      if (all_zero(in + done, n)) return;  // an absent page reads as zero already
+      auto& owned = pages_[page];
+      owned.reset(new unsigned char[kPage]);
+      std::memset(owned.get(), 0, kPage);
+      pg = owned.get();
     }
-    std::memcpy(pg.get() + off, in + done, n);
+    std::memcpy(pg + off, in + done, n);
   });
 }
 
 bool Memory::unbacked(uint64_t addr, unsigned len) const {
   for (uint64_t page = addr / kPage, last = (addr + len - 1) / kPage; page <= last; ++page)
-    if (pages_.count(page)) return false;
+    if (backing(page)) return false;
   return true;
 }
 
 void Memory::zero(uint64_t addr, unsigned len) {
   for_pages(addr, len, [&](uint64_t page, unsigned off, unsigned n, unsigned) {
-    auto it = pages_.find(page);
-    if (it != pages_.end()) std::memset(it->second.get() + off, 0, n);  // an absent page is zero already
+    if (unsigned char* pg = backing(page)) std::memset(pg + off, 0, n);  // an absent page is zero already
   });
 }
 

@@ -11,6 +11,7 @@
 // fills only its enabled bytes. A streaming transaction is refused (TLM_BURST_ERROR_RESPONSE).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -110,6 +111,15 @@ class Memory : public sc_core::sc_module {
     }
   }
   std::unordered_map<uint64_t, std::unique_ptr<unsigned char[]>> pages_;
+  // The backing of a page, or null (never written non-zero). Pages are never freed, so a direct-mapped
+  // cache of recent lookups stays valid: fence values and rings hit the same few pages (host speed only).
+  unsigned char* backing(uint64_t page) const;
+  struct CachedPage {
+    uint64_t page = 0;
+    unsigned char* data = nullptr;
+  };
+  static constexpr unsigned kPageCache = 64;
+  mutable std::array<CachedPage, kPageCache> page_cache_{};
   std::vector<Pending*> pending_;  // a heap ordered by Later: the earliest visibility on top
   std::vector<Pending*> free_;     // recycled pending records (the hot path allocates nothing)
   sc_core::sc_event apply_ev_;

@@ -1,0 +1,51 @@
+#include "hw_model/gpu/log_combiner.h"
+
+#include <cstring>
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+LogCombiner::LogCombiner(sc_module_name name, const sc_time& hold, Post post, Left left)
+    : sc_module(name), hold_(hold), post_(std::move(post)), left_(std::move(left)) {
+  SC_HAS_PROCESS(LogCombiner);
+  SC_THREAD(writer);
+}
+
+void LogCombiner::push(uint64_t addr, const void* entry, const sc_time& offset) {
+  Entry e{sc_time_stamp() + offset + hold_, addr, {}};
+  std::memcpy(e.data, entry, sizeof e.data);
+  wc_.push_back(e);
+  ev_.notify(SC_ZERO_TIME);
+}
+
+void LogCombiner::writer() {
+  for (;;) {
+    while (wc_.empty()) {
+      empty_ev_.notify(SC_ZERO_TIME);
+      wait(ev_);
+    }
+    const sc_time now = sc_time_stamp();
+    if (!flushing_ && wc_.front().leave_at > now) {
+      wait(wc_.front().leave_at - now, ev_);
+      continue;
+    }
+    const Entry e = wc_.front();
+    wc_.pop_front();
+    const sc_time vis = post_(e.addr, e.data, sizeof e.data);
+    if (vis > visible_) visible_ = vis;
+    if (left_) left_(e.addr, vis);
+    if (wc_.empty()) flushing_ = false;
+  }
+}
+
+void LogCombiner::flush() {
+  if (!wc_.empty()) {
+    flushing_ = true;
+    ev_.notify(SC_ZERO_TIME);
+    while (!wc_.empty()) wait(empty_ev_);
+  }
+  if (visible_ > sc_time_stamp()) wait(visible_ - sc_time_stamp());
+}
+
+}  // namespace gpumodel
