@@ -54,7 +54,8 @@ TEST_CASE("Node: each node reads its own keys, the others the class keys", "[H4]
   CHECK(p.gpu.nodes[2]->engine_period() == sc_time(500, SC_PS));
 }
 
-TEST_CASE("CLI: an instance key from a file section or the command line, and a node the platform lacks is refused", "[H4]") {
+TEST_CASE("CLI: an instance key from a file section or the command line, and a node the platform lacks is refused",
+          "[H4]") {
   const std::string ini = write_ini("section", "scenario = mmio_roundtrip\n[gpu.node1]\nreset_ns = 2000\n");
   Run r = run_cli(ini + " --gpu.node0.write_buffer_ns=50");
   INFO(r.err);

@@ -266,92 +266,97 @@ void Vcd::add_flow_end(const std::string& key, uint64_t value, const std::string
   ++end_count_;
 }
 
-bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) {
-  const uint64_t end = end_time.value();
-  if (!timeline_written_) {
-    timeline_written_ = true;
-    // Signals, from their changes: within one timestamp only the last value of a signal counts (as in
-    // the VCD file). Every signal's value starts a counter at 0.
-    std::vector<uint64_t> current(signals_.size()), since(signals_.size(), 0);
-    for (size_t i = 0; i < signals_.size(); ++i) current[i] = signals_[i].initial;
-    auto leaf = [](const std::string& n) { return n.substr(n.rfind('.') + 1); };
-    auto close = [&](size_t id, uint64_t t) {  // the value held since since[id] ends at t
-      const Signal& sg = signals_[id];
-      if (sg.ascii) {
-        const std::string label = unpack(current[id]);
-        if (!label.empty() && t > since[id]) add_slice(kSignalEvents, sg.name, label, since[id], t);
-      } else if (sg.width == 1) {
-        if (current[id] && t > since[id]) add_slice(kSignalEvents, sg.name, leaf(sg.name), since[id], t);
-      }
-    };
-    auto counter = [&](size_t id, uint64_t t) {
-      const Signal& sg = signals_[id];
-      if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
-      add_event(kSignalEvents, t, 2, 'C', sg.name, signal_track_[id],
-                ",\"args\":{" + quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
-    };
-    for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
-    for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
-      for (int id : touched) {
-        const size_t k = size_t(id);
-        if (last[k] == current[k]) continue;
-        close(k, t);
-        current[k] = last[k];
-        since[k] = t;
-        counter(k, t);
-      }
-    });
-    for (size_t i = 0; i < signals_.size(); ++i) close(i, std::max(end, since[i]));
-
-    // Flows: each end, in the order they came, from the earliest begin of its key whose value reached
-    // the end's, if that begin came no later (else a CPU write or the start reached it: no flow).
-    uint64_t flow_id = 0;
-    std::optional<RunReader> in;
-    if (ends_) in.emplace(*ends_, 0, ends_->size(), size_t(1) << 20);
-    FlowEnd f;
-    for (uint64_t n = 0; in && n < end_count_ && in->get(f); ++n) {
-      const auto& v = begins_[f.key];
-      const auto b =
-          std::lower_bound(v.begin(), v.end(), f.value, [](const FlowBegin& x, uint64_t val) { return x.value < val; });
-      if (b == v.end() || b->at > f.at) continue;
-      const std::string id = std::to_string(++flow_id);
-      const std::string name = keys_[f.key] + " = " + std::to_string(b->value);
-      const uint64_t s_seq = next_event_[kFlowEvents];
-      track(tracks_[b->track].name, kFlowEvents, s_seq);
-      add_event(kFlowEvents, b->at, 3, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
-      track(tracks_[f.track].name, kFlowEvents, s_seq + 1);
-      add_event(
-          kFlowEvents, f.at, 3, 'f', name, f.track,
-          ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}");
+// The signals' changes as timeline events: a slice per value held (text and 1-bit signals), a counter
+// sample per change of the others.
+void Vcd::timeline_signals(uint64_t end) {
+  // Signals, from their changes: within one timestamp only the last value of a signal counts (as in
+  // the VCD file). Every signal's value starts a counter at 0.
+  std::vector<uint64_t> current(signals_.size()), since(signals_.size(), 0);
+  for (size_t i = 0; i < signals_.size(); ++i) current[i] = signals_[i].initial;
+  auto leaf = [](const std::string& n) { return n.substr(n.rfind('.') + 1); };
+  auto close = [&](size_t id, uint64_t t) {  // the value held since since[id] ends at t
+    const Signal& sg = signals_[id];
+    if (sg.ascii) {
+      const std::string label = unpack(current[id]);
+      if (!label.empty() && t > since[id]) add_slice(kSignalEvents, sg.name, label, since[id], t);
+    } else if (sg.width == 1) {
+      if (current[id] && t > since[id]) add_slice(kSignalEvents, sg.name, leaf(sg.name), since[id], t);
     }
-  }
+  };
+  auto counter = [&](size_t id, uint64_t t) {
+    const Signal& sg = signals_[id];
+    if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
+    add_event(kSignalEvents, t, 2, 'C', sg.name, signal_track_[id],
+              ",\"args\":{" + quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
+  };
+  for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
+  for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
+    for (int id : touched) {
+      const size_t k = size_t(id);
+      if (last[k] == current[k]) continue;
+      close(k, t);
+      current[k] = last[k];
+      since[k] = t;
+      counter(k, t);
+    }
+  });
+  for (size_t i = 0; i < signals_.size(); ++i) close(i, std::max(end, since[i]));
+}
 
-  // Tracks: numbered in the order of their first use; a process per first name component (gpu, igpu,
-  // cpu, link, ...), numbered in the order its first track comes. Unused tracks (a flow's that drew
-  // none) are left out.
-  std::vector<uint32_t> order;
+void Vcd::timeline_flows() {
+  // Flows: each end, in the order they came, from the earliest begin of its key whose value reached
+  // the end's, if that begin came no later (else a CPU write or the start reached it: no flow).
+  uint64_t flow_id = 0;
+  std::optional<RunReader> in;
+  if (ends_) in.emplace(*ends_, 0, ends_->size(), size_t(1) << 20);
+  FlowEnd f;
+  for (uint64_t n = 0; in && n < end_count_ && in->get(f); ++n) {
+    const auto& v = begins_[f.key];
+    const auto b =
+        std::lower_bound(v.begin(), v.end(), f.value, [](const FlowBegin& x, uint64_t val) { return x.value < val; });
+    if (b == v.end() || b->at > f.at) continue;
+    const std::string id = std::to_string(++flow_id);
+    const std::string name = keys_[f.key] + " = " + std::to_string(b->value);
+    const uint64_t s_seq = next_event_[kFlowEvents];
+    track(tracks_[b->track].name, kFlowEvents, s_seq);
+    add_event(kFlowEvents, b->at, 3, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
+    track(tracks_[f.track].name, kFlowEvents, s_seq + 1);
+    add_event(
+        kFlowEvents, f.at, 3, 'f', name, f.track,
+        ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}");
+  }
+}
+
+// Tracks: numbered in the order of their first use; a process per first name component (gpu, igpu,
+// cpu, link, ...), numbered in the order its first track comes. Unused tracks (a flow's that drew
+// none) are left out.
+Vcd::TrackLayout Vcd::layout_tracks() const {
+  TrackLayout l;
+  std::vector<uint32_t>& order = l.order;
+  l.tid.assign(tracks_.size(), -1);
+  l.pid_of_track.assign(tracks_.size(), 0);
   for (uint32_t t = 0; t < tracks_.size(); ++t)
     if (tracks_[t].first != UINT64_MAX) order.push_back(t);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(tracks_[a].source, tracks_[a].first) < std::tie(tracks_[b].source, tracks_[b].first);
   });
-  std::vector<int> tid(tracks_.size(), -1), pid_of_track(tracks_.size(), 0);
   std::map<std::string, int> pid_of;
-  std::vector<std::string> pids;
   for (size_t i = 0; i < order.size(); ++i) {
     const std::string& name = tracks_[order[i]].name;
     const std::string proc = name.substr(0, name.find('.'));
     auto p = pid_of.find(proc);
     if (p == pid_of.end()) {
-      p = pid_of.emplace(proc, int(pids.size()) + 1).first;
-      pids.push_back(proc);
+      p = pid_of.emplace(proc, int(l.pids.size()) + 1).first;
+      l.pids.push_back(proc);
     }
-    tid[order[i]] = int(i);
-    pid_of_track[order[i]] = p->second;
+    l.tid[order[i]] = int(i);
+    l.pid_of_track[order[i]] = p->second;
   }
 
-  std::ofstream os(path);
-  if (!os) return false;
+  return l;
+}
+
+void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
   os << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},"
         "\n\"traceEvents\":[\n";
   bool first = true;
@@ -359,15 +364,15 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
     os << (first ? "" : ",\n") << e;
     first = false;
   };
-  for (size_t p = 0; p < pids.size(); ++p) {
+  for (size_t p = 0; p < l.pids.size(); ++p) {
     out("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) +
-        ",\"args\":{\"name\":" + quoted(pids[p]) + "}}");
+        ",\"args\":{\"name\":" + quoted(l.pids[p]) + "}}");
     out("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"sort_index\":" + std::to_string(p) + "}}");
   }
-  for (size_t i = 0; i < order.size(); ++i) {
-    const uint32_t t = order[i];
-    const std::string ids = ",\"pid\":" + std::to_string(pid_of_track[t]) + ",\"tid\":" + std::to_string(i);
+  for (size_t i = 0; i < l.order.size(); ++i) {
+    const uint32_t t = l.order[i];
+    const std::string ids = ",\"pid\":" + std::to_string(l.pid_of_track[t]) + ",\"tid\":" + std::to_string(i);
     out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + quoted(tracks_[t].name) + "}}");
     out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
   }
@@ -378,15 +383,27 @@ bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_ti
     line += "\",\"name\":";
     line += e->name;
     line += ",\"pid\":";
-    line += std::to_string(pid_of_track[e->track]);
+    line += std::to_string(l.pid_of_track[e->track]);
     line += ",\"tid\":";
-    line += std::to_string(tid[e->track]);
+    line += std::to_string(l.tid[e->track]);
     line += ",\"ts\":";
     line += us(e->ts);
     line += e->tail;
     out(line);
   }
   os << "\n]}\n";
+}
+
+bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) {
+  if (!timeline_written_) {
+    timeline_written_ = true;
+    timeline_signals(end_time.value());
+    timeline_flows();
+  }
+  const TrackLayout l = layout_tracks();
+  std::ofstream os(path);
+  if (!os) return false;
+  write_trace_events(os, l);
   int err = events_.error();
   if (!err && ends_) err = ends_->error();
   if (!err) err = changes_.error();

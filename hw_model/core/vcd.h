@@ -15,6 +15,7 @@
 // raised its fence's highest value yet).
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -84,6 +85,18 @@ class Vcd {
   static uint64_t pack(const char* text);  // up to 8 characters, big-endian, NUL-padded
 
  private:
+  // write_timeline's steps: the signals' slices and counters, the fences' flows (once per recording),
+  // then the tracks numbered and the file written.
+  struct TrackLayout {
+    std::vector<uint32_t> order;         // the used tracks, in the order they are numbered
+    std::vector<int> tid, pid_of_track;  // per track
+    std::vector<std::string> pids;       // process names, pid - 1
+  };
+  void timeline_signals(uint64_t end);
+  void timeline_flows();
+  TrackLayout layout_tracks() const;
+  void write_trace_events(std::ostream& os, const TrackLayout& l);
+
   struct Signal {
     std::string name;
     int width;
