@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "hw_model/gpu/fence_log.h"
-#include "hw_model/gpu/node.h"
 #include "hw_model/gpu/regs.h"
 
 namespace gpumodel {
@@ -55,8 +54,8 @@ void Cmp::declare_params(ParamSet& ps) {
 Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
-      bus_(isock),
-      mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
+      tm_(isock, ps),
+      bus_(tm_.bus()),
       vcd_(vcd),
       queues_(size_t(queues)),
       listed_(size_t(queues)),
@@ -87,7 +86,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
 
 void Cmp::node_control(int node, uint32_t v) {
   if (node < 0 || size_t(node) >= nodes_.size()) return;
-  if (v & regs::kNCtlReset) nodes_[size_t(node)]->request_reset();
+  if (v & regs::kNCtlReset) nodes_[size_t(node)]->request_reset(false, SC_ZERO_TIME);
   if (v & regs::kNCtlPreempt) push({Work::Preempt, uint32_t(node), 0, nullptr, false});
 }
 
@@ -101,19 +100,61 @@ void Cmp::adapter_resetter() {
   for (;;) {
     wait(adapter_reset_ev_);
     fifo_.clear();  // the firmware's pending work is lost with its state
-    for (Node* n : nodes_) n->request_reset(true, adapter_reset_time_);
+    for (EnginePort* n : nodes_) n->request_reset(true, adapter_reset_time_);
     wait(adapter_reset_time_);
-    for (Node* n : nodes_)
+    for (EnginePort* n : nodes_)
       while (n->status() & regs::kNStResetting) wait(n->reset_done_event());
     adapter_resetting_ = false;
   }
 }
 
-std::vector<HwQueue*> Cmp::queues_of(int node) {
-  std::vector<HwQueue*> v;
-  for (HwQueue& q : queues_)
+std::vector<const HwQueue*> Cmp::queues_of(int node) const {
+  std::vector<const HwQueue*> v;
+  for (const HwQueue& q : queues_)
     if (q.node == node) v.push_back(&q);
   return v;
+}
+
+void Cmp::executed(const HwQueue& q, uint64_t bytes) {
+  HwQueue& w = own(q);
+  w.rptr += bytes;
+  runnable_changed(w);
+}
+
+void Cmp::set_context(const HwQueue& q, uint64_t root) { own(q).ctx_root = root; }
+
+void Cmp::fault_queue(const HwQueue& q) {
+  HwQueue& w = own(q);
+  w.faulted = true;
+  runnable_changed(w);
+}
+
+void Cmp::block(const HwQueue& q, const BlockedWait& b) {
+  HwQueue& w = own(q);
+  w.blocked = true;
+  w.wait_slot = b.slot;
+  w.wait_value = b.value;
+  w.wait_logged = b.logged;
+  w.wait_seq = b.seq;
+  w.wait_handle = b.handle;
+  w.wait_observed = b.observed;
+  runnable_changed(w);
+  push({Work::QueueWait, w.wait_slot, w.wait_value, &w, false});  // re-checked, then unblocked on the GPU (F5)
+}
+
+void Cmp::drop_rest(const HwQueue& q) {
+  HwQueue& w = own(q);
+  w.rptr = w.wptr;
+  if (w.blocked) {
+    w.blocked = false;
+    forget_waiter(w);
+  }
+  runnable_changed(w);
+}
+
+void Cmp::reset_queue(const HwQueue& q) {
+  own(q).faulted = false;
+  drop_rest(q);
 }
 
 void Cmp::forget_waiter(HwQueue& q) {
@@ -150,7 +191,7 @@ void Cmp::runnable_changed(HwQueue& q) {
   }
 }
 
-HwQueue* Cmp::pick(int node) {
+const HwQueue* Cmp::pick(int node) {
   // Highest priority first; among equals, round robin after the last queue picked on this node.
   const RunList& rl = run_lists_[size_t(node)];
   if (rl.by_priority.empty()) return nullptr;
@@ -201,9 +242,7 @@ void Cmp::set_fence_xid(uint32_t slot, uint32_t xid) {
   if (xid) xid_slots_[xid].push_back(slot);
 }
 
-void Cmp::queue_wait(HwQueue& q) { push({Work::QueueWait, q.wait_slot, q.wait_value, &q, false}); }
-
-void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* logged_by) {
+void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue* logged_by) {
   // The engine's signal carries the value: a GPU wait registered after this, while the CV write is still
   // on its way, must not miss it (see QueueWait).
   if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
@@ -215,7 +254,7 @@ void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* 
     // adapter's CMP is to hear of the signal.
     if (fences_[slot].gpu_waiters.empty() && !(fences_[slot].xid && cfg.xdoorbell_target)) return;
   }
-  push({Work::FenceWritten, slot, value, logged_by, interrupt});
+  push({Work::FenceWritten, slot, value, logged_by ? &own(*logged_by) : nullptr, interrupt});
 }
 
 void Cmp::flush_logs(HwQueue& q) {
@@ -348,7 +387,7 @@ void Cmp::run(const Work& w) {
         unblock_satisfied(x, slot, cv);
         // This adapter's own CPU waiters: the conditional interrupt against its MV, as an engine's
         // signal here would check it (F3); the peer's signal was never checked against this MV.
-        const uint64_t mv = read64_va(mv_from_memory_ ? fence_names_[slot].mv_addr : shadow_mv_addr(slot));
+        const uint64_t mv = read64_va(check_mv_addr(slot));
         const bool raise = cv > mv;
         decision(raise);
         if (raise) raise_fence_interrupt(slot, cv);
@@ -424,32 +463,9 @@ void Cmp::raise_event(const Event& e) {
   send_msi(regs::kFenceEventVector);
 }
 
-bool Cmp::xlate(uint64_t va, uint64_t& pa) {
-  const GpuMmu::Result r = mmu_.translate(cfg.system_root, va);
-  if (r.ok) {
-    pa = r.addr;
-    return true;
-  }
-  // A page fault of the firmware: the access is dropped (a read returns 0), counted, its VA kept.
-  ++page_faults_;
-  fault_va_ = va;
-  return false;
-}
-
-sc_time Cmp::post_va(uint64_t va, const void* src, unsigned len) {
-  uint64_t pa = 0;
-  if (!xlate(va, pa)) return sc_time_stamp();
-  return bus_.post(pa, src, len);
-}
-
-uint64_t Cmp::read64_va(uint64_t va) {
-  uint64_t pa = 0;
-  return xlate(va, pa) ? bus_.read64(pa) : 0;
-}
-
 void Cmp::invalidate_tlbs(uint64_t root) {
-  for (Node* n : nodes_) n->mmu().invalidate(root);
-  mmu_.invalidate(root);
+  for (EnginePort* n : nodes_) n->invalidate_tlb(root);
+  tm_.mmu().invalidate(root);
 }
 
 void Cmp::send_msi(uint32_t vector) {

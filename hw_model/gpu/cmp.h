@@ -29,54 +29,16 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/register_table.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/gpu/engine_ports.h"
+#include "hw_model/gpu/fence_table.h"
 #include "hw_model/gpu/hw_queue.h"
 #include "hw_model/gpu/mmu.h"
-#include "hw_model/gpu/node.h"
+#include "hw_model/gpu/translating_master.h"
 
 namespace gpumodel {
 
-// The HW queues blocked on a fence's WAIT, usually none: a pointer in the entry, a list on the heap only
-// once one has waited.
-class WaitingQueues {
- public:
-  bool empty() const { return !q_ || q_->empty(); }
-  size_t size() const { return q_ ? q_->size() : 0; }
-  HwQueue* operator[](size_t i) const { return (*q_)[i]; }
-  void push_back(HwQueue* q) {
-    if (!q_) q_ = std::make_unique<std::vector<HwQueue*>>();
-    q_->push_back(q);
-  }
-  void swap_remove(size_t i) {  // removes the i-th (the last takes its place)
-    (*q_)[i] = q_->back();
-    q_->pop_back();
-  }
-  void remove(const HwQueue* q) {
-    if (q_) q_->erase(std::remove(q_->begin(), q_->end(), q), q_->end());
-  }
-  void clear() { q_.reset(); }
-
- private:
-  std::unique_ptr<std::vector<HwQueue*>> q_;
-};
-
-// What a signal reads and writes of a fence slot: 32 bytes, half a host cache line, so 16,384 fences'
-// entries (512 KB) stay in a core's cache beside their values. The MV's address and
-// the handle, read only off that path, sit in FenceNames.
-struct alignas(32) FenceEntry {
-  uint64_t cv_addr = 0;
-  uint64_t last_signaled = 0;  // the highest value an engine reported signalling (its CV may be in flight)
-  WaitingQueues gpu_waiters;
-  uint32_t flags = 0;
-  uint32_t xid = 0;  // F20: cross-adapter fence id (kFenceXid; 0: none)
-  bool valid() const { return flags & 1; }
-};
-static_assert(sizeof(FenceEntry) == 32, "a fence entry is half a host cache line");
-struct FenceNames {
-  uint64_t mv_addr = 0;
-  uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
-};
-
-class Cmp : public sc_core::sc_module {
+// The engines reach the CMP through CmpPort, and the CMP each engine through EnginePort (engine_ports.h).
+class Cmp final : public sc_core::sc_module, public CmpPort {
  public:
   tlm_utils::simple_initiator_socket<Cmp> isock;
   static constexpr unsigned kFenceSlots = 65536;
@@ -84,12 +46,12 @@ class Cmp : public sc_core::sc_module {
   static void declare_params(ParamSet& ps);
   Cmp(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const std::string& adapter = "gpu");
 
-  void attach(Node* n) {
+  void attach(EnginePort* n) {
     nodes_.push_back(n);
     last_pick_.push_back(-1);
     run_lists_.emplace_back();
   }
-  HwQueue& queue(int q) { return queues_.at(size_t(q)); }
+  const HwQueue& queue(int q) const { return queues_.at(size_t(q)); }
   int queue_count() const { return int(queues_.size()); }
 
   // Register side effects, called by BAR0 when the write arrives.
@@ -103,7 +65,7 @@ class Cmp : public sc_core::sc_module {
   // each write an operation that keeps the CMP's state whole (cmp_registers.cpp).
   void map_registers(RegisterTable& t);
   // The fence table as the KMD programmed it (read-only: it changes through the registers).
-  const FenceEntry* fence(uint32_t slot) const { return slot < fences_.size() ? &fences_[slot] : nullptr; }
+  const FenceEntry* fence(uint32_t slot) const override { return slot < fences_.size() ? &fences_[slot] : nullptr; }
   // The slot's MV address and handle (KMD: kFenceMvAddr, kFenceHandle); slot < kFenceSlots.
   const FenceNames& fence_names(uint32_t slot) const { return fence_names_.at(slot); }
   void mv_update(uint32_t slot, uint64_t mv);  // KMD: DxgkDdiUpdateMonitoredValues, per fence
@@ -119,17 +81,36 @@ class Cmp : public sc_core::sc_module {
   // cmp.adapter_reset_ms. Status: adapter_resetting().
   void adapter_reset();
   bool adapter_resetting() const { return adapter_resetting_; }
-  std::vector<HwQueue*> queues_of(int node);
-  void forget_waiter(HwQueue& q);  // a reset or preemption dropped a queue blocked on a WAIT
+  // CmpPort: the engines' requests (see engine_ports.h).
+  const HwQueue* pick(int node) override;
+  bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const override;
+  bool other_runnable(int node, const HwQueue& current) const override;
+  void executed(const HwQueue& q, uint64_t bytes) override;
+  void set_context(const HwQueue& q, uint64_t root) override;
+  void fault_queue(const HwQueue& q) override;
+  void block(const HwQueue& q, const BlockedWait& w) override;
+  void drop_rest(const HwQueue& q) override;
+  void reset_queue(const HwQueue& q) override;
+  std::vector<const HwQueue*> queues_of(int node) const override;
+  // An engine's INTERRUPT packet. regs::kMonitoredFenceSignalVector is a monitored fence's signal
+  // interrupt: an event-ring entry naming the node, like a native fence's event (F12).
+  void raise_interrupt(uint32_t vector, int node) override;
+  // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3). `logged_by`:
+  // the queue whose signal log holds the signal (a logged SIGNAL), so that with kFenceIrqNamesQueue the
+  // event names that queue (F19); an unlogged signal's event names the fence (F12).
+  void fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue* logged_by = nullptr) override;
+  uint64_t check_mv_addr(uint32_t slot) const override {
+    return mv_from_memory_ ? fence_names_.at(slot).mv_addr : shadow_mv_addr(slot);
+  }
   // GPU MMU: the firmware's addresses (fence CV/MV, shadow MVs, acknowledgements, event ring) are GPU VAs
   // of the system process (F10), cfg.system_root; a FLUSH_TLB or BAR0 kMmuInvalidate invalidates every
   // TLB of the adapter. A firmware page fault drops the access and is counted.
-  uint64_t system_root() const { return cfg.system_root; }
-  void invalidate_tlbs(uint64_t root);
-  GpuMmu& mmu() { return mmu_; }
-  const GpuMmu& mmu() const { return mmu_; }
-  uint64_t page_faults() const { return page_faults_; }
-  uint64_t last_fault_va() const { return fault_va_; }
+  uint64_t system_root() const override { return cfg.system_root; }
+  void invalidate_tlbs(uint64_t root) override;
+  GpuMmu& mmu() { return tm_.mmu(); }
+  const GpuMmu& mmu() const { return tm_.mmu(); }
+  uint64_t page_faults() const { return tm_.page_faults(); }
+  uint64_t last_fault_va() const { return tm_.last_fault_va(); }
   // The firmware's configuration as the KMD programmed it through BAR0.
   struct Config {
     uint64_t system_root = 0;
@@ -140,22 +121,6 @@ class Cmp : public sc_core::sc_module {
   };
   const Config& config() const { return cfg; }
 
-  // Whoever changes what HwQueue::runnable() reads, or a queue's node or priority (BAR0, the nodes, the
-  // firmware), calls this after the change: it keeps the node's run list (below) in step.
-  void runnable_changed(HwQueue& q);
-
-  // Sideband from the nodes. Each costs the same host time with 1 or 1,024 queues: the CMP keeps, per
-  // node, its runnable queues by priority (a set of ids each), instead of scanning every queue.
-  HwQueue* pick(int node);  // next queue for an idle node, or null
-  bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const;
-  bool other_runnable(int node, const HwQueue& current) const;
-  // An engine's INTERRUPT packet. regs::kMonitoredFenceSignalVector is a monitored fence's signal
-  // interrupt: an event-ring entry naming the node, like a native fence's event (F12).
-  void raise_interrupt(uint32_t vector, int node);
-  // An engine wrote a fence (SIGNAL): `interrupt` is its conditional check's verdict (F3). `logged_by`:
-  // the queue whose signal log holds the signal (a logged SIGNAL), so that with kFenceIrqNamesQueue the
-  // event names that queue (F19); an unlogged signal's event names the fence (F12).
-  void fence_written(uint32_t slot, uint64_t value, bool interrupt, HwQueue* logged_by = nullptr);
   // BAR0 kQLogFlush: returns once every log write of queue `q` issued so far, the engine's and ours, is
   // visible (blocks the calling thread: the register read's completion).
   void flush_logs(HwQueue& q);
@@ -168,10 +133,9 @@ class Cmp : public sc_core::sc_module {
   std::function<void(uint32_t slot)> on_mv_update_queued;  // an MV update reached the firmware's queue
   // Observer (monitors only): a WAIT_UNBLOCKED entry the CMP wrote (as Node::on_log_entry).
   std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
-  void queue_wait(HwQueue& q);  // an engine blocked a queue on WAIT
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
   // cmp.mv_source = memory: the engines read the OS's MV location, there is no shadow (caps bit).
-  bool mv_from_memory() const { return mv_from_memory_; }
+  bool mv_from_memory() const override { return mv_from_memory_; }
 
   // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
@@ -187,6 +151,12 @@ class Cmp : public sc_core::sc_module {
 
  private:
   Config cfg;
+  // Whoever changes what HwQueue::runnable() reads, or a queue's node or priority (BAR0's registers, the
+  // engines' requests, the firmware), calls this after the change: it keeps the node's run list (below)
+  // in step. Only the CMP's own code changes a queue.
+  void runnable_changed(HwQueue& q);
+  HwQueue& own(const HwQueue& q) { return queues_.at(size_t(q.id)); }  // an engine's queue, writable
+  void forget_waiter(HwQueue& q);  // a reset or preemption dropped a queue blocked on a WAIT
   FenceEntry* slot_entry(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
   // A BAR0 write to a queue's block: `edit` changes its fields, then the queue is re-listed.
   void edit_queue(unsigned q, const std::function<void(HwQueue&)>& edit);
@@ -220,16 +190,20 @@ class Cmp : public sc_core::sc_module {
   void unblock_satisfied(FenceEntry& f, uint32_t slot, uint64_t cv);
   void decision(bool raise);
 
-  BusMaster<Cmp> bus_;
-  GpuMmu mmu_;
-  uint64_t page_faults_ = 0, fault_va_ = 0;
-  bool xlate(uint64_t va, uint64_t& pa);
-  sc_core::sc_time post_va(uint64_t va, const void* src, unsigned len);  // the visibility time
-  uint64_t read64_va(uint64_t va);
+  // The firmware's bus master: its addresses are GPU VAs of the system process (cfg.system_root).
+  TranslatingMaster<Cmp> tm_;
+  BusMaster<Cmp>& bus_;
+  sc_core::sc_time post_va(uint64_t va, const void* src, unsigned len) {  // the visibility time
+    return tm_.post(cfg.system_root, va, src, len);
+  }
+  uint64_t read64_va(uint64_t va) {
+    bool ok = false;
+    return tm_.read64(cfg.system_root, va, ok);
+  }
   Vcd& vcd_;
   std::string adapter_;  // "gpu", "igpu": the traces' prefix
   std::vector<HwQueue> queues_;
-  std::vector<Node*> nodes_;
+  std::vector<EnginePort*> nodes_;
   std::vector<int> last_pick_;  // per node, for round robin
   // Per node, the runnable queues: by priority (highest first), the ids of each priority in id order
   // (round robin takes the first id after the last pick, wrapping). A priority with none is erased.
@@ -253,7 +227,7 @@ class Cmp : public sc_core::sc_module {
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
   bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_;
-  std::vector<Node::WriteFlush> flushes_;  // the barrier's, one per node
+  std::vector<WriteBuffer::Flush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
   std::map<uint32_t, std::vector<uint32_t>> xid_slots_;  // F20: cross-adapter fence id -> slots

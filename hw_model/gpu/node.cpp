@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "hw_model/gpu/cmp.h"
 #include "hw_model/gpu/fence_log.h"
 #include "hw_model/gpu/regs.h"
 
@@ -12,10 +11,12 @@ namespace gpumodel {
 
 using namespace sc_core;
 
-Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp, const std::string& adapter)
+Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPort& cmp, const std::string& adapter)
     : sc_module(name),
       isock("isock"),
-      bus_(isock),
+      tm_(isock, ps,
+          [this](uint64_t root, uint64_t va, const char* what, bool stop) { page_fault(root, va, what, stop); }),
+      bus_(tm_.bus()),
       cmp_(cmp),
       vcd_(vcd),
       ordinal_(ordinal),
@@ -44,9 +45,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
                              uint64_t(ps.get_int(instance_, "node.translate_ahead_bytes")),
                              ps.get_ns(instance_, "node.write_buffer_ns")},
            DmaEngine::Port{[this](uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what) {
-                             return xlate(root, va, r, what);
+                             return tm_.translate(root, va, r, what);
                            },
-                           [this](uint64_t root, uint64_t va) { return mmu_.translate(root, va); },
+                           [this](uint64_t root, uint64_t va) { return tm_.mmu().translate(root, va); },
                            [this](uint64_t pa, void* dst, unsigned len, ZeroHint* zh) {
                              bus_.read(pa, dst, len, SC_ZERO_TIME, zh);
                            },
@@ -60,7 +61,6 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& 
       preempt_point_(period_ * double(ps.get_int(instance_, "node.preempt_point_cycles"))),
       reset_time_(ps.get_ns(instance_, "node.reset_ns")),
       reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
-      mmu_(ps, [this](uint64_t a, void* d, unsigned n) { bus_.read(a, d, n); }),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
   log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
   fault_vector_ = kNoVector;
@@ -88,7 +88,7 @@ void Node::kick(const HwQueue& q) {
   work_ev_.notify(SC_ZERO_TIME);
 }
 
-void Node::start_queue(HwQueue* q) {
+void Node::start_queue(const HwQueue* q) {
   if (resume_pending_) {
     resume_pending_ = false;
     resumed_at_ = sc_time_stamp();
@@ -121,7 +121,7 @@ void Node::fetcher() {
       wait(fetch_ev_);
       continue;
     }
-    HwQueue* q = q_;
+    const HwQueue* q = q_;
     const unsigned g = gen_;
     const uint64_t off = fetch_ptr_ & (q->ring_size - 1);
     uint64_t n =
@@ -133,7 +133,7 @@ void Node::fetcher() {
     }
     // The ring is in the queue's own space (a packet's SET_PAGE_TABLE changes the context's, not the ring's).
     GpuMmu::Result r;
-    if (!xlate(q->pt_root, q->ring_base + off, r, "ring fetch")) {
+    if (!tm_.translate(q->pt_root, q->ring_base + off, r, "ring fetch")) {
       data_ev_.notify(SC_ZERO_TIME);  // the executor stops the queue
       wait(fetch_ev_);
       continue;
@@ -199,7 +199,7 @@ void Node::executor() {
         continue;
       }
       if (!q_) {
-        HwQueue* q = cmp_.pick(ordinal_);
+        const HwQueue* q = cmp_.pick(ordinal_);
         if (!q) {
           set_state("idle");
           wait(work_ev_ | abort_ev_ | preempt_ev_);
@@ -257,8 +257,7 @@ void Node::executor() {
         finish_queue();
         continue;
       }
-      q_->rptr += uint64_t(len) * 4;
-      cmp_.runnable_changed(*q_);
+      cmp_.executed(*q_, uint64_t(len) * 4);
       ++packets_;
       if (q_->blocked) {
         hold_blocked_queue();
@@ -337,14 +336,8 @@ void Node::resetter() {
     while (!parked_) wait(parked_ev_);  // the executor was in a bounded step (a bus access): let it stop
     // Every HW queue of this node is emptied; the read pointer goes back to memory so the KMD sees the
     // ring free.
-    for (HwQueue* q : cmp_.queues_of(ordinal_)) {
-      q->rptr = q->wptr;
-      q->faulted = false;
-      if (q->blocked) {
-        q->blocked = false;
-        cmp_.forget_waiter(*q);
-      }
-      cmp_.runnable_changed(*q);
+    for (const HwQueue* q : cmp_.queues_of(ordinal_)) {
+      cmp_.reset_queue(*q);
       if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8, SC_ZERO_TIME, q->pt_root, false);
     }
     preempt_req_ = false;
@@ -374,12 +367,7 @@ void Node::take_preemption() {
     set_state("preempt");
     wait(preempt_save_, abort_ev_);
     check_abort();
-    q_->rptr = q_->wptr;
-    if (q_->blocked) {
-      q_->blocked = false;
-      cmp_.forget_waiter(*q_);
-    }
-    cmp_.runnable_changed(*q_);
+    cmp_.drop_rest(*q_);
     finish_queue();
   }
   ++preemptions_;
@@ -398,8 +386,7 @@ void Node::fault(const std::string& reason) {
                   static_cast<unsigned long long>(q_->rptr & (q_->ring_size - 1)));
     fault_messages_.push_back(name() + std::string(where) + reason);
   }
-  q_->faulted = true;
-  cmp_.runnable_changed(*q_);
+  cmp_.fault_queue(*q_);
   set_state("fault");
 }
 
@@ -432,7 +419,10 @@ void Node::execute(const DecodedPacket& d) {
     case Op::Interrupt: cmp_.raise_interrupt(uint32_t(d.arg[0]), ordinal_); break;
     case Op::Wait: wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]); break;
     case Op::Fence: fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
-    case Op::SetPageTable: root_ = q_->ctx_root = d.arg[0]; break;
+    case Op::SetPageTable:
+      root_ = d.arg[0];
+      cmp_.set_context(*q_, root_);
+      break;
     case Op::FlushTlb:
       // A release (the page-table writes before it are visible), then every TLB of the adapter.
       drain_write_buffer();
@@ -502,14 +492,9 @@ void Node::fence(uint64_t addr, uint64_t id, uint32_t vector) {
   cmp_.raise_interrupt(vector, ordinal_);
 }
 
-bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop) {
-  r = mmu_.translate(root, va);
-  if (on_translate) on_translate(root, va, r.addr, r.ok);
-  if (r.ok) return true;
-  // A page fault: recorded in the node's fault registers and reported (DMA_FAULTED); the executor stops
-  // the queue at its next check.
-  ++page_faults_;
-  fault_va_ = va;
+void Node::page_fault(uint64_t root, uint64_t va, const char* what, bool stop) {
+  // Recorded in the node's fault registers (tm_ counted it and kept its VA) and reported (DMA_FAULTED);
+  // the executor stops the queue at its next check.
   char m[160];
   std::snprintf(m, sizeof m, "page fault: %s at GPU VA 0x%llx in the space of page table 0x%llx", what,
                 static_cast<unsigned long long>(va), static_cast<unsigned long long>(root));
@@ -520,7 +505,6 @@ bool Node::xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what
     fault_messages_.push_back(name() + std::string(": ") + m);
   }
   if (fault_vector_ != kNoVector) cmp_.raise_interrupt(fault_vector_, ordinal_);
-  return false;
 }
 
 bool Node::take_page_fault() {
@@ -530,17 +514,11 @@ bool Node::take_page_fault() {
   return q_ != nullptr;
 }
 
-uint64_t Node::read64_va(uint64_t root, uint64_t va, bool& ok, const sc_time& offset) {
-  GpuMmu::Result r;
-  ok = xlate(root, va, r, "read");
-  return ok ? bus_.read64(r.addr, offset) : 0;
-}
-
 bool Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& offset, uint64_t root, bool stop) {
   // Translated (an aligned write of up to 8 bytes never crosses a page), then into the write buffer;
   // it leaves for the fabric write_buffer_ later, in order.
   GpuMmu::Result r;
-  if (!xlate(root == kCurrentRoot ? root_ : root, addr, r, "write", stop)) return false;
+  if (!tm_.translate(root == kCurrentRoot ? root_ : root, addr, r, "write", stop)) return false;
   wb_.push(r.addr, src, len, offset);
   return true;
 }
@@ -570,8 +548,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     check_abort();
     drain_write_buffer(false);
     bool ok = false;
-    const uint64_t mv =
-        read64_va(sys, cmp_.mv_from_memory() ? cmp_.fence_names(slot).mv_addr : cmp_.shadow_mv_addr(slot), ok);
+    const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok);
     if (ok) cmp_.fence_written(slot, value, value > mv, q_);
     return;
   }
@@ -582,14 +559,14 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     wait(decode);
     wb_.wait_flushed();
     bool ok = false;
-    const uint64_t mv = read64_va(sys, cmp_.fence_names(slot).mv_addr, ok);
+    const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok);
     if (ok) cmp_.fence_written(slot, value, value > mv);  // F3
     return;
   }
   // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
   // still be in the write buffer: that is the window the CMP's barrier closes (F7).
   bool ok = false;
-  const uint64_t mv = read64_va(sys, cmp_.shadow_mv_addr(slot), ok, decode);
+  const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok, decode);
   if (ok) cmp_.fence_written(slot, value, value > mv);
 }
 
@@ -614,7 +591,7 @@ void Node::write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t va
 
 bool Node::post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_time& offset) {
   GpuMmu::Result r;
-  if (!xlate(root, va, r, "write")) return false;  // 48 B at an 8-B aligned offset of a 4 KiB log: one page
+  if (!tm_.translate(root, va, r, "write")) return false;  // 48 B at an 8-B aligned offset of a 4 KiB log: one page
   wc_.push(r.addr, entry, offset);
   return true;
 }
@@ -630,7 +607,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   last_wait_read_ = sc_time_stamp();
   const uint64_t observed = sc_time_stamp().value() / tick_ps_;
   bool ok = false;
-  const uint64_t cv = read64_va(cmp_.system_root(), f->cv_addr, ok);
+  const uint64_t cv = tm_.read64(cmp_.system_root(), f->cv_addr, ok);
   if (!ok) return;    // a page fault, which stops the queue
   if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself; it never stalled: observed = end
     if (logged && q_->wait_log && q_->log_entries)
@@ -638,17 +615,10 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
                 SC_ZERO_TIME);
     return;
   }
-  q_->blocked = true;
-  q_->wait_slot = slot;
-  q_->wait_value = value;
   // The CMP logs WAIT_UNBLOCKED when it unblocks the queue (the document: "after the GPU scheduler observes
-  // HWQueueA is unblocked ... it logs the event").
-  q_->wait_logged = logged && q_->wait_log && q_->log_entries;
-  q_->wait_seq = uint32_t(payload);
-  q_->wait_handle = uint32_t(payload >> 32);
-  q_->wait_observed = observed;
-  cmp_.runnable_changed(*q_);
-  cmp_.queue_wait(*q_);  // the CMP re-checks and unblocks it on the GPU (F5)
+  // HWQueueA is unblocked ... it logs the event"), then re-checks the fence and unblocks it on the GPU (F5).
+  cmp_.block(*q_, BlockedWait{slot, value, logged && q_->wait_log && q_->log_entries, uint32_t(payload),
+                              uint32_t(payload >> 32), observed});
 }
 
 void Node::hold_blocked_queue() {

@@ -40,35 +40,35 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/dma_engine.h"
+#include "hw_model/gpu/engine_ports.h"
 #include "hw_model/gpu/hw_queue.h"
 #include "hw_model/gpu/log_combiner.h"
 #include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/packets.h"
 #include "hw_model/gpu/regs.h"
+#include "hw_model/gpu/translating_master.h"
 #include "hw_model/gpu/write_buffer.h"
 
 namespace gpumodel {
 
-class Cmp;
-
-class Node : public sc_core::sc_module {
+// The engine reaches the CMP only through CmpPort, and the CMP the engine only through EnginePort
+// (engine_ports.h): the queue it runs is the CMP's, read here and changed through the port.
+class Node : public sc_core::sc_module, public EnginePort {
  public:
   tlm_utils::simple_initiator_socket<Node> isock;
 
   static void declare_params(ParamSet& ps);
   // `adapter`: the adapter's key ("gpu", "igpu"): its own <adapter>.engine_clock_mhz and
   // <adapter>.timestamp_tick_ps, and the prefix of its trace names.
-  Node(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, Cmp& cmp,
+  Node(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPort& cmp,
        const std::string& adapter = "gpu");
 
   int ordinal() const { return ordinal_; }
-  void kick(const HwQueue& q);  // CMP: the queue has new work (doorbell)
-
-  // Packet scheduling and TDR (BAR0 registers).
-  void request_preempt();
-  // Engine reset (`adapter`: part of an adapter reset, which takes `duration` and cannot fail).
-  void request_reset(bool adapter = false, const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME);
-  uint32_t status() const;  // regs::kNSt* bits
+  // EnginePort: the CMP's requests (see engine_ports.h).
+  void kick(const HwQueue& q) override;
+  void request_preempt() override;
+  void request_reset(bool adapter = false, const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME) override;
+  uint32_t status() const override;
   uint64_t last_fence() const { return last_fence_; }
   void set_preempt_vector(uint32_t v) { preempt_vector_ = v; }
   uint32_t preempt_vector() const { return preempt_vector_; }
@@ -79,7 +79,7 @@ class Node : public sc_core::sc_module {
   uint64_t resets() const { return resets_; }
   // When the node first started a queue after its last successful reset (zero: not since).
   sc_core::sc_time resumed_at() const { return resumed_at_; }
-  const sc_core::sc_event& reset_done_event() const { return reset_done_ev_; }
+  const sc_core::sc_event& reset_done_event() const override { return reset_done_ev_; }
 
   // Performance counters (readable through BAR0).
   uint64_t packets_executed() const { return packets_; }
@@ -91,12 +91,13 @@ class Node : public sc_core::sc_module {
   using WriteFlush = WriteBuffer::Flush;
   // Snapshots the writes posted so far into `f`; done at once if they have all left the buffer, else
   // when the last of them leaves (flush_event() is notified). `f` must live until done.
-  void request_flush(WriteFlush& f) { wb_.request_flush(f); }
-  const sc_core::sc_event& flush_event() const { return wb_.flush_event(); }
-  sc_core::sc_time dma_visible() const { return dma_.visible(); }
+  void request_flush(WriteFlush& f) override { wb_.request_flush(f); }
+  const sc_core::sc_event& flush_event() const override { return wb_.flush_event(); }
+  sc_core::sc_time dma_visible() const override { return dma_.visible(); }
   // The OS side of F17 (BAR0 kQLogFlush, DxgkDdiUpdateNativeFenceLogs): push the log entries still in
   // the write-combining buffer out now and return once every log write issued so far is visible.
-  void flush_logs();
+  void flush_logs() override;
+  void invalidate_tlb(uint64_t root) override { tm_.mmu().invalidate(root); }
   // Observer (monitors only): a log entry the engine wrote (queue, log type, the UMD's sequence number,
   // the entry as a fence_log::Entry).
   std::function<void(int queue, uint32_t type, uint64_t seq, const void* entry)> on_log_entry;
@@ -114,14 +115,14 @@ class Node : public sc_core::sc_module {
   // GPU MMU: the node's TLB; page faults (each also a fault that stopped a queue, unless it was the
   // read-pointer write-back of a queue the node was not running), the last one's VA, and the MSI vector
   // the node raises for one (DMA_FAULTED; BAR0 kNFaultVector).
-  GpuMmu& mmu() { return mmu_; }
-  const GpuMmu& mmu() const { return mmu_; }
-  uint64_t page_faults() const { return page_faults_; }
-  uint64_t last_fault_va() const { return fault_va_; }
+  GpuMmu& mmu() { return tm_.mmu(); }
+  const GpuMmu& mmu() const { return tm_.mmu(); }
+  uint64_t page_faults() const { return tm_.page_faults(); }
+  uint64_t last_fault_va() const { return tm_.last_fault_va(); }
   static constexpr uint32_t kNoVector = ~0u;  // no fault vector programmed: a page fault raises no MSI
   // Observer (monitors only, it must not drive the model): every translation the node makes, with its
   // result (ok false: a page fault).
-  std::function<void(uint64_t root, uint64_t va, uint64_t addr, bool ok)> on_translate;
+  std::function<void(uint64_t root, uint64_t va, uint64_t addr, bool ok)>& on_translate() { return tm_.on_translate; }
   void set_fault_vector(uint32_t v) { fault_vector_ = v; }
   uint32_t fault_vector() const { return fault_vector_; }
 
@@ -151,9 +152,9 @@ class Node : public sc_core::sc_module {
   static constexpr uint64_t kCurrentRoot = ~uint64_t(0);
   bool post(uint64_t addr, const void* src, unsigned len, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME,
             uint64_t root = kCurrentRoot, bool stop = true);
-  // A translation; on a fault records it (and, `stop`, has the executor stop the queue at its next check).
-  bool xlate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop = true);
-  uint64_t read64_va(uint64_t root, uint64_t va, bool& ok, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
+  // A page fault (tm_'s handler): recorded in the node's fault registers and reported (DMA_FAULTED);
+  // `stop`: the executor stops the queue at its next check.
+  void page_fault(uint64_t root, uint64_t va, const char* what, bool stop);
   bool take_page_fault();  // executor: a pending page fault stops the queue (true)
   // BARRIER: every earlier write visible, the log entries in the write-combining buffer too (`logs`);
   // without them it is F17's barrier after FirstFreeEntryIndex (the entry is the OS's to flush).
@@ -164,11 +165,12 @@ class Node : public sc_core::sc_module {
   void write_log(bool signal_log, uint64_t seq, uint32_t handle, uint64_t value, uint64_t observed,
                  const sc_core::sc_time& offset);  // an entry, then FirstFreeEntryIndex (F17)
   void copy(uint64_t src, uint64_t dst, uint64_t bytes);
-  void start_queue(HwQueue* q);
+  void start_queue(const HwQueue* q);
   void finish_queue();
 
-  BusMaster<Node> bus_;
-  Cmp& cmp_;
+  TranslatingMaster<Node> tm_;  // the node's bus master, behind its GPU MMU
+  BusMaster<Node>& bus_;
+  CmpPort& cmp_;
   Vcd& vcd_;
   const int ordinal_;
   const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
@@ -186,8 +188,8 @@ class Node : public sc_core::sc_module {
   void wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload);
   void hold_blocked_queue();
 
-  HwQueue* q_ = nullptr;      // the queue this node runs
-  sc_core::sc_time q_since_;  // when it started running it
+  const HwQueue* q_ = nullptr;  // the queue this node runs (the CMP's: changed through cmp_)
+  sc_core::sc_time q_since_;    // when it started running it
   uint64_t fetch_ptr_ = 0;
   unsigned gen_ = 0;  // bumps when the queue changes, so a fetch in flight is discarded
   std::deque<uint32_t> fifo_;
@@ -219,11 +221,9 @@ class Node : public sc_core::sc_module {
   bool computing_ = false, resume_pending_ = false;
   sc_core::sc_time resumed_at_ = sc_core::SC_ZERO_TIME;
 
-  GpuMmu mmu_;
   uint64_t root_ = 0;  // the running context's GPU VA space (its queue's ctx_root)
   bool pf_pending_ = false;
   std::string pf_msg_;
-  uint64_t page_faults_ = 0, fault_va_ = 0;
   uint32_t fault_vector_ = 0;
   sc_core::sc_time invalidate_;
   uint64_t packets_ = 0;

@@ -67,7 +67,7 @@ void AllocationRulesMonitor::watch() {
   Platform& p = p_;
   for (auto& n : p.gpu.nodes) {
     Node* node = n.get();
-    chain(node->on_translate, [this, node](uint64_t root, uint64_t va, uint64_t, bool ok) {
+    chain(node->on_translate(), [this, node](uint64_t root, uint64_t va, uint64_t, bool ok) {
       for (auto& [h, b] : books_) {
         if (!b.va_unmapped || b.root != root || va < b.a->va || va - b.a->va >= b.a->bytes) continue;
         char m[200];
