@@ -1,0 +1,325 @@
+// The engine (Node) alone: its fetcher, decoder and executor against a memory and a stub CMP that
+// implements CmpPort (hw_model/gpu/engine_ports.h) and records what the engine asks of it. No adapter,
+// no driver, no link: the ring is poked into memory and the stub hands the engine its one queue, so
+// each timing below is the engine's own (the memory's latencies and the engine's parameters) and
+// nothing else's. The GPU MMU is off (page-table root 0: GPU VAs are physical), so a translation costs
+// nothing.
+//
+// Timing terms used in the derivations (memory: sysmem.read_latency_ns = sysmem.write_latency_ns =
+// 90 ns; sysmem.bandwidth_gbps = 1000 here, so n bytes occupy the port n ps):
+//   fetch(n)   the ring read of n bytes: 90 ns + n ps (it is sampled when its data has crossed the port)
+//   decode     node.decode_cycles at gpu.engine_clock_mhz: 8 cycles at 2 GHz = 4 ns
+//   hold       node.write_buffer_ns: a posted write leaves the engine that long after it was issued
+//   visible    a posted 8-byte write is visible 8 ps + 90 ns after it leaves
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hw_model/gpu/node.h"
+#include "hw_model/memory/memory.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+
+namespace {
+
+constexpr uint64_t kMem = 0x1'0000'0000ull;  // system memory: below regs::kVramBase, so system scope
+constexpr uint64_t kRing = kMem + 0x1000;
+constexpr uint64_t kData = kMem + 0x8000, kFenceId = kMem + 0x8100, kCv = kMem + 0x8200, kMv = kMem + 0x8208;
+constexpr uint64_t kRptr = kMem + 0x8300;
+constexpr uint32_t kSlot = 3, kFenceVector = 5, kPreemptVector = 9;
+
+struct StubCmp : CmpPort {
+  HwQueue q;
+  FenceEntry f;
+  struct Call {
+    std::string what;
+    uint64_t a = 0, b = 0;
+    sc_time at;
+  };
+  std::vector<Call> calls;
+  BlockedWait blocked_on;
+  void log(const std::string& w, uint64_t a = 0, uint64_t b = 0) { calls.push_back({w, a, b, sc_time_stamp()}); }
+  const Call* find(const std::string& w, size_t nth = 0) const {
+    for (const Call& c : calls)
+      if (c.what == w && nth-- == 0) return &c;
+    return nullptr;
+  }
+  size_t count(const std::string& w) const {
+    size_t n = 0;
+    for (const Call& c : calls) n += c.what == w;
+    return n;
+  }
+
+  StubCmp() {
+    q.enabled = true;
+    q.ring_base = kRing;
+    q.ring_size = 4096;
+    q.rptr_addr = kRptr;
+    f.cv_addr = kCv;
+    f.flags = 1;  // valid
+  }
+  const HwQueue* pick(int) override { return q.runnable() ? &q : nullptr; }
+  bool should_switch(int, const HwQueue&, const sc_time&) const override { return false; }
+  bool other_runnable(int, const HwQueue&) const override { return false; }
+  void executed(const HwQueue&, uint64_t bytes) override {
+    q.rptr += bytes;
+    log("executed", bytes);
+  }
+  void set_context(const HwQueue&, uint64_t root) override { q.ctx_root = root; }
+  void fault_queue(const HwQueue&) override {
+    q.faulted = true;
+    log("fault_queue");
+  }
+  void block(const HwQueue&, const BlockedWait& w) override {
+    q.blocked = true;
+    blocked_on = w;
+    log("block", w.slot, w.value);
+  }
+  void drop_rest(const HwQueue&) override {
+    q.rptr = q.wptr;
+    q.blocked = false;
+    log("drop_rest");
+  }
+  void reset_queue(const HwQueue&) override {
+    q.rptr = q.wptr;
+    q.blocked = q.faulted = false;
+    log("reset_queue");
+  }
+  std::vector<const HwQueue*> queues_of(int) const override { return {&q}; }
+  void raise_interrupt(uint32_t vector, int node) override { log("interrupt", vector, uint64_t(node)); }
+  void invalidate_tlbs(uint64_t root) override { log("invalidate", root); }
+  const FenceEntry* fence(uint32_t slot) const override { return slot == kSlot ? &f : nullptr; }
+  uint64_t system_root() const override { return 0; }
+  bool mv_from_memory() const override { return false; }
+  uint64_t check_mv_addr(uint32_t) const override { return kMv; }
+  void fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue*) override {
+    log(interrupt ? "fence_written_raise" : "fence_written_suppress", slot, value);
+  }
+};
+
+struct Rig : sc_module {
+  ParamSet ps;
+  Vcd vcd;
+  Memory mem;
+  StubCmp cmp;
+  Node node;
+  std::function<void(Rig&)> body;
+  Rig(sc_module_name n, const PacketWriter& ring)
+      : sc_module(n),
+        ps(params({{"sysmem.bandwidth_gbps", "1000"}})),
+        mem("sysmem", ps, "sysmem.", kMem),
+        node("node0", ps, vcd, 0, cmp) {
+    node.isock.bind(mem.tsock);
+    node.set_preempt_vector(kPreemptVector);
+    mem.poke(kRing, ring.dwords().data(), unsigned(ring.bytes()));
+    cmp.q.wptr = ring.bytes();
+    SC_HAS_PROCESS(Rig);
+    SC_THREAD(run);
+  }
+  void run() {
+    if (body) body(*this);
+  }
+};
+
+const sc_time kRead(90, SC_NS), kWrite(90, SC_NS);
+sc_time fetch(unsigned bytes) { return kRead + ps(bytes); }
+const sc_time kDecode(4, SC_NS);  // 8 cycles at 2 GHz (the defaults; the test checks them below)
+
+void check_defaults(const ParamSet& p) {
+  REQUIRE(p.get_int("node.decode_cycles") == 8);
+  REQUIRE(p.get_real("gpu.engine_clock_mhz") == 2000);
+  REQUIRE(p.get_real("sysmem.read_latency_ns") == 90);
+  REQUIRE(p.get_real("sysmem.write_latency_ns") == 90);
+  REQUIRE(p.get_int("node.fetch_bytes") >= 256);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Engine alone: a WRITE64 and a FENCE are fetched and decoded and executed and the FENCE interrupts once its ID is "
+    "visible",
+    "[H1][H2][T5][engine]") {
+  PacketWriter w;
+  w.write64(kData, 42).fence(kFenceId, 7, kFenceVector);  // 20 + 24 bytes
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  const sc_time hold = rig.ps.get_ns("node.write_buffer_ns"), bar_sys = rig.ps.get_ns("node.barrier_system_ns");
+  sc_start(sc_time(20, SC_US));
+  // The ring arrives in one fetch of 44 B at t1. WRITE64: decoded at t1 + decode, its write leaves at
+  // + hold and is visible 8 ps + 90 ns later. FENCE: decoded at t1 + 2 decode; its release waits for
+  // that write to be visible, then the system-scope handshake (the write went to system memory); its ID
+  // is written then, leaves after hold, and the interrupt goes once the ID is visible.
+  const sc_time t1 = fetch(44);
+  const sc_time data_visible = t1 + kDecode + hold + ps(8) + kWrite;
+  const sc_time released = data_visible + bar_sys;
+  const sc_time irq = released + hold + ps(8) + kWrite;
+  REQUIRE(rig.cmp.count("executed") == 2);
+  CHECK(rig.cmp.find("executed", 0)->a == 20);
+  CHECK(rig.cmp.find("executed", 0)->at == t1 + kDecode);
+  CHECK(rig.cmp.find("executed", 1)->a == 24);
+  CHECK(rig.cmp.find("executed", 1)->at == irq);
+  REQUIRE(rig.cmp.count("interrupt") == 1);
+  CHECK(rig.cmp.find("interrupt")->a == kFenceVector);
+  CHECK(rig.cmp.find("interrupt")->at == irq);
+  CHECK(rig.node.last_fence() == 7);
+  CHECK(rig.mem.peek64(kData) == 42);
+  CHECK(rig.mem.peek64(kFenceId) == 7);
+  CHECK(rig.mem.peek64(kRptr) == 44);  // the read pointer written back when the ring ran dry
+  CHECK(rig.node.packets_executed() == 2);
+  CHECK(rig.cmp.count("fault_queue") == 0);
+}
+
+TEST_CASE("Engine alone: a malformed packet header faults the queue at that packet and nothing behind it executes",
+          "[H1][engine]") {
+  PacketWriter w;
+  w.raw(0xFFFF'FFFFu).write64(kData, 1);
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  sc_start(sc_time(20, SC_US));
+  // The fault is raised as the header is decoded (the fetch of the 24 bytes has arrived), before the
+  // decode time it costs.
+  REQUIRE(rig.cmp.count("fault_queue") == 1);
+  CHECK(rig.cmp.find("fault_queue")->at == fetch(24));
+  CHECK(rig.cmp.count("executed") == 0);
+  CHECK(rig.cmp.q.rptr == 0);  // stopped at the packet
+  CHECK(rig.node.faults() == 1);
+  REQUIRE(rig.node.fault_messages().size() == 1);
+  CHECK(rig.node.fault_messages()[0].find("queue 0 faulted at ring offset 0x0: malformed packet") != std::string::npos);
+  CHECK(rig.mem.peek64(kData) == 0);  // the WRITE64 behind it never ran
+}
+
+namespace {
+// SIGNAL of kSlot to 9 against an MV of `mv` in memory.
+void signal_check(uint64_t mv, const char* expect) {
+  PacketWriter w;
+  w.signal(kSlot, 9);  // 16 bytes
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  rig.mem.poke(kMv, &mv, 8);
+  const sc_time hold = rig.ps.get_ns("node.write_buffer_ns");
+  sc_start(sc_time(20, SC_US));
+  // F3: the engine issues the CV write and the MV read together once decoded (the read rides the
+  // decode as its offset); the verdict goes to the CMP when the MV arrives: fetch(16) + decode + 8 ps +
+  // 90 ns. The CV write is still in the write buffer then (hold > 0): the window the CMP's barrier closes.
+  const sc_time t1 = fetch(16);
+  const sc_time verdict = t1 + kDecode + ps(8) + kRead;
+  REQUIRE(rig.cmp.count(expect) == 1);
+  CHECK(rig.cmp.find(expect)->a == kSlot);
+  CHECK(rig.cmp.find(expect)->b == 9);
+  CHECK(rig.cmp.find(expect)->at == verdict);
+  CHECK(rig.cmp.count("interrupt") == 0);  // the engine does not interrupt; the CMP decides
+  CHECK(t1 + kDecode + hold > verdict);    // the CV write had not left the engine at the verdict
+  CHECK(rig.mem.peek64(kCv) == 9);
+  CHECK(rig.node.signals() == 1);
+}
+}  // namespace
+
+TEST_CASE("Engine alone: SIGNAL past the MV the CMP names asks for the interrupt (value > MV)", "[F1][F3][engine]") {
+  signal_check(5, "fence_written_raise");
+}
+
+TEST_CASE("Engine alone: SIGNAL not past the MV suppresses the interrupt (value <= MV)", "[F3][engine]") {
+  signal_check(9, "fence_written_suppress");
+}
+
+TEST_CASE(
+    "Engine alone: an unresolved WAIT blocks the queue through the CMP and the next packet runs only once unblocked",
+    "[F5][engine]") {
+  PacketWriter w;
+  w.wait(kSlot, 5).write64(kData, 77);  // 16 + 20 bytes
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  const uint64_t cv = 1;
+  rig.mem.poke(kCv, &cv, 8);
+  const sc_time unblock(10, SC_US);
+  uint64_t data_before_unblock = ~0ull;
+  rig.body = [&](Rig& r) {
+    wait(unblock);
+    data_before_unblock = r.mem.peek64(kData);
+    r.cmp.q.blocked = false;  // the CMP's unblock (F5), then its kick
+    r.node.kick(r.cmp.q);
+  };
+  sc_start(sc_time(20, SC_US));
+  // WAIT: decoded at t1 + decode, then reads CV (8 ps + 90 ns); CV 1 < 5, so the queue blocks then.
+  const sc_time t1 = fetch(36);
+  const sc_time blocked = t1 + kDecode + ps(8) + kRead;
+  REQUIRE(rig.cmp.count("block") == 1);
+  CHECK(rig.cmp.find("block")->at == blocked);
+  CHECK(rig.cmp.blocked_on.slot == kSlot);
+  CHECK(rig.cmp.blocked_on.value == 5);
+  CHECK_FALSE(rig.cmp.blocked_on.logged);
+  CHECK(rig.cmp.blocked_on.observed == (t1 + kDecode).value() / uint64_t(rig.ps.get_int("gpu.timestamp_tick_ps")));
+  CHECK(data_before_unblock == 0);  // the WRITE64 behind the WAIT had not run
+  // Unblocked at 10 us: the WRITE64 (already fetched) decodes at once and is visible hold + 8 ps + 90 ns later.
+  REQUIRE(rig.cmp.count("executed") == 2);
+  CHECK(rig.cmp.find("executed", 1)->at == unblock + kDecode);
+  CHECK(rig.mem.peek64(kData) == 77);
+  CHECK(rig.node.last_wait_read() == t1 + kDecode);
+}
+
+TEST_CASE(
+    "Engine alone: a preemption requested mid-packet is taken at the DMA packet's FENCE and the rest of the ring goes "
+    "back",
+    "[T3][engine]") {
+  PacketWriter w;
+  w.compute(1000).fence(kFenceId, 1, kFenceVector).compute(1000).fence(kFenceId, 2, kFenceVector);  // 72 B
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  const sc_time hold = rig.ps.get_ns("node.write_buffer_ns"), bar = rig.ps.get_ns("node.barrier_ns");
+  const sc_time save = rig.ps.get_ns("node.preempt_save_ns");
+  REQUIRE(rig.ps.get_enum("node.preemption") == "packet");
+  rig.body = [](Rig& r) {
+    wait(sc_time(100, SC_NS));  // inside the first COMPUTE
+    r.node.request_preempt();
+  };
+  sc_start(sc_time(100, SC_US));
+  // COMPUTE: decode, then 1000 cycles at 2 GHz = 500 ns. FENCE: decode; nothing written to system
+  // memory yet, so a device-scope release (node.barrier_ns); its ID leaves after hold and is visible
+  // 8 ps + 90 ns later, then the interrupt. The preemption is taken at that boundary: the state saved
+  // (node.preempt_save_ns), the rest of the ring given back, the preemption vector raised.
+  const sc_time t1 = fetch(72);
+  const sc_time fence1 = t1 + kDecode + sc_time(500, SC_NS) + kDecode + bar + hold + ps(8) + kWrite;
+  REQUIRE(rig.cmp.count("interrupt") == 2);
+  CHECK(rig.cmp.find("interrupt", 0)->a == kFenceVector);
+  CHECK(rig.cmp.find("interrupt", 0)->at == fence1);
+  CHECK(rig.cmp.find("interrupt", 1)->a == kPreemptVector);
+  CHECK(rig.cmp.find("interrupt", 1)->at == fence1 + save);
+  REQUIRE(rig.cmp.count("drop_rest") == 1);
+  CHECK(rig.cmp.find("drop_rest")->at == fence1 + save);
+  CHECK(rig.node.last_fence() == 1);  // the second DMA packet never ran
+  CHECK(rig.node.compute_time() == sc_time(500, SC_NS));
+  CHECK(rig.node.preemptions() == 1);
+  CHECK(rig.mem.peek64(kRptr) == 72);  // given back: the read pointer at the write pointer
+}
+
+TEST_CASE("Engine alone: a reset stops a COMPUTE where it is and empties the engine's queues after node.reset_ns",
+          "[T1][T3][engine]") {
+  PacketWriter w;
+  w.compute(1'000'000'000).fence(kFenceId, 1, kFenceVector);  // 0.5 s of compute: a hang
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  const sc_time reset = rig.ps.get_ns("node.reset_ns");
+  const sc_time asked(1, SC_US);
+  uint32_t status_during = 0, status_after = 0;
+  rig.body = [&](Rig& r) {
+    wait(asked);
+    r.node.request_reset();
+    wait(sc_time(1, SC_NS));
+    status_during = r.node.status();
+    wait(r.node.reset_done_event());
+    wait(SC_ZERO_TIME);
+    status_after = r.node.status();
+  };
+  sc_start(sc_time(1, SC_MS));
+  CHECK((status_during & regs::kNStResetting) != 0);
+  CHECK(status_after == 0);  // reset, idle, nothing pending
+  REQUIRE(rig.cmp.count("reset_queue") == 1);
+  CHECK(rig.cmp.find("reset_queue")->at == asked + reset);  // the reset request is taken in the same instant
+  CHECK(rig.node.resets() == 1);
+  CHECK(rig.node.compute_time() == asked - (fetch(36) + kDecode));  // the COMPUTE stopped at the request
+  CHECK(rig.cmp.count("interrupt") == 0);                           // its FENCE never ran
+  CHECK(rig.node.last_fence() == 0);
+  CHECK(rig.mem.peek64(kRptr) == 36);  // the emptied queue's read pointer written back
+}
