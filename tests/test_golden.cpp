@@ -87,12 +87,8 @@ TEST_CASE("golden fence_signal: results and waveform identical", "[F2][golden]")
 TEST_CASE("golden conditional_interrupt: results and waveform identical", "[F3][golden]") {
   check_against_golden("conditional_interrupt");
 }
-TEST_CASE("golden gpu_wait: results and waveform identical", "[F5][golden]") {
-  check_against_golden("gpu_wait");
-}
-TEST_CASE("golden fence_race: results and waveform identical", "[F7][golden]") {
-  check_against_golden("fence_race");
-}
+TEST_CASE("golden gpu_wait: results and waveform identical", "[F5][golden]") { check_against_golden("gpu_wait"); }
+TEST_CASE("golden fence_race: results and waveform identical", "[F7][golden]") { check_against_golden("fence_race"); }
 TEST_CASE("golden fence_race_no_barrier: results and waveform identical", "[F7][golden]") {
   check_against_golden("fence_race_no_barrier");
 }

@@ -69,7 +69,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
   trace_base_ = base;
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
   faults_id_ = vcd_.add(base + ".faults", 32, 0);
-  state_ = "idle";
+  state_ = State::Idle;
   SC_HAS_PROCESS(Node);
   SC_THREAD(fetcher);
   SC_THREAD(executor);
@@ -77,10 +77,10 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
   fetch_buf_.resize(fetch_bytes_);
 }
 
-void Node::set_state(const char* s) {
+void Node::set_state(State s) {
   if (s == state_) return;
   state_ = s;
-  vcd_.set_ascii(state_id_, s);
+  vcd_.set_ascii(state_id_, kStateNames[size_t(s)]);
 }
 
 void Node::kick(const HwQueue& q) {
@@ -190,7 +190,7 @@ void Node::executor() {
   uint32_t pkt[kMaxPacketDwords];
   for (;;) {
     try {
-      if (aborting_) {
+      if (life_ != Life::Running) {
         park();
         continue;
       }
@@ -201,7 +201,7 @@ void Node::executor() {
       if (!q_) {
         const HwQueue* q = cmp_.pick(ordinal_);
         if (!q) {
-          set_state("idle");
+          set_state(State::Idle);
           wait(work_ev_ | abort_ev_ | preempt_ev_);
           continue;
         }
@@ -231,7 +231,7 @@ void Node::executor() {
           finish_queue();
           continue;
         }
-        set_state("fetch");
+        set_state(State::Fetch);
         wait(data_ev_ | abort_ev_ | preempt_ev_);
         continue;
       }
@@ -241,7 +241,7 @@ void Node::executor() {
         fifo_.pop_front();
       }
       if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
-      set_state("execute");
+      set_state(State::Execute);
       in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
       const DecodedPacket d = decode_packet(pkt, len);
       const sc_time began = sc_time_stamp();
@@ -289,11 +289,10 @@ void Node::park() {
   dma_.drop_queued();  // chunks not started are dropped; those in flight finish (their writes were issued)
   in_packet_ = false;
   vcd_.set(queue_id_, 0xff);
-  set_state(hung_ ? "hung" : "reset");
-  parked_ = true;
+  set_state(State::Reset);
+  life_ = Life::Stopped;
   parked_ev_.notify(SC_ZERO_TIME);
-  while (aborting_) wait(resume_ev_);
-  parked_ = false;
+  while (life_ != Life::Running) wait(resume_ev_);
 }
 
 void Node::request_preempt() {
@@ -303,14 +302,12 @@ void Node::request_preempt() {
 }
 
 void Node::request_reset(bool adapter, const sc_time& duration) {
-  reset_req_ = true;
-  reset_adapter_ = adapter;
-  reset_duration_ = duration;
+  reset_req_ = ResetRequest{adapter, duration};
   reset_req_ev_.notify(SC_ZERO_TIME);
 }
 
 uint32_t Node::status() const {
-  return (resetting_ ? regs::kNStResetting : 0) | (hung_ ? regs::kNStResetFailed : 0) |
+  return (resetting_ ? regs::kNStResetting : 0) | (life_ == Life::Hung ? regs::kNStResetFailed : 0) |
          (preempt_req_ ? regs::kNStPreemptPending : 0) | (q_ ? regs::kNStBusy : 0);
 }
 
@@ -327,13 +324,14 @@ void Node::trace_fence() {
 void Node::resetter() {
   for (;;) {
     while (!reset_req_) wait(reset_req_ev_);
-    reset_req_ = false;
-    const bool adapter = reset_adapter_;
+    const ResetRequest req = *reset_req_;
+    const bool adapter = req.adapter;
+    reset_req_.reset();
     resetting_ = true;
-    aborting_ = true;
+    if (life_ == Life::Running) life_ = Life::Stopping;  // a hung engine is stopped already
     abort_ev_.notify(SC_ZERO_TIME);
-    wait(adapter ? reset_duration_ : reset_time_);
-    while (!parked_) wait(parked_ev_);  // the executor was in a bounded step (a bus access): let it stop
+    wait(adapter ? req.duration : reset_time_);
+    while (life_ == Life::Stopping) wait(parked_ev_);  // the executor was in a bounded step (a bus access)
     // Every HW queue of this node is emptied; the read pointer goes back to memory so the KMD sees the
     // ring free.
     for (const HwQueue* q : cmp_.queues_of(ordinal_)) {
@@ -345,16 +343,15 @@ void Node::resetter() {
     const bool fails = !adapter && reset_fails_on_ >= 0 && engine_resets_tried_ >= uint64_t(reset_fails_on_);
     if (!adapter) ++engine_resets_tried_;
     if (fails) {  // the hardware cannot reset this node: it stays stopped
-      hung_ = true;
-      set_state("hung");
+      life_ = Life::Hung;
+      set_state(State::Hung);
       reset_done_ev_.notify(SC_ZERO_TIME);
       continue;
     }
-    hung_ = false;
     ++resets_;
     resume_pending_ = true;
     resumed_at_ = SC_ZERO_TIME;
-    aborting_ = false;
+    life_ = Life::Running;
     resume_ev_.notify(SC_ZERO_TIME);
     reset_done_ev_.notify(SC_ZERO_TIME);
   }
@@ -364,7 +361,7 @@ void Node::take_preemption() {
   // At a DMA-packet boundary, or (mid_command) a preemption point: save the state, drop the rest of
   // the ring (what did not complete is the KMD's to resubmit), signal the preemption.
   if (q_) {
-    set_state("preempt");
+    set_state(State::Preempt);
     wait(preempt_save_, abort_ev_);
     check_abort();
     cmp_.drop_rest(*q_);
@@ -387,7 +384,7 @@ void Node::fault(const std::string& reason) {
     fault_messages_.push_back(name() + std::string(where) + reason);
   }
   cmp_.fault_queue(*q_);
-  set_state("fault");
+  set_state(State::Fault);
 }
 
 void Node::execute(const DecodedPacket& d) {
@@ -411,7 +408,7 @@ void Node::execute(const DecodedPacket& d) {
       break;
     }
     case Op::Barrier:
-      set_state("wait");
+      set_state(State::Wait);
       drain_write_buffer();
       break;
     case Op::Compute: compute(d.arg[0]); break;
@@ -447,7 +444,7 @@ void Node::compute(uint64_t operand) {
     computing_ = false;
   };
   for (;;) {
-    if (aborting_) {
+    if (life_ != Life::Running) {
       stop();
       throw Aborted{};
     }
@@ -459,7 +456,7 @@ void Node::compute(uint64_t operand) {
       const sc_time point = pp == 0 ? now : start + sc_time::from_value((since + pp - 1) / pp * pp);
       if (point < end) {
         if (point > now) wait(point - now, abort_ev_);
-        if (aborting_) continue;
+        if (life_ != Life::Running) continue;
         stop();
         take_preemption();
         throw Preempted{};
@@ -498,9 +495,8 @@ void Node::page_fault(uint64_t root, uint64_t va, const char* what, bool stop) {
   char m[160];
   std::snprintf(m, sizeof m, "page fault: %s at GPU VA 0x%llx in the space of page table 0x%llx", what,
                 static_cast<unsigned long long>(va), static_cast<unsigned long long>(root));
-  if (stop && !pf_pending_) {
-    pf_pending_ = true;
-    pf_msg_ = m;
+  if (stop && !pending_fault_) {
+    pending_fault_ = m;
   } else if (!stop && fault_messages_.size() < kFaultMessages) {
     fault_messages_.push_back(name() + std::string(": ") + m);
   }
@@ -508,9 +504,10 @@ void Node::page_fault(uint64_t root, uint64_t va, const char* what, bool stop) {
 }
 
 bool Node::take_page_fault() {
-  if (!pf_pending_) return false;
-  pf_pending_ = false;
-  if (q_) fault(pf_msg_);
+  if (!pending_fault_) return false;
+  const std::string msg = std::move(*pending_fault_);
+  pending_fault_.reset();
+  if (q_) fault(msg);
   return q_ != nullptr;
 }
 
@@ -624,7 +621,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
 void Node::hold_blocked_queue() {
   // Keep the blocked queue's fetched packets while nothing else can run on this node, so the unblock
   // resumes at once; give the node to another runnable queue otherwise.
-  set_state("wait");
+  set_state(State::Wait);
   while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) {
     if (preemption_ == Preemption::MidCommand && preempt_req_) {  // a blocked WAIT is a preemption point
       take_preemption();
@@ -652,7 +649,7 @@ void Node::copy(uint64_t src, uint64_t dst, uint64_t bytes) {
   dma_.start(root_, src, dst, bytes);
   while (dma_.busy()) {
     wait(dma_.done_event() | abort_ev_);
-    if (aborting_) dma_.stop_lookahead();  // the walkers stop with the copy
+    if (life_ != Life::Running) dma_.stop_lookahead();  // the walkers stop with the copy
     check_abort();
   }
   dma_.stop_lookahead();

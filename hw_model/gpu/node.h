@@ -23,13 +23,22 @@
 // node.reset_ns, node.reset_fails_on, gpu.engine_clock_mhz. Each is read per instance: gpu.node1.reset_ns,
 // where set, before node.reset_ns; gpu.node1.engine_clock_mhz before gpu.engine_clock_mhz.
 // Ports: isock (to the GPU fabric). Trace: gpu.nodeN.state (idle / fetch / execute / wait / fault /
-// preempt / reset / hung), queue, faults, fence (last completed fence ID).
+// preempt / reset / hung: Node::State), queue, faults, fence (last completed fence ID).
+//
+// The engine's state is two enumerations: State, what the executor does (the waveform's), and Life,
+// where a reset has it (running, stopping, stopped, hung). Beside them stand requests that are latched
+// until taken (a preemption, a reset, a page fault to report) and the packet position (inside a DMA
+// packet or at its boundary), not states of their own. Its parts: the write buffer, the log
+// write-combiner and the DMA engine are classes of their own (write_buffer.h, log_combiner.h,
+// dma_engine.h), each tested alone; the bus master behind the GPU MMU is shared with the CMP
+// (translating_master.h); the CMP is reached only through CmpPort (engine_ports.h).
 #pragma once
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,7 +146,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   struct Aborted {};    // thrown inside the executor when a reset stops it mid-packet
   struct Preempted {};  // thrown when a mid-command preemption was taken inside a COMPUTE
   void check_abort() const {
-    if (aborting_) throw Aborted{};
+    if (life_ != Life::Running) throw Aborted{};
   }
   void park();             // the executor's side of a reset: stop, wait until the reset completes
   void resetter();         // SC_THREAD: runs each reset request
@@ -146,7 +155,17 @@ class Node : public sc_core::sc_module, public EnginePort {
   void fence(uint64_t addr, uint64_t id, uint32_t vector);
   void execute(const DecodedPacket& d);
   void fault(const std::string& reason);  // stops q_ at its current packet
-  void set_state(const char* s);
+  // What the executor is doing: gpu.nodeN.state in the waveform (kStateNames).
+  enum class State : uint8_t { Idle, Fetch, Execute, Wait, Fault, Preempt, Reset, Hung };
+  static constexpr const char* kStateNames[] = {"idle",  "fetch",   "execute", "wait",
+                                                "fault", "preempt", "reset",   "hung"};
+  void set_state(State s);
+  State state_ = State::Idle;
+  // Where a reset has the engine: Running; Stopping (a reset asked the executor to stop, it is finishing
+  // a bounded step such as a bus access); Stopped (parked while the reset runs); Hung (a failed reset
+  // left it stopped until an adapter reset, whose reset then takes it back to Running).
+  enum class Life : uint8_t { Running, Stopping, Stopped, Hung };
+  Life life_ = Life::Running;
   // Through the write buffer; `offset`: issued that long after now (still executing the packet).
   // `addr` is a GPU VA in `root` (kCurrentRoot: the running context's); false: a page fault (recorded).
   static constexpr uint64_t kCurrentRoot = ~uint64_t(0);
@@ -212,18 +231,20 @@ class Node : public sc_core::sc_module, public EnginePort {
   uint64_t engine_resets_tried_ = 0;  // engine resets requested so far (adapter resets not counted)
   bool preempt_req_ = false, in_packet_ = false;
   uint32_t preempt_vector_ = 0;
-  bool aborting_ = false, parked_ = false, resetting_ = false, hung_ = false;
-  bool reset_req_ = false, reset_adapter_ = false;
-  sc_core::sc_time reset_duration_;
+  bool resetting_ = false;  // the reset unit is busy (BAR0 status kNStResetting)
+  struct ResetRequest {
+    bool adapter = false;  // part of an adapter reset: takes `duration`, cannot fail
+    sc_core::sc_time duration;
+  };
+  std::optional<ResetRequest> reset_req_;  // taken by the resetter
   sc_core::sc_event preempt_ev_, abort_ev_, parked_ev_, resume_ev_, reset_req_ev_, reset_done_ev_;
   uint64_t last_fence_ = 0, preemptions_ = 0, resets_ = 0;
   sc_core::sc_time compute_acc_ = sc_core::SC_ZERO_TIME, compute_since_ = sc_core::SC_ZERO_TIME;
   bool computing_ = false, resume_pending_ = false;
   sc_core::sc_time resumed_at_ = sc_core::SC_ZERO_TIME;
 
-  uint64_t root_ = 0;  // the running context's GPU VA space (its queue's ctx_root)
-  bool pf_pending_ = false;
-  std::string pf_msg_;
+  uint64_t root_ = 0;                         // the running context's GPU VA space (its queue's ctx_root)
+  std::optional<std::string> pending_fault_;  // a page fault's message, until the executor stops the queue
   uint32_t fault_vector_ = 0;
   sc_core::sc_time invalidate_;
   uint64_t packets_ = 0;
@@ -232,7 +253,6 @@ class Node : public sc_core::sc_module, public EnginePort {
   Vcd::Id state_id_, queue_id_, faults_id_, fence_id_ = Vcd::kNone;
   std::string trace_base_;
   void trace_fence();  // the node's fence signal, added at the first FENCE (packet scheduling only)
-  const char* state_ = "";
 };
 
 }  // namespace gpumodel
