@@ -25,8 +25,6 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
       decode_(period_ * double(ps.get_int(instance_, "node.decode_cycles"))),
       barrier_(ps.get_ns(instance_, "node.barrier_ns")),
       barrier_sys_(ps.get_ns(instance_, "node.barrier_system_ns")),
-      fetch_bytes_(unsigned(ps.get_int(instance_, "node.fetch_bytes"))),
-      fifo_bytes_(unsigned(ps.get_int(instance_, "node.fifo_bytes"))),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
       write_buffer_(ps.get_ns(instance_, "node.write_buffer_ns")),
       wb_(
@@ -55,6 +53,12 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
                              return bus_.post_held(pa, src, len, fc, zh);  // waits while the link is full
                            },
                            [this](uint64_t pa, const sc_time& vis) { wrote(pa, vis); }}),
+      fetcher_("fetch", unsigned(ps.get_int(instance_, "node.fetch_bytes")),
+               unsigned(ps.get_int(instance_, "node.fifo_bytes")),
+               RingFetcher::Port{[this](uint64_t root, uint64_t va, GpuMmu::Result& r) {
+                                   return tm_.translate(root, va, r, "ring fetch");
+                                 },
+                                 [this](uint64_t pa, void* dst, unsigned len) { bus_.read(pa, dst, len); }}),
       preemption_(ps.get_enum(instance_, "node.preemption") == "mid_command" ? Preemption::MidCommand
                                                                              : Preemption::Packet),
       preempt_save_(ps.get_ns(instance_, "node.preempt_save_ns")),
@@ -71,10 +75,8 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
   faults_id_ = vcd_.add(base + ".faults", 32, 0);
   state_ = State::Idle;
   SC_HAS_PROCESS(Node);
-  SC_THREAD(fetcher);
   SC_THREAD(executor);
   SC_THREAD(resetter);
-  fetch_buf_.resize(fetch_bytes_);
 }
 
 void Node::set_state(State s) {
@@ -84,7 +86,7 @@ void Node::set_state(State s) {
 }
 
 void Node::kick(const HwQueue& q) {
-  if (&q == q_) fetch_ev_.notify(SC_ZERO_TIME);
+  fetcher_.kick(q);
   work_ev_.notify(SC_ZERO_TIME);
 }
 
@@ -96,60 +98,16 @@ void Node::start_queue(const HwQueue* q) {
   q_ = q;
   root_ = q->ctx_root;
   q_since_ = sc_time_stamp();
-  fetch_ptr_ = q->rptr;
-  fifo_.clear();
-  ++gen_;
+  fetcher_.start(q);
   vcd_.set(queue_id_, uint64_t(q->id));
-  fetch_ev_.notify(SC_ZERO_TIME);
 }
 
 void Node::finish_queue() {
   // Report progress to the KMD: the read pointer goes back to memory as a posted write.
   if (q_->rptr_addr) post(q_->rptr_addr, &q_->rptr, 8, SC_ZERO_TIME, q_->pt_root, false);
   q_ = nullptr;
-  ++gen_;
-  fifo_.clear();
+  fetcher_.stop();
   vcd_.set(queue_id_, 0xff);
-}
-
-void Node::fetcher() {
-  std::vector<unsigned char>& buf = fetch_buf_;
-  for (;;) {
-    // Fetch whole chunks: wait until a full fetch fits in the FIFO (or all that is left does).
-    const uint64_t space = fifo_bytes_ - std::min<uint64_t>(fifo_bytes_, fifo_.size() * 4);
-    if (!q_ || fetch_ptr_ >= q_->wptr || space < std::min<uint64_t>(fetch_bytes_, q_->wptr - fetch_ptr_)) {
-      wait(fetch_ev_);
-      continue;
-    }
-    const HwQueue* q = q_;
-    const unsigned g = gen_;
-    const uint64_t off = fetch_ptr_ & (q->ring_size - 1);
-    uint64_t n =
-        std::min<uint64_t>({q->wptr - fetch_ptr_, q->ring_size - off, fetch_bytes_, fifo_bytes_ - fifo_.size() * 4});
-    n &= ~uint64_t(3);
-    if (n == 0) {
-      wait(fetch_ev_);
-      continue;
-    }
-    // The ring is in the queue's own space (a packet's SET_PAGE_TABLE changes the context's, not the ring's).
-    GpuMmu::Result r;
-    if (!tm_.translate(q->pt_root, q->ring_base + off, r, "ring fetch")) {
-      data_ev_.notify(SC_ZERO_TIME);  // the executor stops the queue
-      wait(fetch_ev_);
-      continue;
-    }
-    if (g != gen_) continue;
-    n = std::min<uint64_t>(n, r.page_left);  // a fetch does not cross a page
-    bus_.read(r.addr, buf.data(), unsigned(n));
-    if (g != gen_) continue;  // the node switched queues meanwhile: drop the stale bytes
-    for (uint64_t i = 0; i < n; i += 4) {
-      uint32_t dw;
-      std::memcpy(&dw, buf.data() + i, 4);
-      fifo_.push_back(dw);
-    }
-    fetch_ptr_ += n;
-    data_ev_.notify(SC_ZERO_TIME);
-  }
 }
 
 namespace {
@@ -207,21 +165,21 @@ void Node::executor() {
         }
         start_queue(q);
       }
-      if (fifo_.empty() && q_->rptr >= q_->wptr) {
+      if (!fetcher_.dwords() && q_->rptr >= q_->wptr) {
         finish_queue();
         continue;
       }
       // The header says how many dwords to wait for; a malformed one stops the queue here.
-      const DecodedPacket h = fifo_.empty() ? DecodedPacket{} : decode_header(fifo_.front());
-      if (!fifo_.empty() && !h.ok()) {
-        fault(describe(h, fifo_.front()));
+      const DecodedPacket h = fetcher_.dwords() ? decode_header(fetcher_.front()) : DecodedPacket{};
+      if (fetcher_.dwords() && !h.ok()) {
+        fault(describe(h, fetcher_.front()));
         wait(decode_);  // the fault costs the decode of the packet that raised it
         finish_queue();
         continue;
       }
-      if (fifo_.size() < std::max<uint32_t>(h.dwords, 1)) {
-        if (!fifo_.empty() && fetch_ptr_ >= q_->wptr) {  // everything up to the write pointer is here
-          fault(describe({h.op, 0, PacketError::Truncated, h.opcode, {}}, fifo_.front()));
+      if (fetcher_.dwords() < std::max<uint32_t>(h.dwords, 1)) {
+        if (fetcher_.dwords() && fetcher_.drained()) {  // everything up to the write pointer is here
+          fault(describe({h.op, 0, PacketError::Truncated, h.opcode, {}}, fetcher_.front()));
           wait(decode_);
           finish_queue();
           continue;
@@ -232,15 +190,11 @@ void Node::executor() {
           continue;
         }
         set_state(State::Fetch);
-        wait(data_ev_ | abort_ev_ | preempt_ev_);
+        wait(fetcher_.data_event() | abort_ev_ | preempt_ev_);
         continue;
       }
       const uint32_t len = h.dwords;
-      for (uint32_t i = 0; i < len; ++i) {
-        pkt[i] = fifo_.front();
-        fifo_.pop_front();
-      }
-      if (fifo_bytes_ - fifo_.size() * 4 >= fetch_bytes_) fetch_ev_.notify(SC_ZERO_TIME);  // room for a fetch
+      fetcher_.take(pkt, len);
       set_state(State::Execute);
       in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
       const DecodedPacket d = decode_packet(pkt, len);
@@ -284,8 +238,7 @@ void Node::park() {
     computing_ = false;
   }
   q_ = nullptr;
-  ++gen_;
-  fifo_.clear();
+  fetcher_.stop();
   dma_.drop_queued();  // chunks not started are dropped; those in flight finish (their writes were issued)
   in_packet_ = false;
   vcd_.set(queue_id_, 0xff);

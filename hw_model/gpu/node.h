@@ -55,6 +55,7 @@
 #include "hw_model/gpu/mmu.h"
 #include "hw_model/gpu/packets.h"
 #include "hw_model/gpu/regs.h"
+#include "hw_model/gpu/ring_fetcher.h"
 #include "hw_model/gpu/translating_master.h"
 #include "hw_model/gpu/write_buffer.h"
 
@@ -141,7 +142,6 @@ class Node : public sc_core::sc_module, public EnginePort {
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
   };
   std::array<OpProbe, 16> by_op_{};
-  void fetcher();
   void executor();
   struct Aborted {};    // thrown inside the executor when a reset stops it mid-packet
   struct Preempted {};  // thrown when a mid-command preemption was taken inside a COMPUTE
@@ -194,7 +194,6 @@ class Node : public sc_core::sc_module, public EnginePort {
   const int ordinal_;
   const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
-  unsigned fetch_bytes_, fifo_bytes_;
   uint64_t tick_ps_;               // GPU timestamp tick
   sc_core::sc_time write_buffer_;  // a posted write waits this long in the engine before it leaves
   WriteBuffer wb_;                 // the node's posted writes (not DMA, not log entries)
@@ -209,10 +208,7 @@ class Node : public sc_core::sc_module, public EnginePort {
 
   const HwQueue* q_ = nullptr;  // the queue this node runs (the CMP's: changed through cmp_)
   sc_core::sc_time q_since_;    // when it started running it
-  uint64_t fetch_ptr_ = 0;
-  unsigned gen_ = 0;  // bumps when the queue changes, so a fetch in flight is discarded
-  std::deque<uint32_t> fifo_;
-  sc_core::sc_event fetch_ev_, data_ev_, work_ev_;
+  sc_core::sc_event work_ev_;
 
   // When the last write to system memory becomes visible (BARRIER's scope): raised by every write
   // that leaves the write buffer, the log write-combiner or the DMA.
@@ -221,8 +217,8 @@ class Node : public sc_core::sc_module, public EnginePort {
     if (addr < regs::kVramBase && visible > last_visible_system_) last_visible_system_ = visible;
   }
 
-  DmaEngine dma_;                         // COPY's transfers
-  std::vector<unsigned char> fetch_buf_;  // the fetcher's read buffer (owned here, as above)
+  DmaEngine dma_;        // COPY's transfers
+  RingFetcher fetcher_;  // the ring's prefetch into the FIFO the executor decodes from
 
   // Preemption and reset.
   enum class Preemption { Packet, MidCommand } preemption_;
