@@ -19,6 +19,7 @@
 
 #include "app/run.h"
 #include "hw_model/core/bus.h"
+#include "hw_model/memory/memory.h"
 
 namespace tb {
 
@@ -33,6 +34,14 @@ inline sc_time ps(double v) { return sc_time(v, SC_PS); }
 inline ParamSet params(const std::map<std::string, std::string>& overrides = {}) {
   ParamSet p;
   declare_all_params(p);
+  for (auto& [k, v] : overrides) p.set(k, v, "test");
+  return p;
+}
+
+// System memory's parameters alone (a part's bench against memory), then the given overrides.
+inline ParamSet sysmem_params(const std::map<std::string, std::string>& overrides = {}) {
+  ParamSet p;
+  Memory::declare_params(p, "sysmem.", false);
   for (auto& [k, v] : overrides) p.set(k, v, "test");
   return p;
 }

@@ -25,12 +25,6 @@ constexpr uint64_t kSrc = kMem + 0x10000 + 100;    // not chunk-aligned: the fir
 constexpr uint64_t kDst = kMem + 0x80000;
 const sc_time kHold(100, SC_NS);
 
-ParamSet mem_params() {
-  ParamSet ps;
-  Memory::declare_params(ps, "sysmem.", false);
-  return ps;
-}
-
 struct Bench : sc_module {
   tlm_utils::simple_initiator_socket<Bench> isock;
   BusMaster<Bench> bus;
@@ -50,7 +44,7 @@ struct Bench : sc_module {
       : sc_module("bench"),
         isock("isock"),
         bus(isock),
-        ps(mem_params()),
+        ps(sysmem_params()),
         mem("sysmem", ps, "sysmem.", kMem),
         dma("dma", DmaEngine::Config{chunk, outstanding, ahead, kHold},
             DmaEngine::Port{[this](uint64_t, uint64_t va, GpuMmu::Result& r, const char* what) {

@@ -18,13 +18,6 @@ namespace {
 constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr unsigned kFetch = 64, kFifo = 128;
 
-ParamSet mem_params() {
-  ParamSet ps;
-  Memory::declare_params(ps, "sysmem.", false);
-  ps.set("sysmem.bandwidth_gbps", "1000", "test");  // n bytes occupy the port n ps
-  return ps;
-}
-
 struct Bench : sc_module {
   tlm_utils::simple_initiator_socket<Bench> isock;
   BusMaster<Bench> bus;
@@ -46,7 +39,7 @@ struct Bench : sc_module {
       : sc_module(n),
         isock("isock"),
         bus(isock),
-        ps(mem_params()),
+        ps(sysmem_params({{"sysmem.bandwidth_gbps", "1000"}})),  // n bytes occupy the port n ps
         mem("sysmem", ps, "sysmem.", kMem),
         fetch("fetch", kFetch, kFifo,
               RingFetcher::Port{[this](uint64_t, uint64_t va, GpuMmu::Result& r) {
