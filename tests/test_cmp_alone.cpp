@@ -1,0 +1,231 @@
+// The CMP alone: a Cmp against system memory (its firmware's reads, MMU off) and two stub engines that
+// implement EnginePort (hw_model/gpu/engine_ports.h) and record what the CMP asks of them. Its queues
+// are programmed through its own BAR0 registers (Cmp::map_registers into a RegisterTable), as the KMD
+// would; the engines' side is played by calling CmpPort as an engine does. Times derive from the CMP's
+// parameters: cmp.clock_mhz 1000 (1 ns a cycle), cmp.doorbell_cycles 64, cmp.decision_cycles 20,
+// cmp.barrier_ns 200, cmp.timeslice_us 100; memory reads 90 ns + n ps (sysmem.bandwidth_gbps = 1000).
+#include <string>
+#include <vector>
+
+#include "hw_model/core/register_table.h"
+#include "hw_model/gpu/cmp.h"
+#include "hw_model/memory/memory.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+
+namespace {
+
+constexpr uint64_t kMem = 0x1'0000'0000ull;
+constexpr uint64_t kCv = kMem + 0x1000;
+constexpr uint32_t kSlot = 5;
+
+struct StubEngine : EnginePort {
+  int ordinal = 0;
+  std::vector<std::pair<int, sc_time>> kicks;  // queue id, when
+  unsigned preempts = 0, flushes = 0;
+  sc_time flush_visible = SC_ZERO_TIME;  // when this engine's writes issued so far are visible
+  sc_event flush_ev, reset_ev;
+  void kick(const HwQueue& q) override { kicks.emplace_back(q.id, sc_time_stamp()); }
+  void request_preempt() override { ++preempts; }
+  void request_reset(bool, const sc_time&) override {}
+  uint32_t status() const override { return 0; }
+  const sc_event& reset_done_event() const override { return reset_ev; }
+  void request_flush(WriteBuffer::Flush& f) override {
+    ++flushes;
+    f.done = true;
+    f.visible = flush_visible;
+  }
+  const sc_event& flush_event() const override { return flush_ev; }
+  sc_time dma_visible() const override { return SC_ZERO_TIME; }
+  void flush_logs() override {}
+  void invalidate_tlb(uint64_t) override {}
+};
+
+struct Rig : sc_module {
+  ParamSet ps;
+  Vcd vcd;
+  Memory mem;
+  Cmp cmp;
+  StubEngine e0, e1;
+  RegisterTable regs;
+  std::function<void(Rig&)> body;
+  explicit Rig(sc_module_name n)
+      : sc_module(n),
+        ps(params({{"sysmem.bandwidth_gbps", "1000"}})),
+        mem("sysmem", ps, "sysmem.", kMem),
+        cmp("cmp", ps, vcd, 8) {
+    cmp.isock.bind(mem.tsock);
+    e1.ordinal = 1;
+    cmp.attach(&e0);
+    cmp.attach(&e1);
+    cmp.map_registers(regs);
+    SC_HAS_PROCESS(Rig);
+    SC_THREAD(run);
+  }
+  void run() { body(*this); }
+  // The KMD's programming of a queue: its node and priority, then enable.
+  void queue(int q, int node, uint32_t priority) {
+    regs.write(regs::queue_reg(q, regs::kQRingBase), kMem + 0x10000 + 0x1000 * uint64_t(q), 8);
+    regs.write(regs::queue_reg(q, regs::kQRingSize), 4096, 4);
+    regs.write(regs::queue_reg(q, regs::kQNode), uint64_t(node), 4);
+    regs.write(regs::queue_reg(q, regs::kQPriority), priority, 4);
+    regs.write(regs::queue_reg(q, regs::kQEnable), 1, 4);
+  }
+  void doorbell(int q, uint64_t wptr) { regs.write(regs::doorbell_reg(q), wptr, 8); }
+  const HwQueue& q(int i) const { return cmp.queue(i); }
+};
+
+void check_defaults(const ParamSet& p) {
+  REQUIRE(p.get_real("cmp.clock_mhz") == 1000);
+  REQUIRE(p.get_int("cmp.doorbell_cycles") == 64);
+  REQUIRE(p.get_int("cmp.decision_cycles") == 20);
+  REQUIRE(p.get_real("cmp.barrier_ns") == 200);
+  REQUIRE(p.get_real("cmp.timeslice_us") == 100);
+  REQUIRE(p.get_real("sysmem.read_latency_ns") == 90);
+}
+
+int id(const HwQueue* q) { return q ? q->id : -1; }
+
+}  // namespace
+
+TEST_CASE("CMP alone: doorbells are taken in order at cmp.doorbell_cycles each and kick the queue's engine",
+          "[H1][H2][cmp]") {
+  Rig rig("rig");
+  check_defaults(rig.ps);
+  std::vector<int> picks;
+  bool switch_early = true, switch_late = false;
+  rig.body = [&](Rig& r) {
+    r.queue(0, 0, 1);
+    r.queue(1, 0, 1);
+    r.queue(2, 0, 2);
+    r.queue(3, 1, 1);
+    for (int q = 0; q < 4; ++q) r.doorbell(q, 64);
+    wait(sc_time(1, SC_US));
+    // Engine 0's run list: the highest priority first (queue 2), then round robin among equals.
+    const HwQueue* first = r.cmp.pick(0);
+    picks.push_back(id(first));
+    r.cmp.executed(*first, 64);  // queue 2 ran to its write pointer: it leaves the run list
+    const HwQueue* a = r.cmp.pick(0);
+    picks.push_back(id(a));
+    picks.push_back(id(r.cmp.pick(0)));  // the other queue of priority 1
+    picks.push_back(id(r.cmp.pick(1)));
+    const sc_time since = sc_time_stamp();
+    switch_early = r.cmp.should_switch(0, *a, since);  // queue 1 waits, but the slice has just begun
+    wait(sc_time(100, SC_US));
+    switch_late = r.cmp.should_switch(0, *a, since);  // the slice is over and an equal waits
+  };
+  sc_start(sc_time(200, SC_US));
+  // The firmware takes one doorbell at a time: 64 cycles at 1 GHz each.
+  REQUIRE(rig.e0.kicks.size() == 3);
+  for (int q = 0; q < 3; ++q) {
+    CHECK(rig.e0.kicks[size_t(q)].first == q);
+    CHECK(rig.e0.kicks[size_t(q)].second == sc_time(64.0 * (q + 1), SC_NS));
+  }
+  REQUIRE(rig.e1.kicks.size() == 1);
+  CHECK(rig.e1.kicks[0].second == sc_time(256, SC_NS));
+  CHECK(picks == std::vector<int>{2, 0, 1, 3});
+  CHECK_FALSE(switch_early);
+  CHECK(switch_late);
+}
+
+TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right", "[H1][F5][cmp]") {
+  Rig rig("rig");
+  check_defaults(rig.ps);
+  std::vector<int> picks;
+  bool other_after_block = true;
+  bool faulted_after_doorbell = false;
+  rig.body = [&](Rig& r) {
+    r.queue(0, 0, 1);
+    r.queue(1, 0, 1);
+    r.queue(2, 0, 1);
+    for (int q = 0; q < 3; ++q) r.doorbell(q, 64);
+    wait(sc_time(1, SC_US));
+    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});  // a WAIT on a slot the table does not hold: stays blocked
+    r.cmp.drop_rest(r.q(1));                     // preempted: the rest of its ring given back
+    other_after_block = r.cmp.other_runnable(0, r.q(2));
+    picks.push_back(id(r.cmp.pick(0)));
+    r.cmp.fault_queue(r.q(2));
+    picks.push_back(id(r.cmp.pick(0)));  // none: blocked, dropped, faulted
+    r.doorbell(2, 128);
+    wait(sc_time(1, SC_US));
+    faulted_after_doorbell = r.q(2).faulted;
+    picks.push_back(id(r.cmp.pick(0)));  // a faulted queue stays off the run list despite new work
+    r.cmp.reset_queue(r.q(2));           // an engine reset empties it and clears the fault
+    picks.push_back(id(r.cmp.pick(0)));  // empty: nothing to run
+    r.doorbell(2, 192);
+    wait(sc_time(1, SC_US));
+    picks.push_back(id(r.cmp.pick(0)));
+    r.cmp.reset_queue(r.q(0));  // a reset forgets the blocked WAIT too
+    r.doorbell(0, 128);
+    wait(sc_time(1, SC_US));
+    picks.push_back(id(r.cmp.pick(0)));
+  };
+  sc_start(sc_time(10, SC_US));
+  CHECK_FALSE(other_after_block);  // queue 0 blocked, queue 1 given back: nothing but queue 2 can run
+  CHECK(picks == std::vector<int>{2, -1, -1, -1, 2, 0});
+  CHECK(faulted_after_doorbell);
+  CHECK(rig.q(1).rptr == rig.q(1).wptr);
+  CHECK_FALSE(rig.q(0).blocked);
+}
+
+namespace {
+// A queue blocked on (kSlot, 3) while CV is 1; at 2 us an engine reports a signal of `value`, its CV
+// write visible at `visible` (still in its write buffer when it reports).
+struct GpuWait {
+  std::vector<std::pair<int, sc_time>> kicks;
+  sc_time registered;
+  uint64_t unblocks = 0;
+  bool blocked_after = true;
+};
+GpuWait gpu_wait(uint64_t value, const sc_time& visible) {
+  Rig rig("rig");
+  check_defaults(rig.ps);
+  GpuWait g;
+  rig.body = [&](Rig& r) {
+    const uint64_t cv = 1;
+    r.mem.poke(kCv, &cv, 8);
+    r.regs.write(regs::kFenceSelect, kSlot, 4);
+    r.regs.write(regs::kFenceCvAddr, kCv, 8);
+    r.regs.write(regs::kFenceFlags, regs::kFenceValid, 4);
+    r.queue(0, 0, 1);
+    r.doorbell(0, 64);
+    wait(sc_time(1, SC_US));
+    r.e0.kicks.clear();
+    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});
+    wait(sc_time(1, SC_US));
+    g.registered = r.cmp.last_wait_registered();
+    r.e0.flush_visible = visible;
+    r.cmp.fence_written(kSlot, value, false);
+    wait(sc_time(3, SC_US));
+    g.blocked_after = r.q(0).blocked;
+  };
+  sc_start(sc_time(10, SC_US));
+  g.kicks = rig.e0.kicks;
+  g.unblocks = rig.cmp.gpu_unblocks();
+  return g;
+}
+}  // namespace
+
+TEST_CASE("CMP alone: a GPU wait is released on the GPU once the signal's writes are visible and the barrier is done",
+          "[F5][F7][cmp]") {
+  const sc_time cv_visible(2500, SC_NS);
+  const GpuWait g = gpu_wait(3, cv_visible);
+  // Registration: cmp.decision_cycles (20 ns), then the CV re-read (90 ns + 8 ps) finds 1 < 3.
+  CHECK(g.registered == sc_time(1, SC_US) + sc_time(20, SC_NS) + sc_time(90, SC_NS) + ps(8));
+  // The signal: 20 ns of decision, then the barrier waits for the engine's writes (its CV, visible at
+  // 2.5 us) and costs cmp.barrier_ns on top; only then does the queue run again.
+  REQUIRE(g.kicks.size() == 1);
+  CHECK(g.kicks[0].first == 0);
+  CHECK(g.kicks[0].second == cv_visible + sc_time(200, SC_NS));
+  CHECK(g.unblocks == 1);
+  CHECK_FALSE(g.blocked_after);
+}
+
+TEST_CASE("CMP alone: a signal below the waited value leaves the GPU wait blocked", "[F5][cmp]") {
+  const GpuWait g = gpu_wait(2, sc_time(2, SC_US));
+  CHECK(g.kicks.empty());
+  CHECK(g.unblocks == 0);
+  CHECK(g.blocked_after);
+}
