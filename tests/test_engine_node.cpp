@@ -67,7 +67,10 @@ struct StubCmp : CmpPort {
     q.rptr += bytes;
     log("executed", bytes);
   }
-  void set_context(const HwQueue&, uint64_t root) override { q.ctx_root = root; }
+  void set_context(const HwQueue&, uint64_t root) override {
+    q.ctx_root = root;
+    log("set_context", root);
+  }
   void fault_queue(const HwQueue&) override {
     q.faulted = true;
     log("fault_queue");
@@ -322,4 +325,21 @@ TEST_CASE("Engine alone: a reset stops a COMPUTE where it is and empties the eng
   CHECK(rig.cmp.count("interrupt") == 0);                           // its FENCE never ran
   CHECK(rig.node.last_fence() == 0);
   CHECK(rig.mem.peek64(kRptr) == 36);  // the emptied queue's read pointer written back
+}
+
+TEST_CASE("Engine alone: SET_PAGE_TABLE tells the CMP the running context's space so the queue resumes in it",
+          "[H1][engine]") {
+  // The queue's space after a SET_PAGE_TABLE is the CMP's to keep (HwQueue::ctx_root): a queue that
+  // leaves its engine and comes back starts in it, not in the ring's own space (pt_root).
+  constexpr uint64_t kRoot = kMem + 0x40000;
+  PacketWriter w;
+  w.set_page_table(kRoot);  // 12 bytes
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  sc_start(sc_time(20, SC_US));
+  REQUIRE(rig.cmp.count("set_context") == 1);
+  CHECK(rig.cmp.find("set_context")->a == kRoot);
+  CHECK(rig.cmp.find("set_context")->at == fetch(12) + kDecode);
+  CHECK(rig.cmp.q.ctx_root == kRoot);
+  CHECK(rig.cmp.q.pt_root == 0);  // the ring's space is unchanged
 }
