@@ -176,6 +176,7 @@ namespace {
 struct GpuWait {
   std::vector<std::pair<int, sc_time>> kicks;
   sc_time registered;
+  size_t waiters_after_drop = 99;  // the fence's GPU waiters once a preemption gave the queue back
   uint64_t unblocks = 0;
   bool blocked_after = true;
 };
@@ -200,9 +201,16 @@ GpuWait gpu_wait(uint64_t value, const sc_time& visible) {
     r.cmp.fence_written(kSlot, value, false);
     wait(sc_time(3, SC_US));
     g.blocked_after = r.q(0).blocked;
+    g.kicks = r.e0.kicks;
+    // Blocked again, registered, then preempted: the fence forgets the queue (no stale waiter).
+    r.doorbell(0, 128);
+    wait(sc_time(1, SC_US));
+    r.cmp.block(r.q(0), BlockedWait{kSlot, 1000});
+    wait(sc_time(1, SC_US));
+    r.cmp.drop_rest(r.q(0));
+    g.waiters_after_drop = r.cmp.fence(kSlot)->gpu_waiters.size();
   };
   sc_start(sc_time(10, SC_US));
-  g.kicks = rig.e0.kicks;
   g.unblocks = rig.cmp.gpu_unblocks();
   return g;
 }
@@ -221,6 +229,7 @@ TEST_CASE("CMP alone: a GPU wait is released on the GPU once the signal's writes
   CHECK(g.kicks[0].second == cv_visible + sc_time(200, SC_NS));
   CHECK(g.unblocks == 1);
   CHECK_FALSE(g.blocked_after);
+  CHECK(g.waiters_after_drop == 0);
 }
 
 TEST_CASE("CMP alone: a signal below the waited value leaves the GPU wait blocked", "[F5][cmp]") {

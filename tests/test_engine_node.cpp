@@ -102,6 +102,11 @@ struct StubCmp : CmpPort {
   }
 };
 
+std::map<std::string, std::string> with_fast_port(std::map<std::string, std::string> o) {
+  o.emplace("sysmem.bandwidth_gbps", "1000");
+  return o;
+}
+
 struct Rig : sc_module {
   ParamSet ps;
   Vcd vcd;
@@ -109,9 +114,9 @@ struct Rig : sc_module {
   StubCmp cmp;
   Node node;
   std::function<void(Rig&)> body;
-  Rig(sc_module_name n, const PacketWriter& ring)
+  Rig(sc_module_name n, const PacketWriter& ring, std::map<std::string, std::string> overrides = {})
       : sc_module(n),
-        ps(params({{"sysmem.bandwidth_gbps", "1000"}})),
+        ps(params(with_fast_port(std::move(overrides)))),
         mem("sysmem", ps, "sysmem.", kMem),
         node("node0", ps, vcd, 0, cmp) {
     node.isock.bind(mem.tsock);
@@ -342,4 +347,32 @@ TEST_CASE("Engine alone: SET_PAGE_TABLE tells the CMP the running context's spac
   CHECK(rig.cmp.find("set_context")->at == fetch(12) + kDecode);
   CHECK(rig.cmp.q.ctx_root == kRoot);
   CHECK(rig.cmp.q.pt_root == 0);  // the ring's space is unchanged
+}
+
+TEST_CASE(
+    "Engine alone: a reset asked for while a WAIT reads CV completes once the engine stops and leaves the queue "
+    "unblocked",
+    "[T3][engine]") {
+  // node.reset_ns = 0: the reset completes as soon as the executor has stopped. It is asked for inside
+  // the WAIT's CV read (from fetch(16) + decode, 8 ps + 90 ns); the executor finishes that bounded step,
+  // blocks the queue, then stops: the reset empties the queue only then, so the block does not outlive it.
+  PacketWriter w;
+  w.wait(kSlot, 5);
+  Rig rig("rig", w, {{"node.reset_ns", "0"}});
+  check_defaults(rig.ps);
+  const uint64_t cv = 1;
+  rig.mem.poke(kCv, &cv, 8);
+  const sc_time t1 = fetch(16), read_done = t1 + kDecode + ps(8) + kRead;
+  rig.body = [&](Rig& r) {
+    wait(t1 + kDecode + sc_time(10, SC_NS));
+    r.node.request_reset();
+  };
+  sc_start(sc_time(20, SC_US));
+  REQUIRE(rig.cmp.count("block") == 1);
+  CHECK(rig.cmp.find("block")->at == read_done);
+  REQUIRE(rig.cmp.count("reset_queue") == 1);
+  CHECK(rig.cmp.find("reset_queue")->at == read_done);
+  CHECK_FALSE(rig.cmp.q.blocked);
+  CHECK(rig.node.resets() == 1);
+  CHECK(rig.node.status() == 0);
 }

@@ -576,6 +576,7 @@ void Node::hold_blocked_queue() {
   // resumes at once; give the node to another runnable queue otherwise.
   set_state(State::Wait);
   while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) {
+    check_abort();  // a reset asked for while the WAIT read CV: its event has passed, nothing else wakes us
     if (preemption_ == Preemption::MidCommand && preempt_req_) {  // a blocked WAIT is a preemption point
       take_preemption();
       return;
