@@ -134,7 +134,7 @@ TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right
   Rig rig("rig");
   check_defaults(rig.ps);
   std::vector<int> picks;
-  bool other_after_block = true;
+  bool other_after_block = true, other_before = false;
   bool faulted_after_doorbell = false;
   rig.body = [&](Rig& r) {
     r.queue(0, 0, 1);
@@ -142,8 +142,9 @@ TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right
     r.queue(2, 0, 1);
     for (int q = 0; q < 3; ++q) r.doorbell(q, 64);
     wait(sc_time(1, SC_US));
-    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});  // a WAIT on a slot the table does not hold: stays blocked
-    r.cmp.drop_rest(r.q(1));                     // preempted: the rest of its ring given back
+    other_before = r.cmp.other_runnable(0, r.q(1));  // queues 0 and 2 could run beside queue 1
+    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});      // a WAIT on a slot the table does not hold: stays blocked
+    r.cmp.drop_rest(r.q(1));                         // preempted: the rest of its ring given back
     other_after_block = r.cmp.other_runnable(0, r.q(2));
     picks.push_back(id(r.cmp.pick(0)));
     r.cmp.fault_queue(r.q(2));
@@ -163,6 +164,7 @@ TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right
     picks.push_back(id(r.cmp.pick(0)));
   };
   sc_start(sc_time(10, SC_US));
+  CHECK(other_before);
   CHECK_FALSE(other_after_block);  // queue 0 blocked, queue 1 given back: nothing but queue 2 can run
   CHECK(picks == std::vector<int>{2, -1, -1, -1, 2, 0});
   CHECK(faulted_after_doorbell);

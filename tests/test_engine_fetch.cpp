@@ -86,6 +86,7 @@ TEST_CASE(
     uint32_t d[32];
     x.fetch.take(d, 8);  // 32 B free: not a whole fetch
     got.insert(got.end(), d, d + 8);
+    x.fetch.kick(x.q);  // a doorbell now: still no room for a whole fetch
     wait(sc_time(1, SC_US));
     x.fetch.take(d, 8);  // 64 B free: the next fetch goes
     got.insert(got.end(), d, d + 8);
