@@ -100,7 +100,7 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   // event names that queue (F19); an unlogged signal's event names the fence (F12).
   void fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue* logged_by = nullptr) override;
   uint64_t check_mv_addr(uint32_t slot) const override {
-    return mv_from_memory_ ? fence_names_.at(slot).mv_addr : shadow_mv_addr(slot);
+    return mv_from_memory_ ? fence_names_[slot].mv_addr : shadow_mv_addr(slot);  // a slot fence() found valid
   }
   // GPU MMU: the firmware's addresses (fence CV/MV, shadow MVs, acknowledgements, event ring) are GPU VAs
   // of the system process (F10), cfg.system_root; a FLUSH_TLB or BAR0 kMmuInvalidate invalidates every
@@ -155,7 +155,8 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   // engines' requests, the firmware), calls this after the change: it keeps the node's run list (below)
   // in step. Only the CMP's own code changes a queue.
   void runnable_changed(HwQueue& q);
-  HwQueue& own(const HwQueue& q) { return queues_.at(size_t(q.id)); }  // an engine's queue, writable
+  // An engine's queue, writable: one the CMP gave it (pick), so its id is in range (no check on the hot path).
+  HwQueue& own(const HwQueue& q) { return queues_[size_t(q.id)]; }
   void forget_waiter(HwQueue& q);  // a reset or preemption dropped a queue blocked on a WAIT
   FenceEntry* slot_entry(uint32_t slot) { return slot < fences_.size() ? &fences_[slot] : nullptr; }
   // A BAR0 write to a queue's block: `edit` changes its fields, then the queue is re-listed.
