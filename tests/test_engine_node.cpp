@@ -376,3 +376,56 @@ TEST_CASE(
   CHECK(rig.node.resets() == 1);
   CHECK(rig.node.status() == 0);
 }
+
+TEST_CASE(
+    "Engine kinds: a copy engine faults a COMPUTE at that packet after running what came before and names its kind",
+    "[engine][kinds]") {
+  PacketWriter w;
+  w.write64(kData, 5).compute(1000).write64(kData + 8, 6);  // 20 + 12 + 20 bytes
+  Rig rig("rig", w, {{"gpu.node0.kind", "copy"}});
+  check_defaults(rig.ps);
+  REQUIRE(rig.node.engine_kind() == EngineKind::Copy);
+  sc_start(sc_time(20, SC_US));
+  // One fetch of 52 B at t1. WRITE64 is decoded at t1 + decode; the COMPUTE's fault is raised as it is
+  // decoded (before the decode time the fault costs, as for a malformed header): at t1 + decode.
+  const sc_time t1 = fetch(52);
+  REQUIRE(rig.cmp.count("fault_queue") == 1);
+  CHECK(rig.cmp.find("fault_queue")->at == t1 + kDecode);
+  CHECK(rig.cmp.count("executed") == 1);  // the WRITE64 only
+  CHECK(rig.cmp.q.rptr == 20);            // stopped at the COMPUTE
+  CHECK(rig.mem.peek64(kData) == 5);
+  CHECK(rig.mem.peek64(kData + 8) == 0);  // the WRITE64 behind it never ran
+  REQUIRE(rig.node.fault_messages().size() == 1);
+  CHECK(rig.node.fault_messages()[0].find("COMPUTE 1000 cycles is not a command node 0 (copy) runs") !=
+        std::string::npos);
+  CHECK(rig.node.compute_time() == SC_ZERO_TIME);
+}
+
+TEST_CASE("Engine kinds: a video engine runs COMPUTE at its own clock and faults a COPY", "[engine][kinds]") {
+  {
+    PacketWriter w;
+    w.compute(1000).copy(kData, kData + 0x100, 64);
+    // The video engine's own clock: 1,000 cycles at 500 MHz take 2 us (8 decode cycles take 16 ns).
+    Rig rig("rig", w, {{"gpu.node0.kind", "video"}, {"gpu.node0.engine_clock_mhz", "500"}});
+    sc_start(sc_time(20, SC_US));
+    CHECK(rig.node.engine_kind() == EngineKind::Video);
+    CHECK(rig.node.compute_time() == sc_time(2, SC_US));
+    REQUIRE(rig.cmp.count("fault_queue") == 1);
+    CHECK(rig.node.fault_messages()[0].find("COPY 64 bytes is not a command node 0 (video) runs") != std::string::npos);
+    CHECK(rig.cmp.q.rptr == 12);  // past the COMPUTE, stopped at the COPY
+  }
+}
+
+TEST_CASE("Engine kinds: a copy engine runs a COPY", "[engine][kinds]") {
+  {
+    PacketWriter w;
+    w.copy(kData, kData + 0x100, 64);
+    Rig rig("rig", w, {{"gpu.node0.kind", "copy"}});
+    rig.mem.poke(kData, "0123456789abcdef", 16);
+    sc_start(sc_time(20, SC_US));
+    CHECK(rig.cmp.count("fault_queue") == 0);
+    char got[17] = {};
+    rig.mem.peek(kData + 0x100, got, 16);
+    CHECK(std::string(got) == "0123456789abcdef");
+  }
+}

@@ -5,7 +5,8 @@ namespace gpumodel {
 using namespace sc_core;
 
 void GpuAdapter::declare_params(ParamSet& ps) {
-  ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes, "A: two engines (3D/compute and copy) by default");
+  ps.declare_int("gpu.nodes", 2, "nodes", 1, regs::kMaxNodes,
+                 "A: two engines by default: a 3D engine and, unless node.kind says otherwise, a compute engine");
   ps.declare_int(
       "gpu.linked_engines", 1, "adapters", 1, 2,
       "Q: TDR in Windows 8 and later T2, a logical adapter of 1 or 2 linked physical adapters (engines), each with "

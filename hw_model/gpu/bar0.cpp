@@ -115,7 +115,9 @@ void Bar0::map_registers() {
       .reg(
           kNFaultVector, "FAULT_VECTOR", A::RW, [node](unsigned n) { return uint64_t(node(n).fault_vector()); },
           [node](unsigned n, uint64_t v, unsigned) { node(n).set_fault_vector(uint32_t(v)); })
-      .reg(kNPageFaults, "PAGE_FAULTS", A::R, [node](unsigned n) { return uint64_t(uint32_t(node(n).page_faults())); });
+      .reg(kNPageFaults, "PAGE_FAULTS", A::R, [node](unsigned n) { return uint64_t(uint32_t(node(n).page_faults())); })
+      .reg(kNEngineType, "ENGINE_TYPE", A::R,
+           [node](unsigned n) { return uint64_t(dxgk_engine_type(node(n).engine_kind())); });
   cmp_.map_registers(regs_);
 }
 

@@ -20,6 +20,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
       cmp_(cmp),
       vcd_(vcd),
       ordinal_(ordinal),
+      kind_(gpumodel::engine_kind(ps, adapter, ordinal, int(ps.get_int(adapter + ".nodes")))),
       instance_(adapter + "." + basename()),
       period_(cycles(1, ps.get_real(instance_, adapter + ".engine_clock_mhz"))),
       decode_(period_ * double(ps.get_int(instance_, "node.decode_cycles"))),
@@ -70,6 +71,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
+  vcd_.add_ascii(base + ".kind", to_string(kind_));  // constant: the engine's kind beside its state
   trace_base_ = base;
   queue_id_ = vcd_.add(base + ".queue", 8, 0xff);
   faults_id_ = vcd_.add(base + ".faults", 32, 0);
@@ -198,6 +200,12 @@ void Node::executor() {
       set_state(State::Execute);
       in_packet_ = true;  // every command belongs to a DMA packet; its FENCE ends it
       const DecodedPacket d = decode_packet(pkt, len);
+      if (!engine_runs(kind_, d.op)) {  // a command class this engine's front end does not have
+        fault(packet_label(d) + " is not a command " + label() + " runs");
+        wait(decode_);
+        finish_queue();
+        continue;
+      }
       const sc_time began = sc_time_stamp();
       execute(d);
       if (vcd_.timeline()) {  // the packet on the engine's packet track; a SIGNAL starts fence flows

@@ -49,6 +49,7 @@
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/dma_engine.h"
+#include "hw_model/gpu/engine_kind.h"
 #include "hw_model/gpu/engine_ports.h"
 #include "hw_model/gpu/hw_queue.h"
 #include "hw_model/gpu/log_combiner.h"
@@ -74,6 +75,8 @@ class Node : public sc_core::sc_module, public EnginePort {
        const std::string& adapter = "gpu");
 
   int ordinal() const { return ordinal_; }
+  EngineKind engine_kind() const { return kind_; }                     // (sc_object::kind() is the SystemC class name)
+  std::string label() const { return engine_label(ordinal_, kind_); }  // "node 2 (copy)"
   // EnginePort: the CMP's requests (see engine_ports.h).
   void kick(const HwQueue& q) override;
   void request_preempt() override;
@@ -192,6 +195,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   CmpPort& cmp_;
   Vcd& vcd_;
   const int ordinal_;
+  const EngineKind kind_;
   const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   uint64_t tick_ps_;               // GPU timestamp tick

@@ -58,6 +58,12 @@ void Node::declare_params(ParamSet& ps) {
       "A: fault injection (TDR in Windows 8 and later T9), set per node (gpu.node1.reset_fails_on): -1 = the "
       "node's resets never fail; n = its first n engine resets succeed and every later one fails (its reset "
       "leaves it hung until an adapter reset); 0 = the hardware cannot reset it");
+  ps.declare_enum(
+      "node.kind", "auto", {"auto", "graphics", "compute", "copy", "video"},
+      "Q: DXGK_NODEMETADATA::EngineType (DXGK_ENGINE_TYPE 3D, OTHER, COPY, VIDEO_DECODE), set per node "
+      "(gpu.node2.kind = copy): which packets the engine runs (a copy engine no COMPUTE, a video engine "
+      "no COPY); auto = node 0 the 3D engine, the others compute engines (both run every packet), so a copy or "
+      "video engine is one the scenario or user named");
   // Every node.* key, and the adapter's engine clock, can be set for one node: gpu.node1.reset_ns.
   ps.declare_instances("node", {"engine_clock_mhz"});
 }

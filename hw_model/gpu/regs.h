@@ -111,6 +111,7 @@ constexpr uint64_t kNPreemptVector = 0x20;  // RW 32: MSI vector the node raises
 constexpr uint64_t kNFaultVa = 0x28;        // RO 64: the GPU VA of the node's last page fault
 constexpr uint64_t kNFaultVector = 0x30;    // RW 32: MSI vector the node raises on a page fault (DMA_FAULTED)
 constexpr uint64_t kNPageFaults = 0x34;     // RO 32: page faults so far
+constexpr uint64_t kNEngineType = 0x38;     // RO 32: the engine's kind as DXGK_ENGINE_TYPE (engine_kind.h)
 constexpr uint32_t kNCtlPreempt = 1, kNCtlReset = 2;
 constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 4, kNStBusy = 8;
 

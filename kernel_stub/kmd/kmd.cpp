@@ -270,6 +270,14 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   return true;
 }
 
+DxgkNodeMetadata Kmd::DxgkDdiGetNodeMetadata(uint32_t node) {
+  static const char* const kNames[] = {"Compute", "3D", "VideoDecode", "", "", "", "Copy"};
+  DxgkNodeMetadata m;
+  m.engine_type = cpu_.mmio_read32(bar0_ + regs::node_reg(int(node), regs::kNEngineType));
+  m.friendly_name = m.engine_type < 7 ? kNames[m.engine_type] : "Other";
+  return m;
+}
+
 KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
   using namespace regs;
   if (queues_.size() >= info_.hw_queues || node < 0 || uint32_t(node) >= info_.nodes) return nullptr;

@@ -26,6 +26,12 @@ struct DxgkAdapterInfo {  // what DxgkDdiStartDevice learns from the hardware (c
   bool mv_from_memory = false;  // the engines read the OS's MonitoredValue; no shadow in the CMP
 };
 
+// DXGK_NODEMETADATA (DxgkDdiGetNodeMetadata), the fields used.
+struct DxgkNodeMetadata {
+  uint32_t engine_type = 0;   // DXGK_ENGINE_TYPE
+  std::string friendly_name;  // "3D", "Compute", "Copy", "VideoDecode"
+};
+
 // DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_NATIVE_FENCE_CAPS), the fields used.
 struct DxgkNativeFenceCaps {
   uint32_t stride_bytes = 0;              // packing stride of non-shareable fence values (F6)
@@ -189,6 +195,8 @@ class Kmd {
   DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
   bool DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb);
   // `process`: the GPU VA space the queue runs in (VidMm::space; 0 = the system process).
+  // DxgkDdiGetNodeMetadata: the node's engine type, read from its ENGINE_TYPE register.
+  DxgkNodeMetadata DxgkDdiGetNodeMetadata(uint32_t node);
   KmdHwQueue* DxgkDdiCreateHwQueue(int node, uint32_t priority = 0, uint32_t native_progress_fence = 0,
                                    int process = 1);
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hw_model/gpu/engine_kind.h"
+
 namespace gpumodel {
 
 using namespace sc_core;
@@ -55,6 +57,16 @@ void require_platform(const ParamSet& ps, const std::string& scenario, int64_t n
   };
   need("gpu.nodes", nodes, "nodes");
   need("gpu.hw_queues", queues, "HW queues");
+}
+
+void require_engine_runs(const ParamSet& ps, const std::string& scenario, const std::string& adapter, int node, Op op,
+                         const std::string& what, const std::string& why) {
+  const EngineKind k = engine_kind(ps, adapter, node, int(ps.get_int(adapter + ".nodes")));
+  if (!engine_runs(k, op))
+    throw ConfigError(adapter + ".node" + std::to_string(node) + ".kind = " + to_string(k) + " cannot run " + what +
+                      ": scenario '" + scenario + "' runs it there (" + why + "); allowed: " + adapter + ".node" +
+                      std::to_string(node) +
+                      ".kind = " + (op == Op::Compute ? "graphics, compute or video" : "graphics, compute or copy"));
 }
 
 void validate_scenario(const ParamSet& ps, const std::string& scenario) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hw_model/core/params.h"
+#include "hw_model/gpu/packets.h"
 #include "monitors/results.h"
 #include "platform/platform.h"
 
@@ -54,6 +55,11 @@ void require_platform(const ParamSet& ps, const std::string& scenario, int64_t n
 // Refuses (ConfigError: exit 2) what `scenario` cannot run with `ps`: its own checks, the native-fence
 // settings it needs, the platform's. The CLI calls it before it prints anything; run_scenario again.
 void validate_scenario(const ParamSet& ps, const std::string& scenario);
+
+// Refuses (ConfigError naming <adapter>.nodeN.kind) an engine whose kind does not run `op` (Op::Compute or
+// Op::Copy) where `scenario` runs `what` on it; `why` says what for.
+void require_engine_runs(const ParamSet& ps, const std::string& scenario, const std::string& adapter, int node, Op op,
+                         const std::string& what, const std::string& why);
 
 // A scenario registers itself: one static object beside its driver, in its own folder's file:
 //   namespace { const ScenarioRegistration kRegistered{my_scenario}; }

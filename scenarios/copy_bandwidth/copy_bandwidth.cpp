@@ -121,6 +121,8 @@ ScenarioInfo copy_bandwidth_scenario() {
           },
           [](const ParamSet& ps) { return std::make_unique<CopyBandwidth>(ps); },
           [](const ParamSet& ps) {
+            require_engine_runs(ps, "copy_bandwidth", "gpu", int(ps.get_int("gpu.nodes")) - 1, Op::Copy, "COPY",
+                                "the copy on the last node");
             require_platform(ps, "copy_bandwidth", 1, 1, "one queue on the last node, the copy engine");
           }};
 }

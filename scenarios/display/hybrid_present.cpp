@@ -307,6 +307,13 @@ ScenarioInfo hybrid_present_scenario() {
           [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
           [](const ParamSet& ps) {
             require_hybrid(ps, "hybrid_present");
+            for (const char* a : {"gpu", "igpu"}) {
+              const int last = int(ps.get_int(std::string(a) + ".nodes")) - 1;
+              require_engine_runs(ps, "hybrid_present", a, 0, Op::Compute, "COMPUTE",
+                                  std::string(a) == "gpu" ? "the render" : "DWM's composition");
+              require_engine_runs(ps, "hybrid_present", a, last, Op::Copy, "COPY",
+                                  std::string(a) == "gpu" ? "copy 1 on the last node" : "copy 2 on the last node");
+            }
             // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
             // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
             // surface's size (pitch to 128 B, rows to 4; from 1 MiB on, 64 KiB aligned): a mode whose

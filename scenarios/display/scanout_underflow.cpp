@@ -99,6 +99,8 @@ ScenarioInfo scanout_underflow_scenario() {
           },
           [](const ParamSet& ps) { return std::make_unique<ScanoutUnderflow>(ps); },
           [](const ParamSet& ps) {
+            require_engine_runs(ps, "scanout_underflow", "gpu", int(ps.get_int("gpu.nodes")) - 1, Op::Copy, "COPY",
+                                "the bulk copies on the last node");
             if (ps.get_enum("display.adapter") != "gpu")
               throw ConfigError("display.adapter = " + ps.get_enum("display.adapter") +
                                 ": scenario 'scanout_underflow' scans out on the dGPU across the link; allowed: "

@@ -442,6 +442,7 @@ double TdrScenario::report_throughput(Platform& p, Results& r) const {
   zero.at = start_;
   for (size_t i = 0; i < p.gpu.nodes.size(); ++i) {
     nlohmann::ordered_json n = nlohmann::ordered_json::object();
+    n["kind"] = to_string(p.gpu.nodes[i]->engine_kind());
     if (before_.taken) n["before_pct"] = share(zero, before_, i);
     if (before_.taken && during_.taken) n["during_pct"] = share(before_, during_, i);
     if (during_.taken && after_s_.taken) n["after_pct"] = share(during_, after_s_, i);
@@ -629,6 +630,12 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                   "workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
                   " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
                   std::to_string(engines));
+            for (int64_t e = 0; e < engines; ++e)
+              for (int64_t n = 0; n < ps.get_int("workload.render_nodes"); ++n)
+                require_engine_runs(ps, name, "gpu", int(e * per + n), Op::Compute, "COMPUTE",
+                                    "the render work of workload.render_nodes");
+            require_engine_runs(ps, name, "gpu", int(ps.get_int("workload.hang_node")), Op::Copy, "COPY",
+                                "VidMm's paging operations on workload.hang_node");
             require_platform(
                 ps, name, ps.get_int("workload.render_nodes") * engines, ps.get_int("workload.render_nodes") * engines,
                 "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
