@@ -23,7 +23,7 @@ namespace {
 
 const char* kUsage =
     "usage: gpumodel SCENARIO.ini [--section.key=value ...] [--seed N] [--vcd FILE] [--timeline FILE]\n"
-    "                [--results FILE] [--quiet]\n"
+    "                [--results FILE] [--presentmon FILE.csv] [--quiet]\n"
     "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
     "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
     "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
@@ -188,7 +188,11 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
       throw ConfigError(where + ": key '" + key + "' belongs to " + owners_of(s) + ", not '" + scenario + "'");
-    ps.set(key, value, where);
+    // A relative path in a scenario file is taken from the file's folder.
+    if (s.kind == ParamKind::Path && !value.empty() && value[0] != '/' && label.find('/') != std::string::npos)
+      ps.set(key, label.substr(0, label.rfind('/') + 1) + value, where);
+    else
+      ps.set(key, value, where);
   }
   return scenario;
 }
@@ -209,7 +213,7 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 namespace {
 
 nlohmann::ordered_json param_json(const ParamSpec& s) {
-  static const char* kKinds[] = {"int", "real", "bool", "enum"};
+  static const char* kKinds[] = {"int", "real", "bool", "enum", "path"};
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["kind"] = kKinds[int(s.kind)];
@@ -247,7 +251,10 @@ void list_params(const ParamSet& ps) {
       if (owner.empty() ? !shared.owners.empty() : !ps.visible_to(shared, owner) || shared.owners.empty()) continue;
       const ParamSpec s = shared.as_seen_by(owner);
       std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
-                << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ? "" : " " + s.unit)
+                << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ||
+                            s.kind == ParamKind::Path
+                        ? ""
+                        : " " + s.unit)
                 << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
     }
   };
@@ -280,8 +287,9 @@ po::options_description cli_options() {
       "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")("vcd", po::value<std::string>(),
                                                                                      "write a VCD waveform to FILE")(
       "timeline", po::value<std::string>(), "write a Trace Event JSON timeline to FILE")("quiet", "")("progress", "")(
-      "results", po::value<std::string>(), "write results as JSON to FILE")("scenario-file",
-                                                                            po::value<std::vector<std::string>>(), "");
+      "results", po::value<std::string>(), "write results as JSON to FILE")(
+      "presentmon", po::value<std::string>(), "write one PresentMon 2.x CSV row per present to FILE")(
+      "scenario-file", po::value<std::vector<std::string>>(), "");
   return opts;
 }
 
@@ -370,6 +378,16 @@ void check_output_paths(const po::variables_map& vm, CliRequest& req) {
     if (!req.opt.vcd_path.empty() && same_file(req.opt.timeline_path, req.opt.vcd_path))
       throw ConfigError("--timeline and --vcd name the same file '" + req.opt.timeline_path + "'; name two files");
   }
+  if (vm.count("presentmon")) {
+    const std::string path = vm["presentmon"].as<std::string>();
+    if (const std::string why = unwritable(path); !why.empty())
+      throw ConfigError("--presentmon: cannot write '" + path + "': " + why);
+    for (const std::string* other : {&req.scenario_file, &req.opt.vcd_path, &req.opt.timeline_path})
+      if (!other->empty() && same_file(path, *other))
+        throw ConfigError("--presentmon '" + path + "' names a file already in use ('" + *other +
+                          "'); name another file");
+    req.opt.presentmon_path = path;
+  }
   if (vm.count("quiet") && vm.count("progress"))
     throw ConfigError("--quiet and --progress contradict each other; give one");
   // The progress line: on a terminal unless --quiet; --progress forces it (a log file, a test).
@@ -401,6 +419,9 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
   apply_overrides(parsed, req.opt.scenario, ps);
   check_output_paths(vm, req);
+  if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents)
+    throw ConfigError("--presentmon: scenario '" + req.opt.scenario +
+                      "' presents no frames; allowed with frame_loop, hybrid_present and presentmon_replay");
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
   validate_scenario(ps, req.opt.scenario);
   return req;

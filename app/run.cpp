@@ -41,6 +41,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   Platform platform(ps, vcd, opt.seed);
   const auto monitors = attach_monitors(platform);
   auto driver = info->make(ps);
+  driver->presentmon_path = opt.presentmon_path;
   driver->build(platform, r);
 
   const sc_time limit(ps.get_real("sim.limit_ms"), SC_MS);

@@ -14,9 +14,10 @@ namespace gpumodel {
 struct RunOptions {
   std::string scenario;
   uint64_t seed = 1;
-  std::string vcd_path;       // empty: no waveform
-  std::string timeline_path;  // empty: no timeline (Trace Event JSON)
-  bool progress = false;      // a progress line on stderr while the simulation runs
+  std::string vcd_path;         // empty: no waveform
+  std::string timeline_path;    // empty: no timeline (Trace Event JSON)
+  bool progress = false;        // a progress line on stderr while the simulation runs
+  std::string presentmon_path;  // empty: none; else one PresentMon CSV row per present (scenarios that present)
 };
 
 // Every parameter: the platform's, the monitors' and every scenario's.

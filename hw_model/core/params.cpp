@@ -33,13 +33,14 @@ std::string ParamSpec::allowed() const {
       break;
     case ParamKind::Real: os << "a number in [" << fmt_num(min) << ", " << fmt_num(max) << "]"; break;
     case ParamKind::Bool: os << "true or false"; break;
+    case ParamKind::Path: os << "a file's path"; break;
     case ParamKind::Enum:
       os << "one of {";
       for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
       os << "}";
       break;
   }
-  if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum) os << " " << unit;
+  if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum && kind != ParamKind::Path) os << " " << unit;
   return os.str();
 }
 
@@ -118,6 +119,19 @@ void ParamSet::declare_bool(const std::string& name, bool def, const std::string
   if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
 }
+
+void ParamSet::declare_path(const std::string& name, const std::string& def, const std::string& source,
+                            const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Path;
+  s.default_value = def;
+  s.source = source;
+  if (!owner.empty()) s.owners.push_back(owner);
+  declare(std::move(s));
+}
+
+const std::string& ParamSet::get_path(const std::string& name) const { return value(name, ParamKind::Path).e; }
 
 void ParamSet::declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
                             const std::string& source, const std::string& owner) {
@@ -299,6 +313,12 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text, con
       else
         throw bad("is not a boolean");
       break;
+    case ParamKind::Path:
+      if (text.empty()) throw bad("is empty");
+      for (unsigned char c : text)
+        if (c < 0x20) throw bad("holds a control character");
+      v.e = text;
+      break;
     case ParamKind::Enum: {
       bool ok = false;
       for (auto& c : s.choices) ok = ok || c == text;
@@ -376,7 +396,8 @@ nlohmann::json ParamSet::effective(const std::string& scenario) const {
       case ParamKind::Int: j[name] = v.i; break;
       case ParamKind::Real: j[name] = v.r; break;
       case ParamKind::Bool: j[name] = v.b; break;
-      case ParamKind::Enum: j[name] = v.e; break;
+      case ParamKind::Enum:
+      case ParamKind::Path: j[name] = v.e; break;
     }
   }
   return j;

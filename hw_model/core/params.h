@@ -28,7 +28,7 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class ParamKind { Int, Real, Bool, Enum };
+enum class ParamKind { Int, Real, Bool, Enum, Path };
 
 // A number as messages and --list-params print it (12 significant digits, no trailing zeros).
 std::string format_number(double v);
@@ -67,6 +67,11 @@ class ParamSet {
   void declare_real(const std::string& name, double def, const std::string& unit, double min, double max,
                     const std::string& source, const std::string& owner = "");
   void declare_bool(const std::string& name, bool def, const std::string& source, const std::string& owner = "");
+  // A file's path. Set in a scenario file, a relative path is taken from that file's folder; on the
+  // command line, from the working directory. Its file is read by whoever uses it (exit 2 if it cannot be).
+  void declare_path(const std::string& name, const std::string& def, const std::string& source,
+                    const std::string& owner = "");
+  const std::string& get_path(const std::string& name) const;
   void declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
                     const std::string& source, const std::string& owner = "");
 

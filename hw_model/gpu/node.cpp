@@ -83,6 +83,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
 
 void Node::set_state(State s) {
   if (s == state_) return;
+  const bool busy = state_ == State::Fetch || state_ == State::Execute;
+  if (busy) busy_acc_ += sc_time_stamp() - state_since_;
+  state_since_ = sc_time_stamp();
   state_ = s;
   vcd_.set_ascii(state_id_, kStateNames[size_t(s)]);
 }

@@ -88,6 +88,12 @@ class Node : public sc_core::sc_module, public EnginePort {
   // Performance counters (probes): time spent executing COMPUTE so far (the partial one included),
   // preemptions taken, resets completed.
   sc_core::sc_time compute_time() const;
+  // Time the engine was busy so far (fetching or executing; not idle, blocked on a WAIT, faulted, preempting,
+  // resetting or hung), the present state's share included.
+  sc_core::sc_time busy_time() const {
+    const bool busy = state_ == State::Fetch || state_ == State::Execute;
+    return busy_acc_ + (busy ? sc_core::sc_time_stamp() - state_since_ : sc_core::SC_ZERO_TIME);
+  }
   uint64_t preemptions() const { return preemptions_; }
   uint64_t resets() const { return resets_; }
   // When the node first started a queue after its last successful reset (zero: not since).
@@ -196,6 +202,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   Vcd& vcd_;
   const int ordinal_;
   const EngineKind kind_;
+  sc_core::sc_time busy_acc_, state_since_;
   const std::string instance_;  // "gpu.node1": the prefix of this node's own parameter keys
   sc_core::sc_time period_, decode_, barrier_, barrier_sys_;
   uint64_t tick_ps_;               // GPU timestamp tick

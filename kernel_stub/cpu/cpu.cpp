@@ -101,6 +101,7 @@ void Cpu::core() {
       stamps_.isr_start = sc_time_stamp();
       wait(entry_);
       ++interrupts_;
+      ++by_data_[vector];
       in_isr_ = true;
       for (auto& r : isrs_)
         if (vector - r.first < r.count) {

@@ -85,7 +85,9 @@ class Cpu : public sc_core::sc_module {
   // With a timeout: returns false when it expired first (the thread resumes at once; the timer DPC's
   // own cost is not modelled).
   bool wait_for(KEvent& e, const sc_core::sc_time& timeout);
-  void signal(KEvent& e);                  // KeSetEvent, from a DPC
+  void signal(KEvent& e);  // KeSetEvent, from a DPC
+  // The calling thread computes for `t`: it stays running, so the core takes no idle state meanwhile.
+  void work(const sc_core::sc_time& t) { sc_core::wait(t); }
   void sleep(const sc_core::sc_time& t) {  // KeDelayExecutionThread: the thread blocks on a timer
     wait_for(never_, t);
   }
@@ -100,6 +102,11 @@ class Cpu : public sc_core::sc_module {
   // Accounting.
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
   uint64_t interrupts() const { return interrupts_; }
+  // Interrupts taken per MSI data value (an adapter's vector base + its vector).
+  uint64_t interrupts_of(uint32_t msi_data) const {
+    auto it = by_data_.find(msi_data);
+    return it == by_data_.end() ? 0 : it->second;
+  }
   uint64_t wakeups() const { return wakeups_; }  // idle exits
   // Loads that leave the host for a device (a BAR: registers below system memory, local memory at
   // BAR2 and above), each a non-posted read that waits for its completion.
@@ -153,6 +160,7 @@ class Cpu : public sc_core::sc_module {
   std::string context_ = "";
   sc_core::sc_time context_since_ = sc_core::SC_ZERO_TIME;
   std::map<std::string, sc_core::sc_time> residency_;
+  std::map<uint32_t, uint64_t> by_data_;
   uint64_t interrupts_ = 0, wakeups_ = 0, device_reads_ = 0, interrupt_device_reads_ = 0;
   bool in_isr_ = false;
   void count_read(uint64_t addr) {

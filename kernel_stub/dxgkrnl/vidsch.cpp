@@ -494,7 +494,9 @@ void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
     by_handle_.erase(f->handle);
   }
   f->destroyed = true;
-  held_.erase(f);
+  if (held_.erase(f))  // its held work is dropped
+    for (auto& [id, b] : backlog_)
+      b.erase(std::remove_if(b.begin(), b.end(), [f](const Held& h) { return h.f == f; }), b.end());
 }
 
 std::multimap<uint64_t, CpuWaiter*>::iterator VidSch::add_waiter(CpuWaiter& w, NativeFence* f, uint64_t value) {
@@ -568,29 +570,48 @@ void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, cons
   if (!f->legacy) {  // native: the queue waits on the GPU
     PacketWriter w;
     w.wait(slot(*f), value).append(work);
-    kmd_->DxgkDdiSubmitCommandToHwQueue(q, w);
+    SubmitInOrder(q, w);
     return;
   }
-  // Legacy: hold the work on the CPU until CV >= value; registered under device IRQL so the
-  // signal interrupt's DPC cannot run between the check and the registration.
+  // Legacy: hold the work on the CPU until CV >= value, behind whatever the queue already holds;
+  // registered under device IRQL so the signal interrupt's DPC cannot run between the check and the
+  // registration.
   cpu_.raise_device_irql();
-  const bool ready = cpu_.mem_read64(f->cv_addr) >= value;
-  if (!ready) held_[f].push_back({q, value, work});
+  std::deque<Held>& b = backlog_[q->id];
+  const bool ready = b.empty() && cpu_.mem_read64(f->cv_addr) >= value;
+  if (!ready) {
+    b.push_back({q, f, value, work});
+    ++held_[f];
+  }
   cpu_.lower_device_irql();
   if (ready) kmd_->DxgkDdiSubmitCommandToHwQueue(q, work);
 }
 
+void VidSch::SubmitInOrder(KmdHwQueue* q, const PacketWriter& work) {
+  auto it = backlog_.find(q->id);
+  if (it != backlog_.end() && !it->second.empty()) {
+    it->second.push_back({q, nullptr, 0, work});  // behind the queue's held work
+    return;
+  }
+  kmd_->DxgkDdiSubmitCommandToHwQueue(q, work);
+}
+
 void VidSch::release_held(NativeFence& f, uint64_t cv) {
-  auto it = held_.find(&f);
-  if (it == held_.end()) return;
-  std::vector<Held> keep, go;
-  for (auto& h : it->second) (h.value <= cv ? go : keep).push_back(h);
-  if (keep.empty())
-    held_.erase(it);
-  else
-    it->second = keep;
+  if (!held_.count(&f)) return;
+  // Each queue's held work goes in submission order: from the front, while its wait is satisfied (this
+  // fence at cv, another legacy fence re-read), or it had none of its own.
+  std::vector<Held> go;
+  for (auto& [id, b] : backlog_) {
+    while (!b.empty()) {
+      Held& h = b.front();
+      if (h.f && !(h.f == &f ? h.value <= cv : cpu_.mem_read64(h.f->cv_addr) >= h.value)) break;
+      if (h.f && --held_[h.f] == 0) held_.erase(h.f);
+      go.push_back(std::move(h));
+      b.pop_front();
+    }
+  }
   for (auto& h : go) {
-    ++woken_;  // released GPU work counts as a satisfied waiter of the interrupt
+    if (h.f) ++woken_, ++held_released_;  // released GPU work counts as a satisfied waiter of the interrupt
     kmd_->DxgkDdiSubmitCommandToHwQueue(h.q, h.work);
   }
 }

@@ -171,7 +171,10 @@ class VidSch {
   void SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
   // GPU work that waits on a fence: a native fence waits on the GPU (a WAIT packet); a legacy
   // monitored fence's work is held here until the signal interrupt shows CV >= value (F5).
+  // Later work on a queue that holds legacy-waiting work is held behind it (the queue runs in order).
   void SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work);
+  // A submission that keeps the queue's order: behind its held work if it has any, else at once.
+  void SubmitInOrder(KmdHwQueue* q, const PacketWriter& work);
 
   // Results.
   uint64_t fence_interrupts() const { return fence_interrupts_; }
@@ -183,6 +186,8 @@ class VidSch {
   };
   const std::vector<DmaFault>& dma_faults() const { return dma_faulted_; }
   uint64_t spurious_interrupts() const { return spurious_; }
+  // GPU work a legacy wait held on the CPU and a signal interrupt's DPC released: the CPU round trips.
+  uint64_t held_released() const { return held_released_; }
   uint64_t null_array_interrupts() const { return null_scans_; }  // F12: scanned every waiter
   uint64_t waiters_woken() const { return woken_; }
   // F16-F19 counters: log headers read, entries read, overruns detected, fallback scans (every fence of
@@ -254,12 +259,15 @@ class VidSch {
   uint64_t next_waiter_ = 1;
   size_t waiter_count_ = 0;
   std::list<CpuWaiter> cpu_waiters_;  // the CPU waits in progress (WaitFromCpu)
-  struct Held {
+  struct Held {  // work a queue holds on the CPU: behind a legacy wait (f), or behind earlier held work (f null)
     KmdHwQueue* q;
+    NativeFence* f;
     uint64_t value;
     PacketWriter work;
   };
-  std::map<NativeFence*, std::vector<Held>> held_;
+  std::map<int, std::deque<Held>> backlog_;  // per queue id, in submission order
+  std::map<NativeFence*, int> held_;         // backlog entries waiting on each legacy fence
+  uint64_t held_released_ = 0;
   struct Pool {  // F6: per process and segment, the page being filled and the next offset in it
     uint64_t page = 0, next = 4096;
   };

@@ -26,6 +26,9 @@ class ScenarioDriver {
     (void)p;
     return "";
   }
+  // --presentmon: where the scenario writes one PresentMon CSV row per present (empty: nowhere). Only
+  // scenarios registered with `presents` are given one.
+  std::string presentmon_path;
 };
 
 struct ScenarioInfo {
@@ -41,6 +44,8 @@ struct ScenarioInfo {
   // follows. Null, or false for the parameters: the scenario uses native fences and refuses those settings
   // before elaboration.
   std::function<bool(const ParamSet&)> runs_without_native_fences = nullptr;
+  // The scenario presents frames and can write them as PresentMon rows (--presentmon).
+  bool presents = false;
 };
 
 // Every registered scenario, by list position, then by name.

@@ -1,0 +1,71 @@
+// The frame loop: runs a Workload (workload.h) on the platform as an application's threads and the
+// runtime under them would, and measures what an architect asks of an application: frame times,
+// present-to-display latency, dropped frames, engine busy time, the CPU's interrupts, wake-ups and idle
+// residency, and how GPU waits were resolved (on the GPU, or through a CPU round trip).
+//
+// The app thread runs each frame's steps in order. GPU steps are batched per queue (the UMD's command
+// buffer) and submitted at the queue's next signal, at a wait (the work before it goes first), at the
+// present and at a CPU wait (a flush). A native fence's GPU wait is a WAIT packet; a legacy monitored
+// fence's holds the queue's later work on the CPU until the signal interrupt (VidSch). The present writes
+// the frame's number into its back buffer and signals the swap chain's present fence; then:
+//   dgpu:   the dGPU's display engine flips to the back buffer;
+//   hybrid: the dGPU's copy engine copies it into a cross-adapter surface (one copy, CASO) after the
+//           present fence (a GPU wait), signals, and the iGPU's display engine flips to that surface.
+// Dxgkrnl's present thread waits (CPU wait) for the last fence of the frame, waits until the previous
+// flip latched, and programs the flip; a flip-complete interrupt tells the app a buffer is free. The app
+// starts frame n at its pace (1 / fps) once at most max_frame_latency frames are presented and not yet on
+// screen. The display engine reports which frame it scans out by the number it reads (hardware
+// observation): present-to-display is measured to the first line of the first refresh that shows it.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/common/scenario.h"
+#include "scenarios/frame_loop/workload.h"
+#include "scenarios/presentmon/presentmon.h"
+
+namespace gpumodel {
+
+// Per frame, what the loop measured (sim time in ns).
+struct FrameTimes {
+  double cpu_start = 0, present = 0, present_return = 0;
+  std::optional<double> gpu_start, gpu_end, gpu_busy, video_busy, displayed;
+  double flip_programmed = 0;
+};
+
+// What a frame loop needs beyond the workload: the parameters frame_loop and presentmon_replay share.
+void declare_frame_loop_params(ParamSet& ps, const std::string& owner);
+// Refuses (ConfigError) a workload the platform cannot run: engines missing, the display, topology.
+void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario);
+
+// Runs `w` and reports. `per_frame` (optional) is called for each frame before it starts (replay's
+// per-frame CPU and GPU amounts); `rows_app` names the application in PresentMon rows.
+class FrameLoopDriver : public ScenarioDriver {
+ public:
+  FrameLoopDriver(const ParamSet& ps, Workload w);
+  void build(Platform& p, Results& r) override;
+  void finish(Platform& p, Results& r) override;
+  std::string progress(const Platform& p) const override;
+
+  // Replay hooks: frame n's start time (ms from the first frame; nullopt: the workload's pace), and its
+  // own CPU and GPU amounts overriding the steps' (a replay's workload has one cpu and one gpu step).
+  struct FrameOverride {
+    double start_ms = -1, cpu_us = -1, gpu_us = -1;
+  };
+  std::vector<FrameOverride> overrides;
+  std::string application = "gpumodel.exe";
+  const std::vector<FrameTimes>& frames() const { return ft_; }
+  double refresh_ms() const { return refresh_ms_; }
+  struct Impl;  // the run's state (frame_loop.cpp)
+
+ protected:
+  const ParamSet& ps_;
+  Workload w_;
+  std::vector<FrameTimes> ft_;
+  double refresh_ms_ = 0;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace gpumodel

@@ -1,0 +1,33 @@
+// frame_loop: an application's frames from a workload file (workload.file, workloads/*.json) on the
+// platform: see frame_loop.h.
+#include "scenarios/common/fence_common.h"
+#include "scenarios/frame_loop/frame_loop.h"
+
+namespace gpumodel {
+
+ScenarioInfo frame_loop_scenario() {
+  ScenarioInfo info{"frame_loop",
+                    "an application's frames from a workload file: frame time, latency, interrupts, idle",
+                    [](ParamSet& ps, const std::string& o) {
+                      ps.declare_path(
+                          "workload.file", "workloads/game.json",
+                          "A: the workload file (workloads/*.json: devices' queues, fences, a frame's steps)", o);
+                      declare_frame_loop_params(ps, o);
+                    },
+                    [](const ParamSet& ps) {
+                      return std::make_unique<FrameLoopDriver>(ps, load_workload(ps.get_path("workload.file")));
+                    },
+                    [](const ParamSet& ps) {
+                      const Workload w = load_workload(ps.get_path("workload.file"));
+                      validate_frame_loop(ps, w, "frame_loop");
+                    },
+                    /*runs_without_native_fences=*/legacy_fence_kind};
+  info.presents = true;
+  return info;
+}
+
+namespace {
+const ScenarioRegistration kFrameLoop{frame_loop_scenario};
+}  // namespace
+
+}  // namespace gpumodel

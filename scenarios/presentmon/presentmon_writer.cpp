@@ -1,0 +1,67 @@
+#include <cstdio>
+
+#include "scenarios/presentmon/presentmon.h"
+
+namespace gpumodel {
+
+// PresentMon 2.x's columns (its --v1_metrics-free default set of 2.x releases, with the Ms names), then
+// the 1.x names it keeps (MsBetweenPresents, MsInPresentAPI, MsUntilRenderComplete, MsUntilDisplayed,
+// MsBetweenDisplayChange, Dropped) and TimeInSeconds.
+const char* const PresentMonWriter::kHeader =
+    "Application,ProcessID,SwapChainAddress,PresentRuntime,SyncInterval,PresentFlags,AllowsTearing,PresentMode,"
+    "FrameType,CPUStartTime,MsBetweenAppStart,MsCPUBusy,MsCPUWait,MsGPULatency,MsGPUTime,MsGPUBusy,MsGPUWait,"
+    "MsVideoBusy,DisplayLatency,DisplayedTime,MsAnimationError,MsClickToPhotonLatency,MsAllInputToPhotonLatency,"
+    "TimeInSeconds,MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed,MsBetweenDisplayChange,"
+    "Dropped";
+
+PresentMonWriter::PresentMonWriter(const std::string& path) : out_(path, std::ios::binary | std::ios::trunc) {
+  out_ << kHeader << "\n";
+}
+
+namespace {
+std::string ms(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4f", v);
+  return b;
+}
+std::string ms(const std::optional<double>& v) { return v ? ms(*v) : "NA"; }
+std::string seconds(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.7f", v);
+  return b;
+}
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%016llX", static_cast<unsigned long long>(v));
+  return b;
+}
+}  // namespace
+
+void PresentMonWriter::write(const PresentRow& r) {
+  const bool shown = r.displayed.has_value();
+  std::optional<double> gpu_latency, gpu_time, gpu_wait, display_latency, displayed_time, between_display;
+  if (r.gpu_start) gpu_latency = *r.gpu_start - r.cpu_start;
+  if (r.gpu_start && r.gpu_end) gpu_time = *r.gpu_end - *r.gpu_start;
+  if (gpu_time && r.gpu_busy) gpu_wait = *gpu_time - *r.gpu_busy;
+  if (shown) display_latency = *r.displayed - r.cpu_start;
+  if (shown && r.next_displayed) displayed_time = *r.next_displayed - *r.displayed;
+  if (shown && last_displayed_) between_display = *r.displayed - *last_displayed_;
+  const std::optional<double> app_delta =
+      r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.cpu_start) : std::nullopt;
+  const std::optional<double> cpu_wait =
+      r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.present) : std::nullopt;
+  out_ << r.application << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << r.runtime << ',' << r.sync_interval
+       << ",0,0," << r.present_mode << ",Application," << ms(r.cpu_start) << ',' << ms(app_delta) << ','
+       << ms(r.present - r.cpu_start) << ',' << ms(cpu_wait) << ',' << ms(gpu_latency) << ',' << ms(gpu_time) << ','
+       << ms(r.gpu_busy) << ',' << ms(gpu_wait) << ',' << ms(r.video_busy) << ',' << ms(display_latency) << ','
+       << ms(displayed_time) << ",NA,NA,NA," << seconds(r.present / 1000.0) << ','
+       << ms(last_present_ ? std::optional<double>(r.present - *last_present_) : std::nullopt) << ','
+       << ms(r.present_return - r.present) << ','
+       << ms(r.gpu_end ? std::optional<double>(*r.gpu_end - r.present) : std::nullopt) << ','
+       << ms(shown ? std::optional<double>(*r.displayed - r.present) : std::nullopt) << ',' << ms(between_display)
+       << ',' << (shown ? 0 : 1) << "\n";
+  last_present_ = r.present;
+  if (shown) last_displayed_ = r.displayed;
+}
+
+}  // namespace gpumodel
