@@ -213,7 +213,7 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 namespace {
 
 nlohmann::ordered_json param_json(const ParamSpec& s) {
-  static const char* kKinds[] = {"int", "real", "bool", "enum", "path"};
+  static const char* kKinds[] = {"int", "real", "bool", "enum", "path", "text"};
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["kind"] = kKinds[int(s.kind)];

@@ -34,13 +34,16 @@ std::string ParamSpec::allowed() const {
     case ParamKind::Real: os << "a number in [" << fmt_num(min) << ", " << fmt_num(max) << "]"; break;
     case ParamKind::Bool: os << "true or false"; break;
     case ParamKind::Path: os << "a file's path"; break;
+    case ParamKind::Text: os << "text"; break;
     case ParamKind::Enum:
       os << "one of {";
       for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
       os << "}";
       break;
   }
-  if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum && kind != ParamKind::Path) os << " " << unit;
+  if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum && kind != ParamKind::Path &&
+      kind != ParamKind::Text)
+    os << " " << unit;
   return os.str();
 }
 
@@ -132,6 +135,19 @@ void ParamSet::declare_path(const std::string& name, const std::string& def, con
 }
 
 const std::string& ParamSet::get_path(const std::string& name) const { return value(name, ParamKind::Path).e; }
+
+void ParamSet::declare_text(const std::string& name, const std::string& def, const std::string& source,
+                            const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::Text;
+  s.default_value = def;
+  s.source = source;
+  if (!owner.empty()) s.owners.push_back(owner);
+  declare(std::move(s));
+}
+
+const std::string& ParamSet::get_text(const std::string& name) const { return value(name, ParamKind::Text).e; }
 
 void ParamSet::declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
                             const std::string& source, const std::string& owner) {
@@ -313,6 +329,11 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text, con
       else
         throw bad("is not a boolean");
       break;
+    case ParamKind::Text:
+      for (unsigned char c : text)
+        if (c < 0x20) throw bad("holds a control character");
+      v.e = text;
+      break;
     case ParamKind::Path:
       if (text.empty()) throw bad("is empty");
       for (unsigned char c : text)
@@ -397,7 +418,8 @@ nlohmann::json ParamSet::effective(const std::string& scenario) const {
       case ParamKind::Real: j[name] = v.r; break;
       case ParamKind::Bool: j[name] = v.b; break;
       case ParamKind::Enum:
-      case ParamKind::Path: j[name] = v.e; break;
+      case ParamKind::Path:
+      case ParamKind::Text: j[name] = v.e; break;
     }
   }
   return j;

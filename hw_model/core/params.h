@@ -28,7 +28,7 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class ParamKind { Int, Real, Bool, Enum, Path };
+enum class ParamKind { Int, Real, Bool, Enum, Path, Text };
 
 // A number as messages and --list-params print it (12 significant digits, no trailing zeros).
 std::string format_number(double v);
@@ -72,6 +72,10 @@ class ParamSet {
   void declare_path(const std::string& name, const std::string& def, const std::string& source,
                     const std::string& owner = "");
   const std::string& get_path(const std::string& name) const;
+  // Free text (a name), any printable characters; "" allowed.
+  void declare_text(const std::string& name, const std::string& def, const std::string& source,
+                    const std::string& owner = "");
+  const std::string& get_text(const std::string& name) const;
   void declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
                     const std::string& source, const std::string& owner = "");
 

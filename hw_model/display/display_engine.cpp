@@ -151,6 +151,7 @@ uint64_t DisplayEngine::read_reg(uint64_t off) const {
     case dr::kMsiAddr: return msi_addr_;
     case dr::kMsiData: return msi_data_;
     case dr::kPitch: return pitch_reg_;
+    case dr::kPixelClock: return pixel_clock_reg_;
     case dr::kSurfaceAddr: return surface_reg_;
     case dr::kCurrentAddr: return current_addr_;
     case dr::kFlipPending: return flip_pending_;
@@ -173,6 +174,7 @@ void DisplayEngine::write_reg(uint64_t off, uint64_t v, unsigned len) {
     case dr::kMsiAddr: set64(msi_addr_); return;
     case dr::kMsiData: msi_data_ = uint32_t(v); return;
     case dr::kPitch: pitch_reg_ = uint32_t(v); return;
+    case dr::kPixelClock: pixel_clock_reg_ = uint32_t(v); return;
     case dr::kSurfaceAddr:
       set64(surface_reg_);
       if (flip_pending_) ++flips_replaced_;  // the latest write before the latch wins
@@ -195,7 +197,9 @@ void DisplayEngine::enable() {
   const sc_time now = sc_time_stamp();
   ++gen_;
   enabled_ = true;
-  timing_.reset(new ScanTiming(mode_, bpp_, pitch_reg_, now));
+  DisplayMode m = mode_;
+  if (pixel_clock_reg_) m.pixel_clock_hz = pixel_clock_reg_;
+  timing_.reset(new ScanTiming(m, bpp_, pitch_reg_, now));
   current_addr_ = surface_reg_;
   flip_pending_ = false;
   surfaces_.assign(1, Surface{current_addr_, timing_->pitch_bytes()});

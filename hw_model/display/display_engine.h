@@ -148,6 +148,7 @@ class DisplayEngine : public sc_core::sc_module {
   Vcd& vcd_;
   const uint64_t base_;
   const DisplayMode mode_;
+  uint32_t pixel_clock_reg_ = 0;
   const unsigned bpp_;
   const uint64_t fifo_, req_;
   const unsigned outstanding_;

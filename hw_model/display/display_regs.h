@@ -19,6 +19,8 @@ constexpr uint64_t kScanline = 0x030;      // RO32: the beam's line, 0..v_total-
 constexpr uint64_t kFlipPending = 0x034;   // RO32: 1 while a written surface awaits its latch
 constexpr uint64_t kUnderflows = 0x038;    // RO64: requests that arrived after their first byte was needed
 constexpr uint64_t kFlipsLatched = 0x040;  // RO64: flips latched at a vblank start
+constexpr uint64_t kPixelClock = 0x048;    // RW32: the pixel clock in Hz from the next enable (0: the mode's,
+                                           // display.mode): a VidPN mode's refresh on the mode's raster
 
 constexpr uint32_t kIdValue = 0x44535031;  // 'DSP1'
 

@@ -492,9 +492,10 @@ bool Kmd::DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapte
   return true;
 }
 
-void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface) {
+void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface, uint32_t pixel_clock_hz) {
   using namespace display_regs;
   const uint64_t d = bar0_ + regs::kDisplayOffset;
+  if (pixel_clock_hz) cpu_.mmio_write32(d + kPixelClock, pixel_clock_hz);
   cpu_.mmio_write64(d + kMsiAddr, InterruptController::kMsiBase);
   cpu_.mmio_write32(d + kMsiData, msi_data_base_ + kDisplayVblankVector);  // vblank +0, flip complete +1
   cpu_.mmio_write32(d + kPitch, pitch);

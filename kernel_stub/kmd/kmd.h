@@ -247,7 +247,9 @@ class Kmd {
   // pitch and first surface, MSI and flip-complete interrupts, scan-out on (the mode is the engine's
   // display.* straps). DxgkDdiSetVidPnSourceAddress: a flip, latched by the engine at the next vblank;
   // its completion arrives as kDisplayFlipVector. DxgkDdiControlInterrupt: vblank interrupts on or off.
-  void DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface);
+  // `pixel_clock_hz`: the VidPN mode's pixel clock where it differs from the panel's native mode (a
+  // fractional refresh, 59.94 or 119.84 Hz, on the same raster); 0 leaves the mode's.
+  void DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface, uint32_t pixel_clock_hz = 0);
   void DxgkDdiSetVidPnSourceAddress(uint64_t surface);
   void DxgkDdiSetVidPnSourceVisibility(bool visible);
   void DxgkDdiControlInterrupt(bool vblank);

@@ -17,11 +17,13 @@
 // screen. The display engine reports which frame it scans out by the number it reads (hardware
 // observation): present-to-display is measured to the first line of the first refresh that shows it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hw_model/display/display_engine.h"
 #include "scenarios/common/scenario.h"
 #include "scenarios/frame_loop/workload.h"
 #include "scenarios/presentmon/presentmon.h"
@@ -31,7 +33,8 @@ namespace gpumodel {
 // Per frame, what the loop measured (sim time in ns).
 struct FrameTimes {
   double cpu_start = 0, present = 0, present_return = 0;
-  std::optional<double> gpu_start, gpu_end, gpu_busy, video_busy, displayed;
+  std::optional<double> gpu_start, gpu_end, gpu_busy, video_busy;
+  std::optional<double> displayed;  // the flip latched at the vblank start before its first refresh
   double flip_programmed = 0;
 };
 
@@ -56,11 +59,18 @@ class FrameLoopDriver : public ScenarioDriver {
   };
   std::vector<FrameOverride> overrides;
   std::string application = "gpumodel.exe";
+  // Replay: the display's refresh (0: the mode's), and when the first frame starts given the display's
+  // timing (null: as soon as the loop is set up).
+  double refresh_hz = 0;
+  bool expect_all_displayed = true;  // the verdict fails a frame that never reached the panel
+  std::function<sc_core::sc_time(const sc_core::sc_time& now, const DisplayEngine& d)> choose_t0;
   const std::vector<FrameTimes>& frames() const { return ft_; }
   double refresh_ms() const { return refresh_ms_; }
+  sc_core::sc_time t0() const;  // when the first frame started
   struct Impl;  // the run's state (frame_loop.cpp)
 
  protected:
+  void write_presentmon(Results& r);
   const ParamSet& ps_;
   Workload w_;
   std::vector<FrameTimes> ft_;

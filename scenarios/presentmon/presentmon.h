@@ -42,7 +42,7 @@ class PresentMonWriter {
 
 // A capture as read: the presents of every process, in file order.
 struct CapturedPresent {
-  std::string application, present_mode;
+  std::string application, present_mode, swap_chain;
   uint32_t process_id = 0;
   int sync_interval = 1;
   bool dropped = false;
