@@ -136,3 +136,13 @@ TEST_CASE("golden tdr_race_window: results and waveform identical", "[T8][golden
 TEST_CASE("golden tdr_reset_fails: results and waveform identical", "[T9][golden]") {
   check_against_golden("tdr_reset_fails");
 }
+TEST_CASE("golden frame_loop: results and waveform identical", "[F3][F5][golden]") {
+  check_against_golden("frame_loop");
+}
+TEST_CASE("golden video_playback: results and waveform identical", "[F5][golden]") {
+  check_against_golden("video_playback");
+}
+TEST_CASE("golden hybrid_game: results and waveform identical", "[C3][golden]") { check_against_golden("hybrid_game"); }
+TEST_CASE("golden presentmon_replay: results and waveform identical", "[golden]") {
+  check_against_golden("presentmon_replay");
+}

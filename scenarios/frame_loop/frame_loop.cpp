@@ -56,7 +56,9 @@ struct FrameLoopDriver::Impl {
 void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
   declare_fence_params(ps, o);
   ps.declare_int("workload.frames", 0, "frames", 0, 10000000,
-                 "A: 0 = the workload file's own frame count; N = run N frames", o);
+                 "A: 0 = the workload file's own frame count (a replay: every replayable present of the capture); "
+                 "N = run N frames (a replay: the first N)",
+                 o);
 }
 
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario) {
@@ -461,6 +463,10 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   causes["display_flip"] = seconds > 0 ? flips / seconds : 0.0;
   causes["other"] = seconds > 0 ? (irqs - fence_irqs - flips) / seconds : 0.0;
   r.metric("cpu_interrupt_causes_per_s", causes);
+  nlohmann::ordered_json counts;
+  counts["total"] = uint64_t(irqs), counts["fence"] = uint64_t(fence_irqs), counts["display_flip"] = uint64_t(flips);
+  r.metric("cpu_interrupts", counts);
+  r.metric("cpu_wakeups", m.s1.wakeups - m.s0.wakeups);
   r.metric("cpu_wakeups_per_s", seconds > 0 ? double(m.s1.wakeups - m.s0.wakeups) / seconds : 0.0);
   nlohmann::ordered_json idle = nlohmann::ordered_json::object();
   for (const char* st : {"C1", "C1E", "C3", "C6"}) {

@@ -67,7 +67,7 @@ class FrameLoopDriver : public ScenarioDriver {
   const std::vector<FrameTimes>& frames() const { return ft_; }
   double refresh_ms() const { return refresh_ms_; }
   sc_core::sc_time t0() const;  // when the first frame started
-  struct Impl;  // the run's state (frame_loop.cpp)
+  struct Impl;                  // the run's state (frame_loop.cpp)
 
  protected:
   void write_presentmon(Results& r);

@@ -20,9 +20,12 @@ std::vector<std::string> split_csv(const std::string& line) {
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cur += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        cur += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cur += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -87,7 +90,7 @@ Capture read_presentmon(const std::string& path, const std::string& key) {
   while (std::getline(in, line)) {
     if (line.empty() || line == "\r") continue;
     std::vector<std::string> f = split_csv(line);
-    if (f.size() < 4) continue;  // a truncated last line
+    if (f.size() < 4) continue;                   // a truncated last line
     f.resize(std::max(f.size(), header.size()));  // OCAT writes its system columns on the first row only
     rows.push_back(std::move(f));
   }

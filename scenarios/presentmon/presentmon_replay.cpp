@@ -116,6 +116,8 @@ Chosen choose(const ParamSet& ps) {
     throw ConfigError("workload.presentmon_process = '" + c.process +
                       "': none of its presents uses a present mode the model has (Hardware: Legacy Flip, Hardware: "
                       "Independent Flip); allowed: another process of the capture");
+  if (const int64_t keep = ps.get_int("workload.frames"); keep > 0 && c.replayed.size() > uint64_t(keep))
+    c.replayed.resize(size_t(keep));  // the capture's first N replayable presents
   fit_refresh(c);
   if (c.period_ms <= 0)
     throw ConfigError("workload.presentmon = '" + ps.get_path("workload.presentmon") + "': process '" + c.process +
@@ -145,6 +147,7 @@ Workload replay_workload(const Chosen& c) {
 class Replay : public FrameLoopDriver {
  public:
   Replay(const ParamSet& ps, Chosen c) : FrameLoopDriver(ps, replay_workload(c)), c_(std::move(c)) {
+    w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
     refresh_hz = 1000.0 / c_.period_ms;
     expect_all_displayed = false;
@@ -234,7 +237,8 @@ class Replay : public FrameLoopDriver {
 
 ScenarioInfo presentmon_replay_scenario() {
   ScenarioInfo info{
-      "presentmon_replay", "a PresentMon capture's frames replayed on the platform, compared frame by frame",
+      "presentmon_replay",
+      "a PresentMon capture's frames replayed on the platform, compared frame by frame",
       [](ParamSet& ps, const std::string& o) {
         ps.declare_path("workload.presentmon", "../workloads/captures/PresentMon-2019-09-29T145535.csv",
                         "A: the capture (PresentMon 1.x or 2.x CSV); workloads/captures/SOURCES.md says where each "

@@ -1,0 +1,166 @@
+// frame_loop and presentmon_replay through the command line: the fence kind's interrupt counts on the
+// shipped game, the PresentMon file as a frame-pacing tool reads it, the model's own capture replayed
+// to itself, and a public capture of a real application replayed. The workload file's parser alone.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "scenarios/frame_loop/workload.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace gpumodel;
+
+namespace {
+
+// The game's frame (workloads/game.json): 42 GPU signals of its own fences, one present-fence signal;
+// its CPU steps take 3000 +- 500 and 1000 +- 200 us.
+constexpr int kSignals = 42, kFrames = 60;
+
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> head;
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> f;
+    std::stringstream ss(l);
+    std::string x;
+    while (std::getline(ss, x, ',')) f.push_back(x);
+    return f;
+  };
+  if (std::getline(in, line)) head = split(line);
+  while (std::getline(in, line)) {
+    const auto f = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < head.size() && i < f.size(); ++i) row[head[i]] = f[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("frame_loop game: native fences interrupt once a frame and legacy fences once per GPU signal",
+          "[F3][F5][F8][frame_loop]") {
+  const std::string args = scenario("frame_loop") + " --workload.frames=" + std::to_string(kFrames);
+  const auto native = run_json(args, "fl_native")["metrics"];
+  const auto legacy = run_json(args + " --fence.kind=legacy", "fl_legacy")["metrics"];
+  // Native: the one CPU wait that blocks is the present thread's on the present fence (the frame-start
+  // wait on frame n - 1's work never blocks: that work ends at most cpu 4.7 ms + GPU 6.2 ms after frame
+  // n - 1 started, before frame n starts 16.7 ms later), so one fence interrupt a frame; one flip each.
+  CHECK(native["cpu_interrupts"]["fence"] == kFrames);
+  CHECK(native["cpu_interrupts"]["display_flip"] == kFrames);
+  CHECK(native["cpu_interrupts"]["total"] == 2 * kFrames);
+  CHECK(native["gpu_waits"]["cpu_round_trips"] == 0);
+  CHECK(native["gpu_waits"]["unblocked_on_gpu"].get<int>() <= 3 * kFrames);  // three GPU waits a frame at most
+  // Legacy (F5): every GPU signal of a monitored fence interrupts, the present fence's too.
+  CHECK(legacy["cpu_interrupts"]["fence"] == kFrames * (kSignals + 1));
+  CHECK(legacy["cpu_interrupts"]["display_flip"] == kFrames);
+  CHECK(legacy["gpu_waits"]["unblocked_on_gpu"] == 0);
+  CHECK(legacy["gpu_waits"]["cpu_round_trips"].get<int>() > 0);
+  // Fewer wake-ups, deeper idle.
+  CHECK(native["cpu_wakeups"].get<int>() < legacy["cpu_wakeups"].get<int>());
+  CHECK(native["cpu_idle_residency"]["C6"].get<double>() > legacy["cpu_idle_residency"]["C6"].get<double>());
+  CHECK(native["frames_dropped"] == 0);
+  CHECK(legacy["frames_dropped"] == 0);
+}
+
+TEST_CASE("frame_loop --presentmon: one row per present that a frame-pacing tool reads back consistently",
+          "[frame_loop][presentmon]") {
+  const std::string csv = "pm_" + std::to_string(::getpid()) + ".csv";
+  const auto m = run_json(scenario("frame_loop") + " --workload.frames=120 --presentmon " + csv, "fl_pm")["metrics"];
+  const auto rows = read_csv(csv);
+  std::remove(csv.c_str());
+  REQUIRE(rows.size() == 120);
+  const double refresh = 1000.0 / 60.0;
+  double phase = -1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    INFO("row " << i);
+    CHECK(r.at("Application") == "gpumodel.exe");
+    CHECK(r.at("PresentMode") == "Hardware: Legacy Flip");
+    CHECK(r.at("Dropped") == "0");
+    // The app starts a frame every 16.667 ms (60 fps) and its CPU steps take 4 ms +- 0.7 ms before it
+    // presents (plus submission time, under 0.3 ms).
+    CHECK(std::stod(r.at("CPUStartTime")) == Approx(refresh * double(i)).margin(1e-3));
+    CHECK(std::stod(r.at("MsCPUBusy")) >= 3.3);
+    CHECK(std::stod(r.at("MsCPUBusy")) <= 5.0);
+    // Each frame is on screen at a vblank start: present + until-displayed lies on one 60 Hz grid.
+    const double screen = std::stod(r.at("TimeInSeconds")) * 1000.0 + std::stod(r.at("MsUntilDisplayed"));
+    const double ph = std::fmod(screen, refresh);
+    if (phase < 0) phase = ph;
+    CHECK(std::fabs(ph - phase) < 2e-3);
+    if (i > 0) {  // one frame a refresh: each shows for exactly one refresh
+      CHECK(std::stod(r.at("MsBetweenDisplayChange")) == Approx(refresh).margin(2e-3));
+      CHECK(std::stod(r.at("MsBetweenPresents")) > 0);
+    }
+    if (i + 1 < rows.size()) CHECK(std::stod(r.at("DisplayedTime")) == Approx(refresh).margin(2e-3));
+  }
+  CHECK(rows.back().at("DisplayedTime") == "NA");  // the last frame's successor never came
+  CHECK(m["frames_displayed"] == 120);
+}
+
+TEST_CASE("presentmon_replay: the model's own capture replays to itself at 100 % same refresh",
+          "[frame_loop][presentmon]") {
+  const std::string csv = "pm_self_" + std::to_string(::getpid()) + ".csv";
+  run_json(scenario("frame_loop") + " --workload.frames=120 --presentmon " + csv, "fl_self");
+  const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv, "rp_self")["metrics"];
+  std::remove(csv.c_str());
+  CHECK(m["capture_format"] == "PresentMon 2.x");
+  CHECK(m["capture_process"] == "gpumodel.exe");
+  CHECK(m["frames_compared"] == 120);
+  CHECK(m["frames_same_refresh_pct"] == 100.0);
+  CHECK(m["dropped_agreement_pct"] == 100.0);
+  CHECK(m["capture_refresh_hz"].get<double>() == Approx(60.0).epsilon(1e-6));
+  CHECK(m["until_displayed_error_ms"]["p95"].get<double>() < 0.01);
+}
+
+TEST_CASE("presentmon_replay: a public capture of a real desktop (dwm.exe beside a game) replays at its refresh",
+          "[frame_loop][presentmon]") {
+  const auto m = run_json(scenario("presentmon_replay"), "rp_grb")["metrics"];
+  CHECK(m["capture_format"] == "PresentMon 1.x");
+  CHECK(m["capture_process"] == "dwm.exe");
+  CHECK(m["presents_replayed"] == 4229);
+  CHECK(m["capture_refresh_hz"].get<double>() == Approx(119.84).margin(0.01));
+  CHECK(m["frames_same_refresh_pct"].get<double>() >= 90.0);
+  CHECK(m["dropped_agreement_pct"].get<double>() >= 90.0);
+}
+
+TEST_CASE("presentmon_replay: a process whose present modes the model lacks is refused, counted not replayed",
+          "[frame_loop][presentmon]") {
+  const Run r = run_cli(scenario("presentmon_replay") + " --workload.presentmon_process=firefox.exe");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("none of its presents uses a present mode the model has") != std::string::npos);
+}
+
+TEST_CASE("Workload file: unknown keys, wrong types, impossible steps are refused naming the key path",
+          "[frame_loop][bad_input]") {
+  const std::string ok_queues = R"("queues": {"gfx": {"engine": "graphics"}, "copy": {"engine": "copy"}})";
+  auto w = [&](const std::string& frame, const std::string& extra = "") {
+    return R"({"name": "t", "frames": 2, )" + ok_queues + R"(, "fences": {"f": {}}, "frame": )" + frame + extra + "}";
+  };
+  const std::string good = R"([{"gpu": {"queue": "gfx", "us": 5}}, {"signal": {"queue": "gfx", "fence": "f"}},
+                               {"wait": {"queue": "copy", "fence": "f"}}, {"present": {"queue": "gfx"}}])";
+  const Workload ok = parse_workload(w(good), "t.json");
+  CHECK(ok.signals == 1);
+  CHECK(ok.gpu_waits == 1);
+  CHECK(ok.frame.size() == 4);
+  CHECK_THROWS_WITH(parse_workload(w(good, R"(, "fsp": 60)"), "t.json"), Catch::Contains("$.fsp: unknown key"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"gpu": {"queue": "gfx", "us": "5"}}, {"present": {"queue": "gfx"}}])"), "t"),
+                    Catch::Contains("$.frame[0].gpu.us: must be a number"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"gpu": {"queue": "copy", "us": 5}}, {"present": {"queue": "gfx"}}])"), "t"),
+                    Catch::Contains("runs no COMPUTE"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"wait": {"queue": "copy", "fence": "f"}}, {"signal": {"queue": "gfx",
+                    "fence": "f"}}, {"present": {"queue": "gfx"}}])"),
+                                   "t"),
+                    Catch::Contains("waited on before any step signals it"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"gpu": {"queue": "gpu0", "us": 5}}])"), "t"),
+                    Catch::Contains("'gpu0' is no queue of the workload; allowed: copy, gfx"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"signal": {"queue": "gfx", "fence": "f"}}])"), "t"),
+                    Catch::Contains("no present step"));
+  CHECK_THROWS_WITH(parse_workload(w(R"([{"present": {"queue": "gfx", "sync_interval": 0}}])"), "t"),
+                    Catch::Contains("sync_interval: out of range"));
+  CHECK_THROWS_WITH(parse_workload("{", "t.json"), Catch::Contains("not valid JSON"));
+}
