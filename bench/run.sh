@@ -32,6 +32,12 @@ run "hybrid_present 600 frames one copy" scenarios/hybrid_present.ini --workload
   --workload.start_jitter_us=12000 --present.path=one_copy
 run "hybrid_present 600 frames two copies" scenarios/hybrid_present.ini --workload.frames=600 \
   --workload.start_jitter_us=12000 --present.path=two_copy
+# The shipped game's frame loop (600 frames = 10 simulated seconds; the target: at least 20x real time,
+# so under 0.5 s of wall time), native and legacy fences, the hybrid laptop's, and a capture's replay.
+run "frame_loop game 600 frames native" scenarios/frame_loop.ini
+run "frame_loop game 600 frames legacy" scenarios/frame_loop.ini --fence.kind=legacy
+run "frame_loop hybrid_game 600 frames" scenarios/hybrid_game.ini
+run "presentmon_replay dwm.exe 4,229 presents" scenarios/presentmon_replay.ini
 run "scanout_underflow (3 refreshes, loaded link)" scenarios/scanout_underflow.ini
 # TDR with the documented TdrDelay of 2 s (issue 9's target: under 1 s of wall time; the watchdog is an
 # event, so the 2 s cost only the three nodes' packets, about 12,000 of them).

@@ -47,6 +47,7 @@ struct FrameLoopDriver::Impl {
   bool running = false;
   struct Snap {
     uint64_t irqs = 0, wakeups = 0, fence_irqs = 0, flip_irqs = 0, unblocks = 0, held = 0, flips = 0;
+    TrafficSnapshot traffic;
     std::vector<sc_time> busy;
     std::map<std::string, sc_time> residency;
   } s0, s1;
@@ -391,6 +392,7 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
       s.busy.clear();
       for (auto& n : p.gpu.nodes) s.busy.push_back(n->busy_time());
       s.residency = p.cpu.residency();
+      s.traffic = TrafficSnapshot::take(p, m.display);
     };
     if (choose_t0) {
       const sc_time t = choose_t0(sc_time_stamp(), *m.display);
@@ -482,6 +484,9 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   waits["unblocked_on_gpu"] = unblocks;
   waits["cpu_round_trips"] = held;
   r.metric("gpu_waits", waits);
+  const TrafficSnapshot t = m.s1.traffic - m.s0.traffic;
+  r.metric("link_bytes_per_frame", double(t.link_bytes) / double(N));
+  r.metric("sysmem_bytes_per_frame", double(t.sysmem_bytes) / double(N));
   if (!complete) return;
   if (expect_all_displayed)
     r.check(displayed == N, std::to_string(N - displayed) + " presented frame(s) never reached the panel");
