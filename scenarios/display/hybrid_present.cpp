@@ -28,6 +28,7 @@
 #include "hw_model/display/display_timing.h"
 #include "kernel_stub/umd/swapchain.h"
 #include "scenarios/display/present.h"
+#include "scenarios/presentmon/presentmon.h"
 
 namespace gpumodel {
 namespace {
@@ -61,9 +62,10 @@ class HybridPresent : public ScenarioDriver {
   void app(Platform& p, Results& r);
   void present_thread(Platform& p, Results& r);
   void flip_listener(Platform& p);
+  void write_presentmon(Platform& p, Results& r, const sc_core::sc_time& vblank);
 
   struct Stamp {  // per frame (1-based)
-    sc_core::sc_time present, copy1_seen, flip_programmed, flip_done;
+    sc_core::sc_time start, present, present_return, copy1_seen, flip_programmed, flip_done;
     PresentPath path = PresentPath::OneCopy;
     uint64_t surface = 0;  // what the flip pointed the display at
   };
@@ -119,6 +121,7 @@ void HybridPresent::app(Platform& p, Results& r) {
     // The frame's CPU work (input, simulation, recording) before it submits: its phase to the vblank.
     // sweep: frame n takes J x (n - 1) / frames, every phase in [0, J) equally represented, so a mean
     // is the phase average without sampling noise; random: uniform in [0, J), seeded.
+    st_[n].start = sc_core::sc_time_stamp();
     const double cpu_us = sweep_ ? jitter_us_ * double(n - 1) / double(frames_) : jitter(rng);
     if (cpu_us > 0) p.cpu.sleep(sc_core::sc_time(cpu_us, sc_core::SC_US));
     const unsigned b = unsigned(n % buffers_);
@@ -135,6 +138,7 @@ void HybridPresent::app(Platform& p, Results& r) {
     p.kmd.DxgkDdiSubmitCommandToHwQueue(s_.copy_q, copy1);
     queue_.push_back(n);
     p.cpu.signal(queued_ev_);
+    st_[n].present_return = sc_core::sc_time_stamp();
   }
   while (flips_done_ < frames_) p.cpu.wait_for(all_flipped_ev_);
   t1_ = TrafficSnapshot::take(p, display_);
@@ -242,6 +246,7 @@ void HybridPresent::finish(Platform& p, Results& r) {
       ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
   }
   r.metric("present_to_scanout_ns", summary(p2s));
+  write_presentmon(p, r, vblank);
   r.metric("render_ns", summary(render));
   r.metric("copy1_ns", summary(copy1));
   r.metric("copy2_ns", summary(copy2));
@@ -272,87 +277,126 @@ void HybridPresent::finish(Platform& p, Results& r) {
                                                              " frames, less than one cross-adapter surface each");
 }
 
+void HybridPresent::write_presentmon(Platform& p, Results& r, const sc_core::sc_time& vblank) {
+  if (presentmon_path.empty()) return;
+  PresentMonWriter out(presentmon_path);
+  if (!r.check(out.ok(), "--presentmon: cannot write '" + presentmon_path + "'")) return;
+  // Each frame on screen from the vblank start its flip latched at (a vertical blank before its first
+  // line); times from the first frame's start.
+  std::vector<std::optional<double>> shown(frames_ + 2);
+  for (auto& f : seen_)
+    if (f.first_qword >= 1 && f.first_qword <= frames_ && !shown[f.first_qword])
+      shown[f.first_qword] = to_ns(f.first_line_time - vblank);
+  const double t0 = to_ns(st_[1].start), dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+  auto ms = [t0](double ns) { return (ns - t0) / 1e6; };
+  std::optional<double> next;
+  std::vector<std::optional<double>> next_shown(frames_ + 2);
+  for (uint64_t n = frames_; n >= 1; --n) {
+    next_shown[n] = next;
+    if (shown[n]) next = ms(*shown[n]);
+  }
+  for (uint64_t n = 1; n <= frames_; ++n) {
+    PresentRow row;
+    row.application = "hybrid_present.exe";
+    row.cpu_start = ms(to_ns(st_[n].start));
+    row.present = ms(to_ns(st_[n].present));
+    row.present_return = ms(to_ns(st_[n].present_return));
+    row.next_cpu_start = n < frames_ ? ms(to_ns(st_[n + 1].start)) : -1;
+    const uint64_t a = s_.read_ts(p, n, 0), b = s_.read_ts(p, n, 3);  // render start, copy 1 end
+    if (a && b) {
+      row.gpu_start = ms(double(a) * dtick), row.gpu_end = ms(double(b) * dtick);
+      row.gpu_busy = (double(s_.read_ts(p, n, 1) - a) + double(b - s_.read_ts(p, n, 2))) * dtick / 1e6;
+    }
+    if (shown[n]) row.displayed = ms(*shown[n]);
+    row.next_displayed = next_shown[n];
+    out.write(row);
+  }
+}
+
 }  // namespace
 
 ScenarioInfo hybrid_present_scenario() {
-  return {"hybrid_present",
-          "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
-          [](ParamSet& ps, const std::string& o) {
-            ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
-            ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
-                            "A: 4 ms of 3D-engine work a frame, a light game at 60 Hz", o);
-            ps.declare_real("workload.frame_interval_us", 1e6 / 60, "us", 1, 1e7,
-                            "A: the app paces itself at 60 frames a second, the panel's rate", o);
-            ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
-                            "A: the frame's CPU work before it submits takes up to one refresh (16,667 us at "
-                            "60 Hz), so the present's phase to the vblank covers the whole period and "
-                            "present_to_scanout is the phase-averaged latency",
-                            o);
-            ps.declare_enum("workload.jitter", "sweep", {"sweep", "random"},
-                            "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
-                            "every phase equally represented, no sampling noise); random = uniform, seeded",
-                            o);
-            ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
-                            "Q: CASO support C5: auto = what the display driver's caps and checks allow", o);
-            ps.declare_int("present.buffers", 3, "buffers", 2, 8,
-                           "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
-            ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
-                           "A: IDXGISwapChain2::SetMaximumFrameLatency(1) with the frame-latency waitable object, "
-                           "what a latency-minded game does (DXGI's default is 3): frame n starts only once frame "
-                           "n - 1 is on screen, so no present queues behind another",
-                           o);
-            ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
-                            "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
-          },
-          [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
-          [](const ParamSet& ps) {
-            require_hybrid(ps, "hybrid_present");
-            for (const char* a : {"gpu", "igpu"}) {
-              const int last = int(ps.get_int(std::string(a) + ".nodes")) - 1;
-              require_engine_runs(ps, "hybrid_present", a, 0, Op::Compute, "COMPUTE",
-                                  std::string(a) == "gpu" ? "the render" : "DWM's composition");
-              require_engine_runs(ps, "hybrid_present", a, last, Op::Copy, "COPY",
-                                  std::string(a) == "gpu" ? "copy 1 on the last node" : "copy 2 on the last node");
-            }
-            // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
-            // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
-            // surface's size (pitch to 128 B, rows to 4; from 1 MiB on, 64 KiB aligned): a mode whose
-            // surfaces do not fit cannot present. (The driver's own allocations come on top: a size just
-            // above this bound may still run out, and the run says so.)
-            {
-              const DisplayGeometry g = display_geometry(ps);
-              const uint64_t pitch = (uint64_t(g.width) * g.bytes_per_pixel + 127) / 128 * 128;
-              const uint64_t bytes = pitch * ((uint64_t(g.height) + 3) / 4 * 4);
-              const uint64_t surface = bytes < (1u << 20) ? bytes : (bytes + 65535) / 65536 * 65536;  // 64 KiB pages
-              const uint64_t surfaces = (2 * uint64_t(ps.get_int("present.buffers")) + 1) * surface;
-              const uint64_t stolen = uint64_t(ps.get_int("igpu.stolen_bytes"));
-              const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, stolen / 4);
-              if (surfaces > stolen - tables)
-                throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) +
-                                  " is too small for display.mode = " + ps.get_enum("display.mode") +
-                                  " with present.buffers = " + std::to_string(ps.get_int("present.buffers")) +
-                                  ": 2 x buffers + 1 surfaces of " + std::to_string(surface) + " bytes need at least " +
-                                  std::to_string(surfaces) + " bytes beside " + std::to_string(tables) +
-                                  " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
-                                  std::to_string(surfaces + tables) + ", or fewer buffers");
-            }
-            // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
-            // beyond that for the present queue and 100 ms for start-up and the last scan-out.
-            const double need_ms =
-                double(ps.get_int("workload.frames")) *
-                    (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
-                     2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) /
-                    1000.0 +
-                100.0;
-            if (ps.get_real("sim.limit_ms") < need_ms)
-              throw ConfigError(
-                  "sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
-                  " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
-                  " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
-                  " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
-                  " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
-                  ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
-          }};
+  ScenarioInfo info{
+      "hybrid_present",
+      "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
+      [](ParamSet& ps, const std::string& o) {
+        ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
+        ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
+                        "A: 4 ms of 3D-engine work a frame, a light game at 60 Hz", o);
+        ps.declare_real("workload.frame_interval_us", 1e6 / 60, "us", 1, 1e7,
+                        "A: the app paces itself at 60 frames a second, the panel's rate", o);
+        ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
+                        "A: the frame's CPU work before it submits takes up to one refresh (16,667 us at "
+                        "60 Hz), so the present's phase to the vblank covers the whole period and "
+                        "present_to_scanout is the phase-averaged latency",
+                        o);
+        ps.declare_enum("workload.jitter", "sweep", {"sweep", "random"},
+                        "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
+                        "every phase equally represented, no sampling noise); random = uniform, seeded",
+                        o);
+        ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
+                        "Q: CASO support C5: auto = what the display driver's caps and checks allow", o);
+        ps.declare_int("present.buffers", 3, "buffers", 2, 8,
+                       "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
+        ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
+                       "A: IDXGISwapChain2::SetMaximumFrameLatency(1) with the frame-latency waitable object, "
+                       "what a latency-minded game does (DXGI's default is 3): frame n starts only once frame "
+                       "n - 1 is on screen, so no present queues behind another",
+                       o);
+        ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
+                        "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
+      },
+      [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
+      [](const ParamSet& ps) {
+        require_hybrid(ps, "hybrid_present");
+        for (const char* a : {"gpu", "igpu"}) {
+          const int last = int(ps.get_int(std::string(a) + ".nodes")) - 1;
+          require_engine_runs(ps, "hybrid_present", a, 0, Op::Compute, "COMPUTE",
+                              std::string(a) == "gpu" ? "the render" : "DWM's composition");
+          require_engine_runs(ps, "hybrid_present", a, last, Op::Copy, "COPY",
+                              std::string(a) == "gpu" ? "copy 1 on the last node" : "copy 2 on the last node");
+        }
+        // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
+        // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
+        // surface's size (pitch to 128 B, rows to 4; from 1 MiB on, 64 KiB aligned): a mode whose
+        // surfaces do not fit cannot present. (The driver's own allocations come on top: a size just
+        // above this bound may still run out, and the run says so.)
+        {
+          const DisplayGeometry g = display_geometry(ps);
+          const uint64_t pitch = (uint64_t(g.width) * g.bytes_per_pixel + 127) / 128 * 128;
+          const uint64_t bytes = pitch * ((uint64_t(g.height) + 3) / 4 * 4);
+          const uint64_t surface = bytes < (1u << 20) ? bytes : (bytes + 65535) / 65536 * 65536;  // 64 KiB pages
+          const uint64_t surfaces = (2 * uint64_t(ps.get_int("present.buffers")) + 1) * surface;
+          const uint64_t stolen = uint64_t(ps.get_int("igpu.stolen_bytes"));
+          const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, stolen / 4);
+          if (surfaces > stolen - tables)
+            throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) +
+                              " is too small for display.mode = " + ps.get_enum("display.mode") +
+                              " with present.buffers = " + std::to_string(ps.get_int("present.buffers")) +
+                              ": 2 x buffers + 1 surfaces of " + std::to_string(surface) + " bytes need at least " +
+                              std::to_string(surfaces) + " bytes beside " + std::to_string(tables) +
+                              " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
+                              std::to_string(surfaces + tables) + ", or fewer buffers");
+        }
+        // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
+        // beyond that for the present queue and 100 ms for start-up and the last scan-out.
+        const double need_ms =
+            double(ps.get_int("workload.frames")) *
+                (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
+                 2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) /
+                1000.0 +
+            100.0;
+        if (ps.get_real("sim.limit_ms") < need_ms)
+          throw ConfigError(
+              "sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
+              " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
+              " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
+              " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
+              " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
+              ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
+      }};
+  info.presents = true;
+  return info;
 }
 
 namespace {
