@@ -68,8 +68,8 @@ TEST_CASE("CLI: an instance key from a file section or the command line, and a n
     r = run_cli(args);
     INFO(args << "\nstderr: " << r.err);
     CHECK(r.code == 2);
-    CHECK(r.err.find("gpu.node9.reset_ns names gpu.node9, which this platform does not have; allowed: the "
-                     "instances gpu.node0, gpu.node1") != std::string::npos);
+    CHECK(r.err.find("gpu.node9.reset_ns names gpu.node9, which this platform does not have (gpu.nodes = 2); "
+                     "allowed: the instances gpu.node0, gpu.node1") != std::string::npos);
     CHECK(r.out.empty());
   }
   // A bad value on an instance key: the class key's range.

@@ -226,7 +226,18 @@ void ParamSet::check_instances(const std::vector<std::string>& existing) const {
     if (std::find(existing.begin(), existing.end(), inst) != existing.end()) continue;
     std::string list;
     for (auto& e : existing) list += (list.empty() ? "" : ", ") + e;
-    throw ConfigError(k + " names " + inst + ", which this platform does not have; allowed: the instances " + list);
+    // "gpu.node1" is counted by "gpu.nodes": name that key too, where it is one.
+    const size_t dot = inst.find('.');
+    std::string count_key;
+    if (dot != std::string::npos) {
+      std::string cls = inst.substr(dot + 1);
+      while (!cls.empty() && std::isdigit(static_cast<unsigned char>(cls.back()))) cls.pop_back();
+      count_key = inst.substr(0, dot + 1) + cls + "s";
+    }
+    const std::string count =
+        specs_.count(count_key) ? " (" + count_key + " = " + std::to_string(get_int(count_key)) + ")" : "";
+    throw ConfigError(k + " names " + inst + ", which this platform does not have" + count +
+                      "; allowed: the instances " + list);
   }
 }
 

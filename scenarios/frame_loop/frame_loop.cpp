@@ -65,6 +65,11 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario) {
   const bool hybrid = Platform::topology_of(ps) == Topology::Hybrid;
   if (hybrid) {
+    const std::string& da = ps.get_enum("display.adapter");
+    if (da != "auto" && da != "igpu")
+      throw ConfigError("platform.topology = hybrid with display.adapter = " + da + ": scenario '" + scenario +
+                        "' presents on the hybrid laptop's panel, which the iGPU drives; allowed: display.adapter = "
+                        "auto or igpu with platform.topology = hybrid, or platform.topology = dgpu");
     require_hybrid(ps, scenario);
   } else if (ps.get_enum("display.adapter") != "gpu") {
     throw ConfigError("display.adapter = " + ps.get_enum("display.adapter") + ": scenario '" + scenario +
