@@ -123,30 +123,30 @@ void ParamSet::declare_bool(const std::string& name, bool def, const std::string
   declare(std::move(s));
 }
 
-void ParamSet::declare_path(const std::string& name, const std::string& def, const std::string& source,
-                            const std::string& owner) {
+namespace {
+ParamSpec string_spec(const std::string& name, ParamKind kind, const std::string& def, const std::string& source,
+                      const std::string& owner) {
   ParamSpec s;
   s.name = name;
-  s.kind = ParamKind::Path;
+  s.kind = kind;
   s.default_value = def;
   s.source = source;
   if (!owner.empty()) s.owners.push_back(owner);
-  declare(std::move(s));
+  return s;
 }
+}  // namespace
 
-const std::string& ParamSet::get_path(const std::string& name) const { return value(name, ParamKind::Path).e; }
+void ParamSet::declare_path(const std::string& name, const std::string& def, const std::string& source,
+                            const std::string& owner) {
+  declare(string_spec(name, ParamKind::Path, def, source, owner));
+}
 
 void ParamSet::declare_text(const std::string& name, const std::string& def, const std::string& source,
                             const std::string& owner) {
-  ParamSpec s;
-  s.name = name;
-  s.kind = ParamKind::Text;
-  s.default_value = def;
-  s.source = source;
-  if (!owner.empty()) s.owners.push_back(owner);
-  declare(std::move(s));
+  declare(string_spec(name, ParamKind::Text, def, source, owner));
 }
 
+const std::string& ParamSet::get_path(const std::string& name) const { return value(name, ParamKind::Path).e; }
 const std::string& ParamSet::get_text(const std::string& name) const { return value(name, ParamKind::Text).e; }
 
 void ParamSet::declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
