@@ -226,10 +226,11 @@ Workload parse_workload(const std::string& text, const std::string& file) {
     if (!fs.is_object()) rd.fail("$.fences", "must be an object");
     for (auto it = fs.begin(); it != fs.end(); ++it) {
       const std::string p = "$.fences." + it.key();
-      rd.keys(it.value(), p, {"storage"});
+      rd.keys(it.value(), p, {"storage", "kind"});
       WorkloadFence f;
       f.name = it.key();
       f.storage = rd.text(it.value(), "storage", p, "system", {"system", "local"});
+      f.kind = rd.text(it.value(), "kind", p, "", {"native", "legacy"});
       ps.fence_of[f.name] = int(w.fences.size());
       w.fences.push_back(f);
     }

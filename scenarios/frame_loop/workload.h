@@ -10,7 +10,7 @@
 //     "max_frame_latency": 2,        // frames presented and not yet on screen before the next one starts
 //     "buffers": 3,                  // swap-chain buffers
 //     "queues": { "gfx": { "engine": "graphics" }, ... },   // on the rendering adapter (the dGPU)
-//     "fences": { "shadows": { "storage": "system" }, ... },
+//     "fences": { "shadows": { "storage": "system", "kind": "native" }, ... },
 //     "frame": [ step, ... ]         // one frame, in program order, run every frame
 //   }
 //
@@ -58,6 +58,7 @@ struct WorkloadQueue {
 struct WorkloadFence {
   std::string name;
   std::string storage = "system";
+  std::string kind;           // "native", "legacy", or "" (fence.kind's); a fence.kind the user set overrides it
   int signals_per_frame = 0;  // signal steps per frame (a frame's values are n * this + k)
 };
 
