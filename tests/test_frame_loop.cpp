@@ -126,6 +126,23 @@ TEST_CASE("presentmon_replay: a public capture of a real desktop (dwm.exe beside
   CHECK(m["capture_refresh_hz"].get<double>() == Approx(119.84).margin(0.01));
   CHECK(m["frames_same_refresh_pct"].get<double>() >= 90.0);
   CHECK(m["dropped_agreement_pct"].get<double>() >= 90.0);
+  // The model's vblank grid sits on the capture's (its phase): until-displayed within 0.1 ms of the capture's.
+  CHECK(m["until_displayed_error_ms"]["p95"].get<double>() < 0.1);
+}
+
+TEST_CASE("presentmon_replay: a PresentMon 2.x capture (byte-order mark, QPC ticks) replays at its 60 Hz refresh",
+          "[frame_loop][presentmon]") {
+  // PresentMon's own test gold: CPUStartQPC in ticks of a 10 MHz counter the reader must find from the
+  // deltas (per swap chain: dwm.exe presents to two, one per monitor, interleaved).
+  const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + GPUMODEL_SOURCE_DIR +
+                              "/workloads/captures/test_case_5.csv",
+                          "rp_tc5")["metrics"];
+  CHECK(m["capture_format"] == "PresentMon 2.x");
+  CHECK(m["capture_process"] == "dwm.exe");
+  CHECK(m["presents_replayed"] == 174);
+  CHECK(m["presents_to_other_swap_chains"] == 184);
+  CHECK(m["capture_refresh_hz"].get<double>() == Approx(60.0).margin(0.05));
+  CHECK(m["frames_same_refresh_pct"].get<double>() >= 90.0);
 }
 
 TEST_CASE("presentmon_replay: a process whose present modes the model lacks is refused, counted not replayed",

@@ -24,7 +24,8 @@ struct FrameLoopDriver::Impl {
   VidSch* disp_sch = nullptr;
   DisplayEngine* display = nullptr;
   bool hybrid = false, legacy = false, all_legacy = true, all_native = true;
-  uint64_t legacy_signals = 0;  // a frame's GPU signals of monitored fences
+  uint64_t legacy_signals = 0;
+  uint64_t out_of_order = 0;  // frames whose last work on a queue ran before their first (read_stamps)
   std::vector<KmdHwQueue*> hq;
   std::vector<int> node_of;
   std::vector<double> mhz;
@@ -236,7 +237,11 @@ void Loop::read_stamps(uint64_t n) {
     if (m.first_gpu[q] < 0) continue;
     const uint64_t a = m.p->sysmem.peek64(m.ts(n, q, 0)), b = m.p->sysmem.peek64(m.ts(n, q, 1));
     // Not yet run (a run cut short), or still frame n - kRing's stamps: no span.
-    if (!a || !b || b < a || double(a) * tick < ft[n].cpu_start) continue;
+    if (!a || !b || double(a) * tick < ft[n].cpu_start || double(b) * tick < ft[n].cpu_start) continue;
+    if (b < a) {  // the queue's last work of the frame ran before its first: the queue ran out of order
+      ++m.out_of_order;
+      continue;
+    }
     spans.push_back({double(a) * tick, double(b) * tick});
     if (w.queues[q].engine == EngineKind::Video) video.push_back(spans.back());
   }
@@ -522,6 +527,8 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
             format_number(fence_irqs) + " fence interrupts: not one per monitored fence signal (" +
                 std::to_string(legacy_signals) + ") and at most one per CPU wait (" + std::to_string(cpu_waits) + ")");
   }
+  r.check(m.out_of_order == 0, std::to_string(m.out_of_order) +
+                                   " time(s) a queue ran a frame's last work before its first: a queue runs in order");
   if (m.all_native) r.check(held == 0, "native fences: a GPU wait made a CPU round trip");
   write_presentmon(r);
 }

@@ -106,19 +106,21 @@ Capture read_presentmon(const std::string& path, const std::string& key) {
     return it == col.end() ? std::string() : f[it->second];
   };
   // 2.x: CPUStartQPC is in performance-counter ticks of an unknown frequency: ticks per ms from the
-  // deltas (the median of delta-ticks over MsBetweenAppStart, or FrameTime), 10 MHz if none.
+  // deltas. MsBetweenAppStart (2.0: FrameTime) is the time from this frame's start to the next frame's on
+  // the same swap chain, so the median of (next start - this start) / this delta; 10 MHz if none.
   double ticks_per_ms = 1.0;
   const bool qpc = v2 && has("cpustartqpc");
   if (qpc) {
     std::vector<double> ratio;
-    std::map<std::string, std::pair<double, bool>> last;  // per process: last start
+    std::map<std::string, std::pair<double, std::optional<double>>> last;  // per swap chain: start, delta
     for (auto& f : rows) {
-      const std::string app = text(f, "application") + "/" + text(f, "processid");
+      const std::string chain = text(f, "application") + "/" + text(f, "processid") + "/" + text(f, "swapchainaddress");
       const auto start = get(f, {"cpustartqpc"});
       const auto delta = get(f, {"msbetweenappstart", "frametime"});
-      auto it = last.find(app);
-      if (start && it != last.end() && delta && *delta > 0.5) ratio.push_back((*start - it->second.first) / *delta);
-      if (start) last[app] = {*start, true};
+      auto it = last.find(chain);
+      if (start && it != last.end() && it->second.second && *it->second.second > 0.5)
+        ratio.push_back((*start - it->second.first) / *it->second.second);
+      if (start) last[chain] = {*start, delta};
     }
     ticks_per_ms = 10000.0;
     if (!ratio.empty()) {
