@@ -181,3 +181,28 @@ TEST_CASE("Workload file: unknown keys, wrong types, impossible steps are refuse
                     Catch::Contains("sync_interval: out of range"));
   CHECK_THROWS_WITH(parse_workload("{", "t.json"), Catch::Contains("not valid JSON"));
 }
+
+TEST_CASE("frame_loop as fast as dependencies allow: the swap chain throttles the app and every frame is shown once",
+          "[frame_loop]") {
+  // The game at fps 0: the app presents faster than 60 Hz, so max_frame_latency (and the buffers) hold it
+  // back; the present thread flips one frame a refresh (the flip register holds one pending flip).
+  auto w = nlohmann::json::parse(slurp(std::string(GPUMODEL_SOURCE_DIR) + "/workloads/game.json"));
+  w["fps"] = 0;
+  std::map<int, double> p2d;
+  for (int latency : {1, 2}) {
+    w["max_frame_latency"] = latency;
+    const std::string file = "fast_game_" + std::to_string(latency) + "_" + std::to_string(::getpid()) + ".json";
+    std::ofstream(file) << w.dump();
+    const auto m = run_json(scenario("frame_loop") + " --workload.frames=120 --workload.file=" + file,
+                            "fl_fast" + std::to_string(latency))["metrics"];
+    std::remove(file.c_str());
+    INFO("max_frame_latency " << latency);
+    CHECK(m["frames_throttled"].get<int>() > 0);
+    CHECK(m["frames_dropped"] == 0);
+    // Throttled to the panel: one frame a refresh.
+    CHECK(m["frame_time_ms"]["mean"].get<double>() == Approx(1000.0 / 60.0).epsilon(0.01));
+    p2d[latency] = m["present_to_display_ms"]["mean"].get<double>();
+  }
+  // A second frame in flight waits a refresh more before its flip: about one refresh more latency.
+  CHECK(p2d[2] - p2d[1] > 0.8 * 1000.0 / 60.0);
+}
