@@ -419,9 +419,12 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
   apply_overrides(parsed, req.opt.scenario, ps);
   check_output_paths(vm, req);
-  if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents)
-    throw ConfigError("--presentmon: scenario '" + req.opt.scenario +
-                      "' presents no frames; allowed with frame_loop, hybrid_present and presentmon_replay");
+  if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
+    std::string those;
+    for (const ScenarioInfo& i : scenario_registry())
+      if (i.presents) those += (those.empty() ? "" : ", ") + i.name;
+    throw ConfigError("--presentmon: scenario '" + req.opt.scenario + "' presents no frames; allowed with " + those);
+  }
   // A combination the scenario cannot run is bad input, refused before anything is printed or built.
   validate_scenario(ps, req.opt.scenario);
   return req;

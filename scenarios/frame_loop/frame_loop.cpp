@@ -18,7 +18,6 @@ using sc_core::sc_time_stamp;
 
 struct FrameLoopDriver::Impl {
   Platform* p = nullptr;
-  Kmd* dkmd = nullptr;
   VidSch* dsch = nullptr;
   Kmd* disp_kmd = nullptr;
   VidSch* disp_sch = nullptr;
@@ -48,11 +47,29 @@ struct FrameLoopDriver::Impl {
   sc_time t0, t_end;
   bool running = false;
   struct Snap {
-    uint64_t irqs = 0, wakeups = 0, fence_irqs = 0, flip_irqs = 0, unblocks = 0, held = 0, flips = 0;
+    uint64_t irqs = 0, wakeups = 0, fence_irqs = 0, flip_irqs = 0, unblocks = 0, held = 0;
     TrafficSnapshot traffic;
     std::vector<sc_time> busy;
     std::map<std::string, sc_time> residency;
   } s0, s1;
+  // The counters the metrics are differences of: at the first frame's start and at the end.
+  void snap(Snap& s) const {
+    const Platform& p = *this->p;
+    s.irqs = p.cpu.interrupts();
+    s.wakeups = p.cpu.wakeups();
+    // Interrupts by vector: the fence event ring's (native and monitored fence signals) on either adapter,
+    // and the display's flip completions.
+    s.fence_irqs =
+        p.cpu.interrupts_of(p.kmd.msi_data_base() + regs::kFenceEventVector) +
+        (p.igpu_driver ? p.cpu.interrupts_of(p.igpu_driver->kmd.msi_data_base() + regs::kFenceEventVector) : 0);
+    s.flip_irqs = p.cpu.interrupts_of(disp_kmd->msi_data_base() + Kmd::kDisplayFlipVector);
+    s.unblocks = p.gpu.cmp.gpu_unblocks();
+    s.held = p.vidsch.held_released();
+    s.busy.clear();
+    for (auto& n : p.gpu.nodes) s.busy.push_back(n->busy_time());
+    s.residency = p.cpu.residency();
+    s.traffic = TrafficSnapshot::take(p, display);
+  }
   uint64_t ts(uint64_t n, size_t q, int k) const { return ts_base + (((n % kRing) * hq.size() + q) * 2 + k) * 8; }
 };
 
@@ -346,22 +363,16 @@ void Loop::frame(uint64_t n) {
   }
 }
 
-Loop make_loop(FrameLoopDriver& d, FrameLoopDriver::Impl& m, const Workload& w, const ParamSet& ps,
-               std::vector<FrameTimes>& ft, Results& r, uint64_t seed) {
-  return Loop{d, m, w, ps, ft, r, std::mt19937_64(seed)};
-}
-
 }  // namespace
 
 void FrameLoopDriver::build(Platform& p, Results& r) {
   Impl& m = *impl_;
   m.p = &p;
-  m.dkmd = &p.kmd;
   m.dsch = &p.vidsch;
   ft_.assign(w_.frames + 1, FrameTimes{});
   p.cpu.spawn_thread("app", [this, &p, &r] {
     Impl& m = *impl_;
-    auto loop = std::make_shared<Loop>(make_loop(*this, m, w_, ps_, ft_, r, p.rng()));
+    auto loop = std::make_shared<Loop>(Loop{*this, m, w_, ps_, ft_, r, std::mt19937_64(p.rng())});
     if (!loop->setup()) return;
     const ScanTiming& tm = m.display->timing();
     refresh_ms_ = to_ns(tm.frame_period()) / 1e6;
@@ -398,34 +409,17 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
         if (m.flips_done == w_.frames) p.cpu.signal(m.all_flipped_ev);
       }
     });
-    auto snap = [&p, &m](Impl::Snap& s) {
-      s.irqs = p.cpu.interrupts();
-      s.wakeups = p.cpu.wakeups();
-      // Interrupts by vector: the fence event ring's (native and monitored fence signals) on either adapter,
-      // and the display's flip completions.
-      s.fence_irqs =
-          p.cpu.interrupts_of(p.kmd.msi_data_base() + regs::kFenceEventVector) +
-          (p.igpu_driver ? p.cpu.interrupts_of(p.igpu_driver->kmd.msi_data_base() + regs::kFenceEventVector) : 0);
-      s.flip_irqs = p.cpu.interrupts_of(m.disp_kmd->msi_data_base() + Kmd::kDisplayFlipVector);
-      s.unblocks = p.gpu.cmp.gpu_unblocks();
-      s.held = p.vidsch.held_released();
-      s.flips = m.display->flips_latched();
-      s.busy.clear();
-      for (auto& n : p.gpu.nodes) s.busy.push_back(n->busy_time());
-      s.residency = p.cpu.residency();
-      s.traffic = TrafficSnapshot::take(p, m.display);
-    };
     if (choose_t0) {
       const sc_time t = choose_t0(sc_time_stamp(), *m.display);
       if (t > sc_time_stamp()) p.cpu.sleep(t - sc_time_stamp());
     }
     m.t0 = sc_time_stamp();
-    snap(m.s0);
+    m.snap(m.s0);
     m.running = true;
     for (uint64_t n = 1; n <= w_.frames; ++n) loop->frame(n);
     while (m.flips_done < w_.frames) p.cpu.wait_for(m.all_flipped_ev);
     m.t_end = sc_time_stamp();
-    snap(m.s1);
+    m.snap(m.s1);
     for (uint64_t n = w_.frames > FrameLoopDriver::Impl::kRing / 2 ? w_.frames - FrameLoopDriver::Impl::kRing / 2 + 1
                                                                    : 1;
          n <= w_.frames; ++n)
@@ -443,7 +437,7 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   const bool complete = m.flips_done >= N;
   if (!complete) {  // a run cut short: measure up to now
     m.t_end = sc_time_stamp();
-    m.s1 = m.s0;
+    m.snap(m.s1);
   }
   // Frames reach the panel in present order, each after its flip was programmed.
   std::vector<double> frame_time, p2d, cpu_busy, gpu_time;
@@ -457,7 +451,12 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
     ++displayed;
     r.check(n > last_shown,
             "frame " + std::to_string(n) + " reached the panel after frame " + std::to_string(last_shown));
+    // present -> display is the present thread's part (present -> flip programmed) plus the flip's wait for
+    // the next vblank start, which is less than one refresh: a frame later than that was not latched at
+    // the first vblank its flip could make.
     r.check(*f.displayed > f.flip_programmed, "frame " + std::to_string(n) + " was on screen before its flip");
+    r.check(*f.displayed - f.flip_programmed <= refresh_ms_ * 1e6,
+            "frame " + std::to_string(n) + " was latched more than a refresh after its flip was programmed");
     last_shown = std::max(last_shown, n);
     p2d.push_back((*f.displayed - f.present) / 1e6);
   }

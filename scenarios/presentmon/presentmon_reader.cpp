@@ -83,9 +83,6 @@ Capture read_presentmon(const std::string& path, const std::string& key) {
     need({"msbetweenpresents"}, "the time between presents");
   }
   need({"msuntildisplayed", "displaylatency"}, "the display time");
-  struct Raw {
-    std::vector<std::string> f;
-  };
   std::vector<std::vector<std::string>> rows;
   while (std::getline(in, line)) {
     if (line.empty() || line == "\r") continue;

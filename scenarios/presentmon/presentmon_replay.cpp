@@ -240,7 +240,7 @@ ScenarioInfo presentmon_replay_scenario() {
       "presentmon_replay",
       "a PresentMon capture's frames replayed on the platform, compared frame by frame",
       [](ParamSet& ps, const std::string& o) {
-        ps.declare_path("workload.presentmon", "../workloads/captures/PresentMon-2019-09-29T145535.csv",
+        ps.declare_path("workload.presentmon", "workloads/captures/PresentMon-2019-09-29T145535.csv",
                         "A: the capture (PresentMon 1.x or 2.x CSV); workloads/captures/SOURCES.md says where each "
                         "shipped one comes from",
                         o);
