@@ -379,7 +379,7 @@ TEST_CASE(
 
 TEST_CASE(
     "Engine kinds: a copy engine faults a COMPUTE at that packet after running what came before and names its kind",
-    "[engine][kinds]") {
+    "[H1][engine][kinds]") {
   PacketWriter w;
   w.write64(kData, 5).compute(1000).write64(kData + 8, 6);  // 20 + 12 + 20 bytes
   Rig rig("rig", w, {{"gpu.node0.kind", "copy"}});
@@ -401,7 +401,7 @@ TEST_CASE(
   CHECK(rig.node.compute_time() == SC_ZERO_TIME);
 }
 
-TEST_CASE("Engine kinds: a video engine runs COMPUTE at its own clock and faults a COPY", "[engine][kinds]") {
+TEST_CASE("Engine kinds: a video engine runs COMPUTE at its own clock and faults a COPY", "[H1][engine][kinds]") {
   {
     PacketWriter w;
     w.compute(1000).copy(kData, kData + 0x100, 64);
@@ -416,7 +416,7 @@ TEST_CASE("Engine kinds: a video engine runs COMPUTE at its own clock and faults
   }
 }
 
-TEST_CASE("Engine kinds: a copy engine runs a COPY", "[engine][kinds]") {
+TEST_CASE("Engine kinds: a copy engine runs a COPY", "[H1][engine][kinds]") {
   {
     PacketWriter w;
     w.copy(kData, kData + 0x100, 64);

@@ -68,7 +68,7 @@ TEST_CASE("frame_loop game: native fences interrupt once a frame and legacy fenc
 }
 
 TEST_CASE("frame_loop --presentmon: one row per present that a frame-pacing tool reads back consistently",
-          "[frame_loop][presentmon]") {
+          "[H4][frame_loop][presentmon]") {
   const std::string csv = "pm_" + std::to_string(::getpid()) + ".csv";
   const auto m = run_json(scenario("frame_loop") + " --workload.frames=120 --presentmon " + csv, "fl_pm")["metrics"];
   const auto rows = read_csv(csv);
@@ -103,7 +103,7 @@ TEST_CASE("frame_loop --presentmon: one row per present that a frame-pacing tool
 }
 
 TEST_CASE("presentmon_replay: the model's own capture replays to itself at 100 % same refresh",
-          "[frame_loop][presentmon]") {
+          "[H4][frame_loop][presentmon]") {
   const std::string csv = "pm_self_" + std::to_string(::getpid()) + ".csv";
   run_json(scenario("frame_loop") + " --workload.frames=120 --presentmon " + csv, "fl_self");
   const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv, "rp_self")["metrics"];
@@ -118,7 +118,7 @@ TEST_CASE("presentmon_replay: the model's own capture replays to itself at 100 %
 }
 
 TEST_CASE("presentmon_replay: a public capture of a real desktop (dwm.exe beside a game) replays at its refresh",
-          "[frame_loop][presentmon]") {
+          "[H4][frame_loop][presentmon]") {
   const auto m = run_json(scenario("presentmon_replay"), "rp_grb")["metrics"];
   CHECK(m["capture_format"] == "PresentMon 1.x");
   CHECK(m["capture_process"] == "dwm.exe");
@@ -131,7 +131,7 @@ TEST_CASE("presentmon_replay: a public capture of a real desktop (dwm.exe beside
 }
 
 TEST_CASE("presentmon_replay: a PresentMon 2.x capture (byte-order mark, QPC ticks) replays at its 60 Hz refresh",
-          "[frame_loop][presentmon]") {
+          "[H4][frame_loop][presentmon]") {
   // PresentMon's own test gold: CPUStartQPC in ticks of a 10 MHz counter the reader must find from the
   // deltas (per swap chain: dwm.exe presents to two, one per monitor, interleaved).
   const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + GPUMODEL_SOURCE_DIR +
@@ -146,14 +146,14 @@ TEST_CASE("presentmon_replay: a PresentMon 2.x capture (byte-order mark, QPC tic
 }
 
 TEST_CASE("presentmon_replay: a process whose present modes the model lacks is refused, counted not replayed",
-          "[frame_loop][presentmon]") {
+          "[H4][frame_loop][presentmon]") {
   const Run r = run_cli(scenario("presentmon_replay") + " --workload.presentmon_process=firefox.exe");
   CHECK(r.code == 2);
   CHECK(r.err.find("none of its presents uses a present mode the model has") != std::string::npos);
 }
 
 TEST_CASE("Workload file: unknown keys, wrong types, impossible steps are refused naming the key path",
-          "[frame_loop][bad_input]") {
+          "[H4][frame_loop][bad_input]") {
   const std::string ok_queues = R"("queues": {"gfx": {"engine": "graphics"}, "copy": {"engine": "copy"}})";
   auto w = [&](const std::string& frame, const std::string& extra = "") {
     return R"({"name": "t", "frames": 2, )" + ok_queues + R"(, "fences": {"f": {}}, "frame": )" + frame + extra + "}";
@@ -183,7 +183,7 @@ TEST_CASE("Workload file: unknown keys, wrong types, impossible steps are refuse
 }
 
 TEST_CASE("frame_loop as fast as dependencies allow: the swap chain throttles the app and every frame is shown once",
-          "[frame_loop]") {
+          "[H4][frame_loop]") {
   // The game at fps 0: the app presents faster than 60 Hz, so max_frame_latency (and the buffers) hold it
   // back; the present thread flips one frame a refresh (the flip register holds one pending flip).
   auto w = nlohmann::json::parse(slurp(std::string(GPUMODEL_SOURCE_DIR) + "/workloads/game.json"));
