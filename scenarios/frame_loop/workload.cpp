@@ -205,7 +205,7 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   w.file = file;
   w.name = rd.text(j, "name", "$", "");
   w.description = rd.text(j, "description", "$", "");
-  w.frames = rd.integer(j, "frames", "$", 1, 10000000, 1);
+  w.frames = rd.integer(j, "frames", "$", 1, 1000000, 1);  // workload.frames' bound
   w.fps = rd.number(j, "fps", "$", 0, 1000, 0);
   w.max_frame_latency = int(rd.integer(j, "max_frame_latency", "$", 1, 16, 1));
   w.buffers = int(rd.integer(j, "buffers", "$", 2, 8, 3));

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "scenarios/presentmon/presentmon.h"
@@ -42,7 +43,9 @@ void PresentMonWriter::write(const PresentRow& r) {
   std::optional<double> gpu_latency, gpu_time, gpu_wait, display_latency, displayed_time, between_display;
   if (r.gpu_start) gpu_latency = *r.gpu_start - r.cpu_start;
   if (r.gpu_start && r.gpu_end) gpu_time = *r.gpu_end - *r.gpu_start;
-  if (gpu_time && r.gpu_busy) gpu_wait = *gpu_time - *r.gpu_busy;
+  // Busy is the union of the frame's spans inside [start, end]: at most the time; the difference is
+  // clamped at 0 so rounding never prints -0.0000.
+  if (gpu_time && r.gpu_busy) gpu_wait = std::max(0.0, *gpu_time - *r.gpu_busy);
   if (shown) display_latency = *r.displayed - r.cpu_start;
   if (shown && r.next_displayed) displayed_time = *r.next_displayed - *r.displayed;
   if (shown && last_displayed_) between_display = *r.displayed - *last_displayed_;
