@@ -62,11 +62,14 @@ void require_platform(const ParamSet& ps, const std::string& scenario, int64_t n
 void require_engine_runs(const ParamSet& ps, const std::string& scenario, const std::string& adapter, int node, Op op,
                          const std::string& what, const std::string& why) {
   const EngineKind k = engine_kind(ps, adapter, node, int(ps.get_int(adapter + ".nodes")));
-  if (!engine_runs(k, op))
-    throw ConfigError(adapter + ".node" + std::to_string(node) + ".kind = " + to_string(k) + " cannot run " + what +
-                      ": scenario '" + scenario + "' runs it there (" + why + "); allowed: " + adapter + ".node" +
-                      std::to_string(node) +
-                      ".kind = " + (op == Op::Compute ? "graphics, compute or video" : "graphics, compute or copy"));
+  if (engine_runs(k, op)) return;
+  // Name the key the user set: the node's own, or the class key node.kind that set every node.
+  const std::string own = adapter + ".node" + std::to_string(node) + ".kind";
+  const std::string key = ps.was_set(own) || !ps.was_set("node.kind") ? own : "node.kind";
+  throw ConfigError(key + " = " + to_string(k) + (key == own ? "" : " (so " + own + ")") + " cannot run " + what +
+                    ": scenario '" + scenario + "' runs it there (" + why + "); allowed: " + key + " = " +
+                    (op == Op::Compute ? "graphics, compute or video" : "graphics, compute or copy") +
+                    (key == own ? "" : ", or " + own + " set apart"));
 }
 
 void validate_scenario(const ParamSet& ps, const std::string& scenario) {

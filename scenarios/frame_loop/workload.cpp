@@ -1,5 +1,6 @@
 #include "scenarios/frame_loop/workload.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -245,7 +246,11 @@ Workload parse_workload(const std::string& text, const std::string& file) {
 
 Workload load_workload(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("workload.file = '" + path + "' cannot be read; allowed: a readable workload JSON file");
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec))
+    throw ConfigError("workload.file = '" + path + "' cannot be read" +
+                      (std::filesystem::is_directory(path, ec) ? std::string(" (a directory)") : std::string()) +
+                      "; allowed: a readable workload JSON file");
   std::ostringstream os;
   os << in.rdbuf();
   return parse_workload(os.str(), path);

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -56,7 +57,11 @@ std::optional<double> number(const std::string& s) {
 
 Capture read_presentmon(const std::string& path, const std::string& key) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(key + " = '" + path + "' cannot be read; allowed: a readable PresentMon CSV file");
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec))
+    throw ConfigError(key + " = '" + path + "' cannot be read" +
+                      (std::filesystem::is_directory(path, ec) ? std::string(" (a directory)") : std::string()) +
+                      "; allowed: a readable PresentMon CSV file");
   std::string line;
   if (!std::getline(in, line)) throw ConfigError(key + " = '" + path + "' is empty; allowed: a PresentMon CSV file");
   if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte-order mark

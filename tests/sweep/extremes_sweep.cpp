@@ -96,6 +96,11 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
     // Issue 11: 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
     {"fence_log_scan", {{"workload.rounds", "4"}, {"sim.limit_ms", "2000"}}},
+    // The frame loops (frame_loop, video_playback, hybrid_game): 3 frames; 200 ms holds three at the
+    // slowest shipped rate (video_playback's 24 fps: 125 ms) with the display's latch after them.
+    {"frame_loop", {{"workload.frames", "3"}, {"sim.limit_ms", "200"}}},
+    // The capture's first 6 presents (about 50 ms of dwm's frames at 119.84 Hz).
+    {"presentmon_replay", {{"workload.frames", "6"}, {"sim.limit_ms", "200"}}},
 };
 
 // Files that run the same scenario driver as another file (the TDR scenarios share one; tdr_engine_reset
@@ -288,6 +293,12 @@ std::vector<std::pair<std::string, std::string>> sweep_values(const ParamSpec& s
     case ParamKind::Enum:
       if (!numeric_only)
         for (auto& c : s.choices) v.push_back({"value", c});
+      break;
+    case ParamKind::Path:  // a file that is not there, and a directory where a file is wanted
+      if (!numeric_only) v = {{"missing", "/nonexistent/gpumodel-sweep"}, {"directory", "/"}};
+      break;
+    case ParamKind::Text:  // names (a process, a swap chain): one nothing matches
+      if (!numeric_only) v = {{"value", "gpumodel-sweep-no-such-name"}};
       break;
   }
   return v;
