@@ -9,6 +9,7 @@
 #include "app/progress.h"
 #include "hw_model/core/tlm_check.h"
 #include "monitors/monitor.h"
+#include "platform/energy.h"
 
 namespace gpumodel {
 
@@ -73,10 +74,19 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
   }
   for (auto& m : monitors) m->finish(r);
+  // Energy (platform/energy.h): read at the end, a pure function of the power states; the balance monitor
+  // checks that every component's states cover the run.
+  const EnergyModel energy(platform);
+  const EnergyReading reading = energy.read();
+  const auto unbalanced = energy.balance(reading);
+  r.monitors["energy_balance"] = unbalanced.size();
+  for (auto& m : unbalanced) r.failures.push_back("energy balance: " + m);
   // Every socket hop's TLM-2.0 base-protocol checks (Debug builds): a violation fails the verdict.
   if constexpr (kTlmChecks) r.monitors["tlm_base_protocol"] = tlm_check::violations();
   if ((r.failures.empty() || !r.incomplete.empty()) && (r.bugcheck.is_null() || r.expected_bugcheck()))
     driver->finish(platform, r);
+  r.metrics["energy"] = energy.results(reading);
+  r.metrics["power_states"] = energy.residencies();
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.host["wall_s"] = wall;

@@ -1,6 +1,7 @@
 #include "platform/platform.h"
 
 #include "hw_model/gpu/regs.h"
+#include "platform/energy.h"
 
 namespace gpumodel {
 
@@ -40,6 +41,7 @@ void Platform::declare_params(ParamSet& ps) {
                   "integrated adapter drives a laptop's panel), none on a dgpu platform");
   DisplayEngine::declare_params(ps);
   Cpu::declare_params(ps);
+  EnergyModel::declare_params(ps);
   VidSch::declare_params(ps);
   Kmd::declare_params(ps);
   Kmd::declare_adapter_params(ps, "gpu");
@@ -218,6 +220,12 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
     iommu.add_bypass(regs::kBar0Base + regs::kXDoorbell, 8);
     iommu.add_bypass(regs::kIgpuBar0Base + regs::kXDoorbell, 8);
   }
+  // The host package's holds (cpu/package.h): the link until it enters L1 (with link.aspm = off, never),
+  // an integrated display while it fetches from system memory (not in panel self refresh).
+  cpu.package().hold(Package::kLink, true);
+  link.on_l1 = [this](bool l1) { cpu.package().hold(Package::kLink, !l1); };
+  if (igpu && igpu->display)
+    igpu->display->on_fetching = [this](bool fetching) { cpu.package().hold(Package::kDisplay, fetching); };
   xfences.add_adapter("dGPU", vidsch, vidmm, kmd, regs::kBar0Base + regs::kXDoorbell);
   if (igpu_driver)
     xfences.add_adapter("iGPU", igpu_driver->vidsch, igpu_driver->vidmm, igpu_driver->kmd,

@@ -30,6 +30,12 @@ void DisplayEngine::declare_params(ParamSet& ps) {
                  "active-line rate");
   ps.declare_int("display.watermark_pct", 50, "%", 0, 100,
                  "A: refill when the fetch buffer falls below half (0: only once it is empty)");
+  ps.declare_enum("display.psr", "off", {"off", "on"},
+                  "Q: eDP Panel Self Refresh (VESA eDP 1.3 PSR1; Linux i915 intel_psr.c): off, the "
+                  "mechanism scenarios' default, or on for a panel that has it");
+  ps.declare_int("display.psr_idle_frames", 6, "frames", 1, 1000,
+                 "Q: Linux i915 intel_psr.c psr_compute_idle_frames: at least 6 idle frames before PSR "
+                 "entry (\"Let's use 6 as the minimum\")");
   ps.declare_real("display.reg_read_latency_ns", 540, "ns", 0, 1e6,
                   "D: as gpu.bar0_read_latency_ns: CPU MMIO read 1.0 us (middle of gdrcopy copylat's "
                   "0.9-1.1 us) minus 2 x (200 link hop + 30 root complex) = 540 ns register-bus latency");
@@ -66,6 +72,8 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
       // The hysteresis needs room for a request below the watermark, or it could never resume.
       watermark_(std::min(fifo_ * uint64_t(ps.get_int("display.watermark_pct")) / 100, fifo_ - req_)),
       read_latency_(ps.get_ns("display.reg_read_latency_ns")),
+      psr_(ps.get_enum("display.psr") == "on"),
+      psr_idle_frames_(uint64_t(ps.get_int("display.psr_idle_frames"))),
       write_latency_(ps.get_ns("display.reg_write_latency_ns")),
       timing_(new ScanTiming(mode_, bpp_, 0, SC_ZERO_TIME)),
       min_fifo_(fifo_) {
@@ -206,6 +214,8 @@ void DisplayEngine::enable() {
   next_vblank_ = 0;
   issued_ = arrived_ = skipped_ = 0;
   stopped_ = false;
+  frames_since_flip_ = 0;
+  set_power(kScan, now);
   vblank_ev_.notify(timing_->vblank_start(0) - now);
   dma_ev_.notify(SC_ZERO_TIME);
   if (vcd_.enabled()) {
@@ -219,6 +229,7 @@ void DisplayEngine::enable() {
 void DisplayEngine::disable() {
   ++gen_;
   enabled_ = false;
+  set_power(kOff, sc_time_stamp());
   vblank_ev_.cancel();
   dma_ev_.notify(SC_ZERO_TIME);
 }
@@ -229,6 +240,12 @@ void DisplayEngine::trace_lines(uint64_t first_px, unsigned first_value, uint64_
   for (unsigned k = 0; k < vb; ++k)
     vcd_.set(line_id_, first_value + k, timing_->ticks_time(first_px + uint64_t(k) * mode_.h_total()));
   for (unsigned l = 0; l < mode_.v_active; ++l) vcd_.set(line_id_, l, timing_->line_start(frame, l));
+}
+
+void DisplayEngine::set_power(size_t s, const sc_time& at) {
+  const bool was = power_.state() == kScan;
+  power_.set(s, at);
+  if (on_fetching && was != (s == kScan)) on_fetching(s == kScan);
 }
 
 void DisplayEngine::catch_up() {
@@ -242,7 +259,10 @@ void DisplayEngine::vblank(uint64_t n) {
   // blank (without it a DMA behind the beam would fall frames behind and show a buffer the app has
   // since reused). Each request's worth skipped is an underflow; requests in flight arrive, late.
   const uint64_t fb = timing_->frame_bytes(), end = (n + 1) * fb;
-  if (issued_ < end) {
+  if (issued_ < end && n < surfaces_.size() && surfaces_[n].self_refresh) {  // a PSR frame: nothing to fetch
+    issued_ = end;
+    dma_ev_.notify(SC_ZERO_TIME);
+  } else if (issued_ < end) {
     const uint64_t off = issued_ % fb, skip = end - issued_;
     const unsigned line = unsigned(off / timing_->row_bytes());
     const sc_time now = sc_time_stamp(), need = timing_->need_time(issued_);
@@ -263,8 +283,13 @@ void DisplayEngine::vblank(uint64_t n) {
     flip_pending_ = false;
     ++flips_latched_;
   }
-  // Frame n+1's surface is known from now on (C6: a new surface takes effect on the next frame).
-  surfaces_.push_back(Surface{current_addr_, std::max<uint64_t>(pitch_reg_, timing_->row_bytes())});
+  // Frame n+1's surface is known from now on (C6: a new surface takes effect on the next frame). PSR:
+  // after psr_idle_frames vblanks without a flip the panel refreshes itself until the next flip.
+  frames_since_flip_ = latched ? 0 : frames_since_flip_ + 1;
+  const bool self_refresh = psr_ && frames_since_flip_ >= psr_idle_frames_;
+  if (self_refresh) ++psr_frames_;
+  surfaces_.push_back(Surface{current_addr_, std::max<uint64_t>(pitch_reg_, timing_->row_bytes()), self_refresh});
+  set_power(self_refresh ? kPsr : kScan, timing_->vblank_start(n));
   latch_ev_.notify(SC_ZERO_TIME);
   if (control_ & dr::kCtrlVblankIrq) bus_.post32(msi_addr_, msi_data_ + dr::kVblankVector);
   if (latched && (control_ & dr::kCtrlFlipIrq)) bus_.post32(msi_addr_, msi_data_ + dr::kFlipVector);
@@ -309,7 +334,8 @@ DisplayEngine::Step DisplayEngine::next_step() {
   const uint64_t fb = timing_->frame_bytes();
   st.frame = issued_ / fb;
   st.len = std::min(req_, fb - issued_ % fb);  // a request never spans two frames
-  if (st.frame >= surfaces_.size()) {          // frame n+1's surface is latched at frame n's vblank start
+  // Frame n+1's surface is latched at frame n's vblank start; a PSR frame is not fetched at all.
+  if (st.frame >= surfaces_.size() || surfaces_[st.frame].self_refresh) {
     st.kind = Step::WaitLatch;
     return st;
   }

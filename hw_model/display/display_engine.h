@@ -17,7 +17,13 @@
 // (frame count, scanline) are computed on read; anything due at a vblank start is applied first
 // (catch_up), so a register access at exactly that instant sees the latch whatever the delta order.
 //
-// Parameters: display.mode, display.format, display.fifo_bytes, display.request_bytes,
+// Panel self refresh (display.psr, eDP PSR1): after display.psr_idle_frames vertical blanks without a
+// flip the panel refreshes from its own frame buffer, so the next frame is not fetched (no scan-out
+// reads, no underflow) until a flip is latched; the display's power state is then PSR, not scan.
+// Simplification: the panel's resynchronisation on PSR exit does not delay the flipped frame.
+//
+// Parameters: display.psr, display.psr_idle_frames, display.mode, display.format, display.fifo_bytes,
+// display.request_bytes,
 //   display.outstanding, display.watermark_pct, display.reg_read_latency_ns, display.reg_write_latency_ns.
 // Ports: regs (MMIO target at regs_base, display_regs::kRegsSize bytes, aligned 32/64-bit accesses;
 //   reads sampled after the read latency, writes posted and applied at arrival + write latency);
@@ -42,6 +48,7 @@
 #include "hw_model/core/bus.h"
 #include "hw_model/core/deferred.h"
 #include "hw_model/core/params.h"
+#include "hw_model/core/power.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/display/display_regs.h"
 #include "hw_model/display/display_timing.h"
@@ -105,12 +112,20 @@ class DisplayEngine : public sc_core::sc_module {
   // blank the buffer refills from empty by design); fifo_bytes() until there is one.
   uint64_t min_fifo_bytes() const { return min_fifo_; }
   uint64_t current_surface() const { return current_addr_; }
+  // Power states (energy model): off, scanning (fetching frames), panel self refresh.
+  enum Power : size_t { kOff, kScan, kPsr, kPowerStates };
+  const StateClock& power() const { return power_; }
+  uint64_t psr_frames() const { return psr_frames_; }
+  // Told when the engine starts or stops fetching from memory (the host package's hold).
+  std::function<void(bool fetching)> on_fetching;
   bool flip_pending() const { return flip_pending_; }
 
  private:
   struct Surface {
     uint64_t addr, pitch;
+    bool self_refresh = false;  // a PSR frame: the panel shows its own copy, nothing is fetched
   };
+  void set_power(size_t s, const sc_core::sc_time& at);
   struct Slot {
     std::vector<unsigned char> buf;  // request_bytes: the read's real data
     ZeroTracker zero;                // how much of buf is known zero (host speed only, see ZeroHint)
@@ -179,6 +194,10 @@ class DisplayEngine : public sc_core::sc_module {
   uint64_t frames_started_ = 0, requests_ = 0, vblanks_ = 0, flips_latched_ = 0, flips_replaced_ = 0, underflows_ = 0,
            min_fifo_;
   std::vector<UnderflowRecord> underflow_records_;
+  const bool psr_;
+  const uint64_t psr_idle_frames_;
+  uint64_t frames_since_flip_ = 0, psr_frames_ = 0;
+  StateClock power_{kPowerStates, kOff};
 
   Vcd::Id line_id_ = Vcd::kNone, fifo_id_ = Vcd::kNone, underflow_id_ = Vcd::kNone, flip_id_ = Vcd::kNone,
           vblank_id_ = Vcd::kNone, surface_id_ = Vcd::kNone;

@@ -68,6 +68,9 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
       reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
   log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
+  gating_ = ps.get_enum(instance_, "node.power_gating") == "on";
+  gate_delay_ = ps.get_ns(instance_, "node.gate_delay_us") * 1000.0;
+  gate_wake_ = ps.get_ns(instance_, "node.gate_wake_us") * 1000.0;
   fault_vector_ = kNoVector;
   const std::string base = adapter + "." + std::string(basename());
   state_id_ = vcd_.add_ascii(base + ".state", "idle");
@@ -87,6 +90,7 @@ void Node::set_state(State s) {
   if (busy) busy_acc_ += sc_time_stamp() - state_since_;
   state_since_ = sc_time_stamp();
   state_ = s;
+  clock_.set(size_t(s), state_since_);
   vcd_.set_ascii(state_id_, kStateNames[size_t(s)]);
 }
 
@@ -165,7 +169,21 @@ void Node::executor() {
         const HwQueue* q = cmp_.pick(ordinal_);
         if (!q) {
           set_state(State::Idle);
+          if (!gating_) {
+            wait(work_ev_ | abort_ev_ | preempt_ev_);
+            continue;
+          }
+          // Power gating: idle for gate_delay, the engine gates; work then pays the wake latency.
+          const sc_time t0 = sc_time_stamp();
+          wait(gate_delay_, work_ev_ | abort_ev_ | preempt_ev_);
+          if (sc_time_stamp() - t0 < gate_delay_) continue;
+          set_state(State::Gated);
           wait(work_ev_ | abort_ev_ | preempt_ev_);
+          if (life_ == Life::Running) {
+            set_state(State::Wake);
+            ++gate_wakes_;
+            wait(gate_wake_);
+          }
           continue;
         }
         start_queue(q);

@@ -47,6 +47,7 @@
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
+#include "hw_model/core/power.h"
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/dma_engine.h"
 #include "hw_model/gpu/engine_kind.h"
@@ -94,6 +95,13 @@ class Node : public sc_core::sc_module, public EnginePort {
     const bool busy = state_ == State::Fetch || state_ == State::Execute;
     return busy_acc_ + (busy ? sc_core::sc_time_stamp() - state_since_ : sc_core::SC_ZERO_TIME);
   }
+  // Power (energy model): time in each executor state; power-gated stretches and the wakes they cost.
+  const StateClock& clock() const { return clock_; }
+  static const char* state_name(size_t s) { return kStateNames[s]; }
+  static bool active_state(size_t s) { return s == 1 || s == 2 || s == 9; }  // fetch, execute, wake
+  static bool gated_state(size_t s) { return s == 8; }
+  static size_t states() { return kStates; }
+  uint64_t gate_wakes() const { return gate_wakes_; }
   uint64_t preemptions() const { return preemptions_; }
   uint64_t resets() const { return resets_; }
   // When the node first started a queue after its last successful reset (zero: not since).
@@ -165,9 +173,14 @@ class Node : public sc_core::sc_module, public EnginePort {
   void execute(const DecodedPacket& d);
   void fault(const std::string& reason);  // stops q_ at its current packet
   // What the executor is doing: gpu.nodeN.state in the waveform (kStateNames).
-  enum class State : uint8_t { Idle, Fetch, Execute, Wait, Fault, Preempt, Reset, Hung };
-  static constexpr const char* kStateNames[] = {"idle",  "fetch",   "execute", "wait",
-                                                "fault", "preempt", "reset",   "hung"};
+  enum class State : uint8_t { Idle, Fetch, Execute, Wait, Fault, Preempt, Reset, Hung, Gated, Wake };
+  static constexpr const char* kStateNames[] = {"idle",    "fetch", "execute", "wait",  "fault",
+                                                "preempt", "reset", "hung",    "gated", "wake"};
+  static constexpr size_t kStates = 10;
+  StateClock clock_{kStates};
+  bool gating_ = false;
+  sc_core::sc_time gate_delay_, gate_wake_;
+  uint64_t gate_wakes_ = 0;
   void set_state(State s);
   State state_ = State::Idle;
   // Where a reset has the engine: Running; Stopping (a reset asked the executor to stop, it is finishing

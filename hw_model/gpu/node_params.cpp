@@ -7,6 +7,14 @@ namespace gpumodel {
 void Node::declare_params(ParamSet& ps) {
   ps.declare_real("gpu.engine_clock_mhz", 2000, "MHz", 1, 1e5,
                   "Q/A: docs/calibration.md GPU engine clock 2.0 GHz (H100 SXM5 boost 1.98 GHz)");
+  ps.declare_enum("node.power_gating", "off", {"off", "on"},
+                  "Q: engine power gating (Linux i915 intel_rc6.c render/media power-gate idle "
+                  "hysteresis; amdgpu GFXOFF): off, the mechanism scenarios' default, or on");
+  ps.declare_real("node.gate_delay_us", 76.8, "us", 0.1, 1e7,
+                  "Q: Linux i915 intel_rc6.c gen11_rc6_enable: render and media power-gate idle "
+                  "hysteresis 60 x 1.28 us");
+  ps.declare_real("node.gate_wake_us", 100, "us", 0, 1e7,
+                  "Q: Linux i915 intel_rc6.c: \"the wakeup latency on Broxton is closer to 100us\"");
   ps.declare_int("node.decode_cycles", 8, "cycles", 0, 1 << 20,
                  "A: front-end decode and dispatch of one packet, 8 engine cycles");
   ps.declare_int_choices("node.fetch_bytes", 256, "bytes", {64, 128, 256, 512, 1024, 2048, 4096},

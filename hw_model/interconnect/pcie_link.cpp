@@ -34,6 +34,7 @@ double PcieLink::dll_overhead(int gen, int lanes, unsigned mps) {
 }
 
 void PcieLink::declare_params(ParamSet& ps) {
+  declare_aspm_params(ps);
   ps.declare_int_choices("link.gen", 4, "", {3, 4, 5},
                          "docs/calibration.md PCIe-like link: desktop dGPU on Gen4 (8/16/32 GT/s per lane, "
                          "128b/130b; PCI-SIG rates as in pcie-bench pcie-model, Intel AN 829)");
@@ -52,6 +53,25 @@ void PcieLink::declare_params(ParamSet& ps) {
                  "D: posted-write egress buffer per direction (PCIe posted credits): enough to keep "
                  "the link busy while credits return, Gen4 x16 26 GB/s x ~250 ns (hop + root "
                  "complex) = 6.5 KB, rounded up to 8 KiB (two 4 KiB DMA chunks)");
+}
+
+void PcieLink::declare_aspm_params(ParamSet& ps) {
+  ps.declare_enum("link.aspm", "off", {"off", "l0s", "l1", "l0s_l1"},
+                  "Q: Active State Power Management (PCIe Base Spec 5.0 section 5.4.1; Linux pcie_aspm "
+                  "policy): off (the default of the mechanism scenarios: every latency without wake-ups), "
+                  "L0s, L1, or L0s then L1");
+  ps.declare_real("link.l0s_entry_us", 7, "us", 0.1, 1e6,
+                  "Q: PCIe Base Spec 5.0 section 5.4.1.1.1: a transmitter idle for 7 us at most must "
+                  "enter L0s (the spec's upper bound taken)");
+  ps.declare_real("link.l0s_exit_ns", 1000, "ns", 0, 1e7,
+                  "Q: Link Capabilities 'L0s Exit Latency' as lspci prints it for discrete GPUs "
+                  "(\"Exit Latency L0s <1us\"): the bound taken");
+  ps.declare_real("link.l1_entry_us", 32, "us", 0.1, 1e6,
+                  "A: the idle time before ASPM L1 entry is implementation specific (PCIe Base Spec 5.0 "
+                  "section 5.4.1.2.1 leaves the policy to the component); 32 us, a few L0s entry times");
+  ps.declare_real("link.l1_exit_us", 4, "us", 0, 1e4,
+                  "Q: Link Capabilities 'L1 Exit Latency' as lspci prints it for discrete GPUs "
+                  "(\"L1 <4us\"): the bound taken");
 }
 
 PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
@@ -79,12 +99,65 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
   down_.busy_id = vcd_.add(std::string(basename()) + ".down_busy", 1);
   up_.held_id = vcd_.add(std::string(basename()) + ".up_held", 8);
   down_.held_id = vcd_.add(std::string(basename()) + ".down_held", 8);
+  lanes_ = lanes;
+  gts_ = gts;
+  const std::string& aspm = ps.get_enum("link.aspm");
+  l0s_on_ = aspm == "l0s" || aspm == "l0s_l1";
+  l1_on_ = aspm == "l1" || aspm == "l0s_l1";
+  l0s_entry_ = ps.get_ns("link.l0s_entry_us") * 1000.0;
+  l1_entry_ = ps.get_ns("link.l1_entry_us") * 1000.0;
+  l0s_exit_ = ps.get_ns("link.l0s_exit_ns");
+  l1_exit_ = ps.get_ns("link.l1_exit_us") * 1000.0;
+  power_id_ = vcd_.add_ascii(std::string(basename()) + ".power", "L0");
+  SC_HAS_PROCESS(PcieLink);
+  SC_METHOD(aspm_entry);
+  sensitive << entry_ev_;
+  dont_initialize();
+  if (l0s_on_ || l1_on_) entry_ev_.notify(l0s_on_ ? l0s_entry_ : l1_entry_);  // idle from the start
   down_in.register_b_transport(this, &PcieLink::b_down);
   up_in.register_b_transport(this, &PcieLink::b_up);
 }
 
+void PcieLink::enter(size_t s) {
+  const bool was_l1 = power_.state() == kL1;
+  power_.set(s, sc_time_stamp());
+  vcd_.set_ascii(power_id_, power_name(s));
+  if (on_l1 && was_l1 != (s == kL1)) on_l1(s == kL1);
+}
+
+sc_time PcieLink::wake(const sc_time& arrival) {
+  if (power_.state() == kL0) return arrival;
+  const sc_time exit = power_.state() == kL1 ? l1_exit_ : l0s_exit_;
+  enter(kL0);
+  ++exits_;
+  exit_total_ += exit;
+  return arrival + exit;
+}
+
+void PcieLink::arm_entry() {
+  if (!l0s_on_ && !l1_on_) return;
+  const sc_time idle_from = max_time(up_.free, down_.free), now = sc_time_stamp();
+  const sc_time at = idle_from + (l0s_on_ ? l0s_entry_ : l1_entry_);
+  entry_ev_.cancel();
+  entry_ev_.notify(at > now ? at - now : SC_ZERO_TIME);
+}
+
+void PcieLink::aspm_entry() {
+  const sc_time idle_from = max_time(up_.free, down_.free), now = sc_time_stamp();
+  if (now < idle_from) return;  // busy again (a transfer re-armed the event)
+  const sc_time idle = now - idle_from;
+  if (l1_on_ && idle >= l1_entry_) {
+    enter(kL1);
+  } else if (l0s_on_ && idle >= l0s_entry_ && power_.state() == kL0) {
+    enter(kL0s);
+    if (l1_on_) entry_ev_.notify(idle_from + l1_entry_ - now);
+  } else if (power_.state() == kL0s && l1_on_) {
+    entry_ev_.notify(idle_from + l1_entry_ - now);
+  }
+}
+
 sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t payload, uint64_t n, unsigned overhead) {
-  const sc_time start = max_time(arrival, dir.free);
+  const sc_time start = max_time(wake(arrival), dir.free);
   const sc_time dur(double(payload + n * overhead) / bytes_per_ns_ * 1000.0, SC_PS);
   dir.free = start + dur;
   dir.busy_total += dur;
@@ -92,6 +165,7 @@ sc_time PcieLink::serialise(Direction& dir, const sc_time& arrival, uint64_t pay
   dir.tlps += n;
   vcd_.set(dir.busy_id, 1, start);
   vcd_.set(dir.busy_id, 0, dir.free);
+  arm_entry();
   return dir.free;
 }
 

@@ -13,9 +13,18 @@
 //   rate  = raw x (1 - 8/AckLimit - 8/FcUpdateInterval - 4/1538)   (ACK + UpdateFC DLLPs, SKP sets)
 //   t_tlp = (payload + overhead) / rate, overhead 24 B for MWr/MRd (4-DW header + DLLP framing),
 //           20 B for CplD; posted-write efficiency = MPS / (MPS + 24).
+//
+// Active-state power management (link.aspm, PCIe Base Spec 5.0 section 5.4.1): when both directions
+// have been idle for the entry time the link enters L0s (link.l0s_entry_us) and then L1
+// (link.l1_entry_us); a TLP that finds it there waits for the exit latency before its first symbol
+// (link.l0s_exit_ns, link.l1_exit_us), which shows in every latency behind it. Simplifications: L0s
+// is taken by the link as a whole, not per direction; a transfer whose annotated arrival lies past the
+// entry time of an idle link that has not yet entered (its entry event still ahead) finds it awake.
+// Trace: <name>.power (L0 / L0s / L1).
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -25,6 +34,7 @@
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/params.h"
+#include "hw_model/core/power.h"
 #include "hw_model/core/vcd.h"
 
 namespace gpumodel {
@@ -41,6 +51,7 @@ class PcieLink : public sc_core::sc_module {
   static constexpr unsigned kCplOverhead = 20;
 
   static void declare_params(ParamSet& ps);
+  static void declare_aspm_params(ParamSet& ps);
   PcieLink(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd);
 
   // The model's own figures, for results and tests.
@@ -60,6 +71,17 @@ class PcieLink : public sc_core::sc_module {
   const Direction& up() const { return up_; }
   const Direction& down() const { return down_; }
 
+  // Power states (ASPM): time in each, for the energy model; exits are the wake-ups that cost latency.
+  enum Power : size_t { kL0, kL0s, kL1, kPowerStates };
+  static const char* power_name(size_t s) { return s == kL0 ? "L0" : s == kL0s ? "L0s" : "L1"; }
+  const StateClock& power() const { return power_; }
+  uint64_t exits() const { return exits_; }
+  sc_core::sc_time exit_time() const { return exit_total_; }  // latency paid by TLPs that woke the link
+  int lanes() const { return lanes_; }
+  double gts() const { return gts_; }
+  // Told when the link enters or leaves L1 (the host package's latency tolerance, cpu/package.h).
+  std::function<void(bool in_l1)> on_l1;
+
   // Lane-rate effective efficiency for (gen, lanes, mps): exposed for tests and the README table.
   static double dll_overhead(int gen, int lanes, unsigned mps);
 
@@ -74,6 +96,11 @@ class PcieLink : public sc_core::sc_module {
   bool admit(Direction& dir, PostedFlowControl& fc, const sc_core::sc_time& arrival, double bytes);
   void grant_front(Direction& dir, const sc_core::sc_time& arrival);
   sc_core::sc_time turn(const Direction& dir, double bytes) const;  // when `bytes` more fit the buffer
+  // ASPM: the time the link can carry a TLP arriving at `arrival` (after the exit latency if asleep).
+  sc_core::sc_time wake(const sc_core::sc_time& arrival);
+  void arm_entry();   // after a transfer: the entry event at the idle start + the first entry time
+  void aspm_entry();  // SC_METHOD: the link has been idle long enough to enter the next state
+  void enter(size_t s);
   sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload, uint64_t n,
                              unsigned overhead);
 
@@ -84,6 +111,15 @@ class PcieLink : public sc_core::sc_module {
   sc_core::sc_time hop_;
   double posted_buffer_bytes_;
   sc_core::sc_time posted_room_;  // the buffer's size in link time
+  int lanes_;
+  double gts_;
+  bool l0s_on_, l1_on_;
+  sc_core::sc_time l0s_entry_, l1_entry_, l0s_exit_, l1_exit_;
+  StateClock power_{kPowerStates};
+  sc_core::sc_event entry_ev_;
+  uint64_t exits_ = 0;
+  sc_core::sc_time exit_total_ = sc_core::SC_ZERO_TIME;
+  Vcd::Id power_id_ = Vcd::kNone;
 };
 
 }  // namespace gpumodel

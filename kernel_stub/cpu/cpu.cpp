@@ -35,6 +35,10 @@ void Cpu::declare_params(ParamSet& ps) {
                   "2 ISR, 1 DPC leaves ~2 us for ready -> dispatch -> context switch");
   ps.declare_real("cpu.mmio_write_ns", 100, "ns", 0, 1e6,
                   "Q: docs/calibration.md CPU write to a BAR, issue cost ~0.1 us (NVIDIA gdrcopy README)");
+  ps.declare_real("cpu.package_exit_ns", 115000, "ns", 0, 1e8,
+                  "D: the deep package state's exit on top of the core's C6 exit: Linux "
+                  "drivers/idle/intel_idle.c skl_cstates C8 exit 200 us (a package state on client "
+                  "parts) less C6's 85 us");
   ps.declare_real("cpu.memcpy_gbps", 20, "GB/s", 0.001, 1e4,
                   "A: single-core store bandwidth into cached system memory");
 }
@@ -52,7 +56,8 @@ Cpu::Cpu(sc_module_name name, const ParamSet& ps, Vcd& vcd, InterruptController&
       dpc_cost_(ps.get_ns("cpu.dpc_ns")),
       wake_cost_(ps.get_ns("cpu.thread_wake_ns")),
       mmio_write_cost_(ps.get_ns("cpu.mmio_write_ns")),
-      memcpy_bytes_per_ns_(ps.get_real("cpu.memcpy_gbps")) {
+      memcpy_bytes_per_ns_(ps.get_real("cpu.memcpy_gbps")),
+      package_(vcd, ps.get_ns("cpu.package_exit_ns")) {
   cstates_ = {{"C1", ps.get_ns("cpu.c1_exit_ns"), ps.get_ns("cpu.c1_residency_ns")},
               {"C1E", ps.get_ns("cpu.c1e_exit_ns"), ps.get_ns("cpu.c1e_residency_ns")},
               {"C3", ps.get_ns("cpu.c3_exit_ns"), ps.get_ns("cpu.c3_residency_ns")},
@@ -69,6 +74,9 @@ void Cpu::set_context(const std::string& c) {
   if (!context_.empty()) residency_[context_] += now - context_since_;
   context_ = c;
   context_since_ = now;
+  const bool idle = c == "C1" || c == "C1E" || c == "C3" || c == "C6";
+  if (idle) ++entries_[c];
+  package_.set_core(!idle, c == "C6");
   vcd_.set_ascii(context_id_, c.c_str());
 }
 
@@ -92,10 +100,12 @@ void Cpu::core() {
       stamps_.msi_arrival = arrived;
       for (const CState& s : cstates_) {
         if (s.name != context_) continue;
-        set_context("exit");  // leaving the idle state costs its exit latency
         ++wakeups_;
-        stamps_.idle_exit = s.exit;
-        wait(s.exit);
+        // Leaving the idle state costs its exit latency, after the package's if it is (still) leaving PC8.
+        set_context("exit");
+        const sc_time now = sc_time_stamp(), pkg = package_.ready_at();
+        stamps_.idle_exit = s.exit + (pkg > now ? pkg - now : SC_ZERO_TIME);
+        wait(stamps_.idle_exit);
       }
       set_context("ISR");
       stamps_.isr_start = sc_time_stamp();

@@ -23,6 +23,7 @@
 #include "hw_model/core/vcd.h"
 #include "hw_model/gpu/regs.h"
 #include "hw_model/interconnect/interrupt_controller.h"
+#include "kernel_stub/cpu/package.h"
 
 namespace gpumodel {
 
@@ -101,6 +102,26 @@ class Cpu : public sc_core::sc_module {
 
   // Accounting.
   const std::map<std::string, sc_core::sc_time>& residency() const { return residency_; }
+  // Time in context `c` up to now (the current stretch included), and how often an idle state was entered.
+  sc_core::sc_time time_in(const std::string& c) const {
+    auto it = residency_.find(c);
+    const sc_core::sc_time done = it == residency_.end() ? sc_core::SC_ZERO_TIME : it->second;
+    return c == context_ ? done + (sc_core::sc_time_stamp() - context_since_) : done;
+  }
+  uint64_t entries(const std::string& idle_state) const {
+    auto it = entries_.find(idle_state);
+    return it == entries_.end() ? 0 : it->second;
+  }
+  // Every context the core has been in (for the energy model's balance: their times sum to the run).
+  std::vector<std::string> contexts() const {
+    std::vector<std::string> v;
+    for (auto& [c, t] : residency_) v.push_back(c);
+    if (!context_.empty() && !residency_.count(context_)) v.push_back(context_);
+    return v;
+  }
+  Package& package() { return package_; }
+  const Package& package() const { return package_; }
+  uint64_t package_exits() const { return package_.exits(); }
   uint64_t interrupts() const { return interrupts_; }
   // Interrupts taken per MSI data value (an adapter's vector base + its vector).
   uint64_t interrupts_of(uint32_t msi_data) const {
@@ -160,6 +181,8 @@ class Cpu : public sc_core::sc_module {
   std::string context_ = "";
   sc_core::sc_time context_since_ = sc_core::SC_ZERO_TIME;
   std::map<std::string, sc_core::sc_time> residency_;
+  std::map<std::string, uint64_t> entries_;
+  Package package_;
   std::map<uint32_t, uint64_t> by_data_;
   uint64_t interrupts_ = 0, wakeups_ = 0, device_reads_ = 0, interrupt_device_reads_ = 0;
   bool in_isr_ = false;

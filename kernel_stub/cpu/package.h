@@ -1,0 +1,68 @@
+// The host CPU's package (uncore, memory controller, I/O): its package C-state follows the core and
+// what holds it awake. PC0 while the core runs; PC2 while the core idles but the package is held (the
+// core shallower than C6, a PCIe link not in L1, a display fetching from system memory); PC8 when the
+// core idles in C6 and nothing holds it: system DRAM in self-refresh. Leaving PC8, for the core or for a
+// device (the link waking for a DMA or an MSI), takes the package's exit latency (cpu.package_exit_ns);
+// a core woken meanwhile starts its own exit only once the package is up.
+//
+// The holds are the platform's (platform.cpp wires the link's L1 and the display's fetch to them), the
+// package's way of honouring its devices' latency tolerance: a client package enters its deep states
+// only with its PCIe links in L1 and its display not streaming from memory.
+// Trace: cpu.package (PC0 / PC2 / PC8).
+#pragma once
+#include <cstdint>
+
+#include <systemc>
+
+#include "hw_model/core/power.h"
+#include "hw_model/core/vcd.h"
+
+namespace gpumodel {
+
+class Package {
+ public:
+  enum State : size_t { kPC0, kPC2, kPC8, kStates };
+  enum Hold : unsigned { kLink = 1u << 0, kDisplay = 1u << 1 };
+  static const char* name(size_t s) { return s == kPC0 ? "PC0" : s == kPC2 ? "PC2" : "PC8"; }
+
+  Package(Vcd& vcd, const sc_core::sc_time& exit) : vcd_(vcd), id_(vcd.add_ascii("cpu.package", "PC0")), exit_(exit) {}
+
+  // The core: running (C0, an exit, an ISR...), or idle and whether in C6.
+  void set_core(bool active, bool deep) {
+    active_ = active;
+    deep_ = deep;
+    update();
+  }
+  void hold(Hold who, bool on) {
+    holds_ = on ? holds_ | who : holds_ & ~unsigned(who);
+    update();
+  }
+  unsigned holds() const { return holds_; }
+  size_t state() const { return clock_.state(); }
+  const StateClock& clock() const { return clock_; }
+  // Leaving PC8 (for the core or for a device) takes the exit latency: until then the core cannot run.
+  const sc_core::sc_time& ready_at() const { return ready_at_; }
+  uint64_t exits() const { return exits_; }
+
+ private:
+  void update() {
+    const size_t s = active_ ? kPC0 : (deep_ && holds_ == 0) ? kPC8 : kPC2;
+    if (s == clock_.state()) return;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (clock_.state() == kPC8) {
+      ready_at_ = now + exit_;
+      ++exits_;
+    }
+    clock_.set(s, now);
+    vcd_.set_ascii(id_, name(s));
+  }
+  Vcd& vcd_;
+  Vcd::Id id_;
+  StateClock clock_{kStates, kPC0};
+  bool active_ = true, deep_ = false;
+  unsigned holds_ = 0;
+  sc_core::sc_time exit_, ready_at_ = sc_core::SC_ZERO_TIME;
+  uint64_t exits_ = 0;
+};
+
+}  // namespace gpumodel

@@ -1,0 +1,239 @@
+#include "platform/energy.h"
+
+#include <cmath>
+
+#include "platform/platform.h"
+
+namespace gpumodel {
+
+using namespace sc_core;
+
+void EnergyModel::declare_params(ParamSet& ps) {
+  const char* core =
+      "A: one mobile core; no public per-state table for current client parts (Intel's datasheets "
+      "give the package C-state entry rules, not their power): ";
+  ps.declare_real("power.cpu_c0_mw", 2000, "mW", 0, 1e6,
+                  std::string(core) + "a 15 W four-core part's busy core at mid frequency, 1.5-3 W");
+  ps.declare_real("power.cpu_c1_mw", 600, "mW", 0, 1e6, std::string(core) + "C1 clock-gated, 30 % of C0");
+  ps.declare_real("power.cpu_c1e_mw", 300, "mW", 0, 1e6, std::string(core) + "C1E at the lowest voltage");
+  ps.declare_real("power.cpu_c3_mw", 100, "mW", 0, 1e6, std::string(core) + "C3, caches flushed, clocks off");
+  ps.declare_real("power.cpu_c6_mw", 10, "mW", 0, 1e6,
+                  "Q/A: core C6 cuts the core's voltage to 0 V, state saved to SRAM (Intel Core datasheet Vol. 1, "
+                  "Core C6): leakage of the retention SRAM only");
+  const char* pkg =
+      "A: the package without the core (uncore, memory controller, I/O), ordered as the package "
+      "C-states' entry rules (Intel Core datasheet Vol. 1, Package C-States) give them: ";
+  ps.declare_real("power.package_pc0_mw", 1000, "mW", 0, 1e6, std::string(pkg) + "PC0, a core running");
+  ps.declare_real("power.package_pc2_mw", 800, "mW", 0, 1e6,
+                  std::string(pkg) + "PC2, the cores idle and the package held awake by a device");
+  ps.declare_real("power.package_pc8_mw", 100, "mW", 0, 1e6,
+                  std::string(pkg) + "PC8, DRAM in self-refresh, links in L1: tens to a hundred mW");
+  ps.declare_real("power.link_pj_per_bit", 4, "pJ/bit", 0, 1e3,
+                  "D: 'A 1.93-pJ/Bit PCI Express Gen4 PHY Transmitter' (Electronics 10(1):68, 2021) for the "
+                  "transmitter, doubled for the receiver; a lane in L0 burns it at the line rate whether it "
+                  "carries data or idle symbols");
+  ps.declare_real("power.link_l0s_fraction", 0.33, "", 0, 1,
+                  "A: a lane in L0s draws a third of L0 (transmitter in electrical idle, receiver and PLL on)");
+  ps.declare_real("power.link_l1_fraction", 0.07, "", 0, 1,
+                  "A: a lane in L1 draws 7 % of L0 (both directions idle, PLL may stop; L1 substates lower)");
+  ps.declare_real("power.sysmem_read_pj_per_bit", 6.1, "pJ/bit", 0, 1e3,
+                  "D: DDR4-2400 x16 8 Gb (Micron MT40A512M16, as in gem5's DDR4_2400_4x16): (IDD4R 243 - IDD3N "
+                  "47 mA) x 1.2 V / 38.4 Gb/s; the core's energy, without I/O and activates");
+  ps.declare_real("power.sysmem_write_pj_per_bit", 5.7, "pJ/bit", 0, 1e3,
+                  "D: same device: (IDD4W 228 - IDD3N 47 mA) x 1.2 V / 38.4 Gb/s");
+  ps.declare_real("power.sysmem_background_mw_per_gib", 41, "mW/GiB", 0, 1e5,
+                  "D: same device, precharge standby: IDD2N 34 mA x 1.2 V + IPP 3 mA x 2.5 V per 8 Gb (1 GiB)");
+  ps.declare_real("power.sysmem_self_refresh_mw_per_gib", 36, "mW/GiB", 0, 1e5,
+                  "D: same device, self refresh: IDD6 30 mA x 1.2 V per GiB (the datasheet's maximum; "
+                  "typical parts at room temperature draw less)");
+  ps.declare_real("power.vram_pj_per_bit", 7.5, "pJ/bit", 0, 1e3,
+                  "Q: Micron 'Ultra-Bandwidth Solutions' comparison table: GDDR6 average device power 7.5 pJ/bit");
+  ps.declare_real("power.vram_background_mw_per_gib", 150, "mW/GiB", 0, 1e5,
+                  "A: GDDR6 standby with its interface trained (16 Gb devices, 0.3 W each)");
+  const char* eng = "A: a laptop dGPU of about 60 W split by engine; idle is clock-gated (10 %), gated leaks 0.4 %: ";
+  ps.declare_real("power.graphics_active_mw", 25000, "mW", 0, 1e7, std::string(eng) + "3D engine busy");
+  ps.declare_real("power.graphics_idle_mw", 2500, "mW", 0, 1e7, std::string(eng) + "3D engine idle");
+  ps.declare_real("power.graphics_gated_mw", 100, "mW", 0, 1e7, std::string(eng) + "3D engine power-gated");
+  ps.declare_real("power.compute_active_mw", 15000, "mW", 0, 1e7, std::string(eng) + "compute engine busy");
+  ps.declare_real("power.compute_idle_mw", 1500, "mW", 0, 1e7, std::string(eng) + "compute engine idle");
+  ps.declare_real("power.compute_gated_mw", 60, "mW", 0, 1e7, std::string(eng) + "compute engine power-gated");
+  ps.declare_real("power.copy_active_mw", 2000, "mW", 0, 1e7, std::string(eng) + "copy engine busy");
+  ps.declare_real("power.copy_idle_mw", 200, "mW", 0, 1e7, std::string(eng) + "copy engine idle");
+  ps.declare_real("power.copy_gated_mw", 8, "mW", 0, 1e7, std::string(eng) + "copy engine power-gated");
+  ps.declare_real("power.video_active_mw", 1500, "mW", 0, 1e7, std::string(eng) + "video engine busy");
+  ps.declare_real("power.video_idle_mw", 150, "mW", 0, 1e7, std::string(eng) + "video engine idle");
+  ps.declare_real("power.video_gated_mw", 6, "mW", 0, 1e7, std::string(eng) + "video engine power-gated");
+  ps.declare_real("power.igpu_scale", 0.2, "", 0, 10,
+                  "A: an integrated GPU's engines draw a fifth of the discrete one's (a 15 W SoC's graphics "
+                  "share against a 60 W dGPU)");
+  ps.declare_real("power.cmp_mw", 200, "mW", 0, 1e6,
+                  "A: the context management processor, a microcontroller, always on");
+  ps.declare_real("power.display_scan_mw", 300, "mW", 0, 1e6,
+                  "A: the display engine fetching and scanning out one 1080p60 pipe");
+  ps.declare_real("power.display_psr_mw", 50, "mW", 0, 1e6,
+                  "A: the display engine with the panel in self refresh (fetch and link to the panel off)");
+  ps.declare_real("power.panel_mw", 1500, "mW", 0, 1e6, "A: a 14-inch 1080p60 eDP panel and its backlight");
+  ps.declare_real("power.panel_psr_mw", 1250, "mW", 0, 1e6,
+                  "D: Intel's panel self refresh demonstration, 'about a 500 mW reduction' (IDF 2011), less "
+                  "the engine's 250 mW: the panel's timing controller refreshing from its own buffer");
+}
+
+EnergyModel::EnergyModel(const Platform& p) : p_(p) {
+  const ParamSet& ps = p.params;
+  cpu_ = {ps.get_real("power.cpu_c0_mw"),      ps.get_real("power.cpu_c1_mw"),     ps.get_real("power.cpu_c1e_mw"),
+          ps.get_real("power.cpu_c3_mw"),      ps.get_real("power.cpu_c6_mw"),     ps.get_real("power.package_pc0_mw"),
+          ps.get_real("power.package_pc2_mw"), ps.get_real("power.package_pc8_mw")};
+  link_pj_per_bit_ = ps.get_real("power.link_pj_per_bit");
+  link_l0s_frac_ = ps.get_real("power.link_l0s_fraction");
+  link_l1_frac_ = ps.get_real("power.link_l1_fraction");
+  sysmem_ = {ps.get_real("power.sysmem_read_pj_per_bit"), ps.get_real("power.sysmem_write_pj_per_bit"),
+             ps.get_real("power.sysmem_background_mw_per_gib"), ps.get_real("power.sysmem_self_refresh_mw_per_gib")};
+  const double v = ps.get_real("power.vram_pj_per_bit"), vb = ps.get_real("power.vram_background_mw_per_gib");
+  vram_ = {v, v, vb, vb};
+  for (const char* k : {"graphics", "compute", "copy", "video"}) {
+    const std::string b = std::string("power.") + k;
+    kinds_[k] = {ps.get_real(b + "_active_mw"), ps.get_real(b + "_idle_mw"), ps.get_real(b + "_gated_mw")};
+  }
+  igpu_scale_ = ps.get_real("power.igpu_scale");
+  cmp_mw_ = ps.get_real("power.cmp_mw");
+  display_scan_mw_ = ps.get_real("power.display_scan_mw");
+  display_psr_mw_ = ps.get_real("power.display_psr_mw");
+  panel_mw_ = ps.get_real("power.panel_mw");
+  panel_psr_mw_ = ps.get_real("power.panel_psr_mw");
+}
+
+namespace {
+double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
+const char* const kIdleStates[] = {"C1", "C1E", "C3", "C6"};
+std::vector<const GpuAdapter*> adapters(const Platform& p) {
+  std::vector<const GpuAdapter*> v{&p.gpu};
+  if (p.igpu) v.push_back(p.igpu);
+  return v;
+}
+}  // namespace
+
+EnergyReading EnergyModel::read() const {
+  EnergyReading e;
+  const sc_time now = sc_time_stamp();
+  e.at = now;
+  auto add = [&](const std::string& name, double mj) {
+    e.parts_mj.push_back({name, mj});
+    e.total_mj += mj;
+  };
+  // mW x ms = uJ; / 1000 = mJ.
+  const double idle_mw[] = {cpu_.c1, cpu_.c1e, cpu_.c3, cpu_.c6};
+  double core = 0;
+  sc_time idle = SC_ZERO_TIME;
+  for (size_t i = 0; i < 4; ++i) {
+    const sc_time t = p_.cpu.time_in(kIdleStates[i]);
+    core += idle_mw[i] * ms(t);
+    idle += t;
+  }
+  core += cpu_.c0 * ms(now - idle);  // every other context runs the core
+  add("cpu_core", core / 1000);
+  const StateClock& pkg = p_.cpu.package().clock();
+  add("cpu_package", (cpu_.pc0 * ms(pkg.time_in(Package::kPC0, now)) + cpu_.pc2 * ms(pkg.time_in(Package::kPC2, now)) +
+                      cpu_.pc8 * ms(pkg.time_in(Package::kPC8, now))) /
+                         1000);
+  const StateClock& lk = p_.link.power();
+  const double l0_mw = p_.link.lanes() * 2 * p_.link.gts() * link_pj_per_bit_;  // GT/s x pJ/bit = mW
+  add("link", l0_mw *
+                  (ms(lk.time_in(PcieLink::kL0, now)) + link_l0s_frac_ * ms(lk.time_in(PcieLink::kL0s, now)) +
+                   link_l1_frac_ * ms(lk.time_in(PcieLink::kL1, now))) /
+                  1000);
+  auto memory = [&](const Memory& m, const Mem& k, const sc_time& self_refresh) {
+    const double gib = double(m.size()) / double(uint64_t(1) << 30);
+    const double traffic_pj =
+        8.0 * (k.read_pj_per_bit * double(m.bytes_read()) + k.write_pj_per_bit * double(m.bytes_written()));
+    return traffic_pj * 1e-9 +
+           gib * (k.background_mw_per_gib * ms(now - self_refresh) + k.self_refresh_mw_per_gib * ms(self_refresh)) /
+               1000;
+  };
+  add("sysmem", memory(p_.sysmem, sysmem_, pkg.time_in(Package::kPC8, now)));
+  add("vram", memory(p_.gpu.vram, vram_, SC_ZERO_TIME));
+  for (const GpuAdapter* a : adapters(p_)) {
+    const double scale = a->config.integrated ? igpu_scale_ : 1.0;
+    for (auto& n : a->nodes) {
+      const Kind& k = kinds_.at(to_string(n->engine_kind()));
+      double mw_ms = 0;
+      for (size_t s = 0; s < Node::states(); ++s) {
+        const double mw = Node::active_state(s) ? k.active : Node::gated_state(s) ? k.gated : k.idle;
+        mw_ms += mw * ms(n->clock().time_in(s, now));
+      }
+      add(a->config.key + "_" + n->basename(), scale * mw_ms / 1000);
+    }
+    add(a->config.key + "_cmp", cmp_mw_ * ms(now) / 1000);
+  }
+  double disp = 0;
+  for (const GpuAdapter* a : adapters(p_))
+    if (a->display) {
+      const StateClock& d = a->display->power();
+      disp += ((display_scan_mw_ + panel_mw_) * ms(d.time_in(DisplayEngine::kScan, now)) +
+               (display_psr_mw_ + panel_psr_mw_) * ms(d.time_in(DisplayEngine::kPsr, now))) /
+              1000;
+    }
+  add("display", disp);
+  return e;
+}
+
+nlohmann::json EnergyModel::results(const EnergyReading& e) const {
+  nlohmann::json j;
+  j["total_mj"] = e.total_mj;
+  j["avg_power_mw"] = e.at > SC_ZERO_TIME ? e.total_mj / ms(e.at) * 1000 : 0.0;
+  for (auto& [n, v] : e.parts_mj) j[n + "_mj"] = v;
+  return j;
+}
+
+nlohmann::json EnergyModel::residencies() const {
+  const sc_time now = sc_time_stamp();
+  const double t = now.to_seconds();
+  auto frac = [&](const sc_time& x) { return t > 0 ? x.to_seconds() / t : 0.0; };
+  nlohmann::json j;
+  const StateClock& pkg = p_.cpu.package().clock();
+  j["package_pc8"] = frac(pkg.time_in(Package::kPC8, now));
+  j["package_pc2"] = frac(pkg.time_in(Package::kPC2, now));
+  j["link_l0s"] = frac(p_.link.power().time_in(PcieLink::kL0s, now));
+  j["link_l1"] = frac(p_.link.power().time_in(PcieLink::kL1, now));
+  j["link_exits"] = p_.link.exits();
+  j["package_exits"] = p_.cpu.package_exits();
+  for (const GpuAdapter* a : adapters(p_)) {
+    for (auto& n : a->nodes) {
+      sc_time g = SC_ZERO_TIME;
+      for (size_t s = 0; s < Node::states(); ++s)
+        if (Node::gated_state(s)) g += n->clock().time_in(s, now);
+      j[a->config.key + "_" + n->basename() + "_gated"] = frac(g);
+    }
+    if (a->display) j["display_psr"] = frac(a->display->power().time_in(DisplayEngine::kPsr, now));
+  }
+  return j;
+}
+
+std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
+  std::vector<std::string> bad;
+  const sc_time now = e.at;
+  auto covers = [&](const std::string& what, const StateClock& c) {
+    sc_time sum = SC_ZERO_TIME;
+    for (size_t s = 0; s < c.states(); ++s) sum += c.time_in(s, now);
+    if (sum != now)
+      bad.push_back(what + "'s power states cover " + sum.to_string() + " of the run's " + now.to_string());
+  };
+  sc_time cpu = SC_ZERO_TIME;
+  for (auto& c : p_.cpu.contexts()) cpu += p_.cpu.time_in(c);
+  if (cpu != now) bad.push_back("the core's contexts cover " + cpu.to_string() + " of the run's " + now.to_string());
+  covers("the package", p_.cpu.package().clock());
+  covers("the link", p_.link.power());
+  for (const GpuAdapter* a : adapters(p_)) {
+    for (auto& n : a->nodes) covers(a->config.key + "." + n->basename(), n->clock());
+    if (a->display) covers(a->config.key + " display", a->display->power());
+  }
+  double sum = 0;
+  for (auto& [n, v] : e.parts_mj) {
+    if (!(v >= 0) || !std::isfinite(v)) bad.push_back(n + " energy is " + std::to_string(v) + " mJ");
+    sum += v;
+  }
+  if (std::fabs(sum - e.total_mj) > 1e-9 * std::max(1.0, std::fabs(e.total_mj)))
+    bad.push_back("the parts sum to " + std::to_string(sum) + " mJ, the total is " + std::to_string(e.total_mj));
+  return bad;
+}
+
+}  // namespace gpumodel
