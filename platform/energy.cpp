@@ -1,5 +1,6 @@
 #include "platform/energy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "platform/platform.h"
@@ -234,6 +235,43 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
   if (std::fabs(sum - e.total_mj) > 1e-9 * std::max(1.0, std::fabs(e.total_mj)))
     bad.push_back("the parts sum to " + std::to_string(sum) + " mJ, the total is " + std::to_string(e.total_mj));
   return bad;
+}
+
+EnergyProbe::EnergyProbe(const Platform& p, Vcd& vcd) : model_(p), vcd_(vcd) {
+  ids_.push_back(vcd_.add("power.total_mw", 32));
+  for (auto& [n, v] : model_.read().parts_mj) ids_.push_back(vcd_.add("power." + n + "_mw", 32));
+}
+
+void EnergyProbe::frame() {
+  const EnergyReading now = model_.read();
+  if (started_ && now.at > last_.at) {
+    const double dt_ms = (now.at - last_.at).to_seconds() * 1e3;
+    per_frame_.push_back(now.total_mj - last_.total_mj);
+    if (vcd_.enabled()) {
+      // Each part's average power over the frame, from the frame's start (the previous new frame).
+      vcd_.set(ids_[0], uint64_t(std::llround((now.total_mj - last_.total_mj) / dt_ms * 1000)), last_.at);
+      for (size_t i = 0; i < now.parts_mj.size() && i + 1 < ids_.size(); ++i)
+        vcd_.set(ids_[i + 1],
+                 uint64_t(std::llround((now.parts_mj[i].second - last_.parts_mj[i].second) / dt_ms * 1000)), last_.at);
+    }
+  }
+  started_ = true;
+  last_ = now;
+}
+
+nlohmann::ordered_json EnergyProbe::summary() const {
+  nlohmann::ordered_json j;
+  std::vector<double> v = per_frame_;
+  j["frames"] = v.size();
+  if (v.empty()) return j;
+  double sum = 0;
+  for (double x : v) sum += x;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double q) { return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))]; };
+  j["mean"] = sum / double(v.size());
+  j["p50"] = pct(0.5);
+  j["p95"] = pct(0.95);
+  return j;
 }
 
 }  // namespace gpumodel

@@ -22,6 +22,7 @@
 #include <systemc>
 
 #include "hw_model/core/params.h"
+#include "hw_model/core/vcd.h"
 
 namespace gpumodel {
 
@@ -66,6 +67,25 @@ class EnergyModel {
   };
   std::map<std::string, Kind> kinds_;  // by engine kind name
   double igpu_scale_, cmp_mw_, display_scan_mw_, display_psr_mw_, panel_mw_, panel_psr_mw_;
+};
+
+// Per frame (frame loops): at each new frame on the panel, the energy since the previous one, and the
+// waveform's power counters power.<part>_mw (each part's average power over that frame; in the
+// timeline as counters). An observer: it reads the energy and writes trace signals, nothing else.
+class EnergyProbe {
+ public:
+  EnergyProbe(const Platform& p, Vcd& vcd);
+  void frame();  // a new frame reached the panel now
+  const std::vector<double>& per_frame_mj() const { return per_frame_; }
+  nlohmann::ordered_json summary() const;  // mean, p50, p95, frames
+
+ private:
+  EnergyModel model_;
+  Vcd& vcd_;
+  EnergyReading last_;
+  bool started_ = false;
+  std::vector<double> per_frame_;
+  std::vector<Vcd::Id> ids_;  // total, then each part
 };
 
 }  // namespace gpumodel

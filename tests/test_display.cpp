@@ -546,3 +546,41 @@ TEST_CASE("display: Pitched surface: a request crossing a row end is split into 
   CHECK(r.reqs[1].addr == a + 8192 + 512);  // stream byte 8192 = row 1, byte 512
   CHECK(r.disp.underflows() == 0);
 }
+
+namespace {
+// Panel self refresh after 2 idle frames: which frames the engine fetches, with a flip posted during
+// frame `flip_in` (0: none). The enable lands at kRegWrite; the run stops in the middle of frame 9.
+void psr_run(uint64_t flip_in, const std::vector<uint64_t>& fetched, uint64_t psr_frames) {
+  Rig r({{"display.psr", "on"}, {"display.psr_idle_frames", "2"}});
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
+  const sc_time end = t.line_start(9, 540);
+  r.cpu.body = [&] {
+    r.start(kMem);
+    if (flip_in) {
+      r.wait_until(t.line_start(flip_in, 100));
+      r.cpu.bus.post64(kRegs + dr::kSurfaceAddr, kMem);  // a flip (to the same buffer) is a new image
+    }
+    r.wait_until(end);
+    sc_core::sc_stop();
+  };
+  sc_core::sc_start();
+  std::vector<uint64_t> got;
+  for (auto& f : r.frames) got.push_back(f.frame);
+  CHECK(got == fetched);
+  CHECK(r.disp.psr_frames() == psr_frames);
+  CHECK(r.disp.underflows() == 0);
+  CHECK(r.disp.bytes_fetched() == fetched.size() * t.frame_bytes());
+  // The power state: PSR from the vblank start that decided the first self-refresh frame.
+  if (!flip_in) CHECK(r.disp.power().time_in(DisplayEngine::kPsr, end) == end - t.vblank_start(1));
+}
+}  // namespace
+
+// Frames 0 and 1 are fetched; vblank 1 is the second without a flip, so frames 2.. are self refresh.
+TEST_CASE("display: panel self refresh stops the fetch after psr_idle_frames vblanks without a flip", "[C6][H5]") {
+  psr_run(0, {0, 1}, 8);
+}
+
+// The flip posted in frame 5 latches at vblank 5: frames 6 and 7 are fetched, 8 and 9 self-refresh again.
+TEST_CASE("display: a flip ends panel self refresh for the next frame and restarts the idle count", "[C6][H5]") {
+  psr_run(5, {0, 1, 6, 7}, 6);
+}

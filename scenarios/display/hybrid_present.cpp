@@ -27,6 +27,7 @@
 
 #include "hw_model/display/display_timing.h"
 #include "kernel_stub/umd/swapchain.h"
+#include "platform/energy.h"
 #include "scenarios/display/present.h"
 #include "scenarios/presentmon/presentmon.h"
 
@@ -49,7 +50,14 @@ class HybridPresent : public ScenarioDriver {
   void build(Platform& p, Results& r) override {
     p_ = &p;
     display_ = p.igpu->display.get();
-    display_->on_frame = [this](const DisplayEngine::FrameRecord& f) { seen_.push_back(f); };
+    energy_ = std::make_unique<EnergyProbe>(p, p.vcd);
+    display_->on_frame = [this](const DisplayEngine::FrameRecord& f) {
+      seen_.push_back(f);
+      if (f.first_qword > newest_) {  // a new frame on the panel: the energy since the previous one
+        newest_ = f.first_qword;
+        energy_->frame();
+      }
+    };
     p.cpu.spawn_thread("app", [this, &p, &r] { app(p, r); });
   }
 
@@ -83,6 +91,8 @@ class HybridPresent : public ScenarioDriver {
   PresentSetup s_;
   std::vector<Stamp> st_;
   std::vector<DisplayEngine::FrameRecord> seen_;
+  std::unique_ptr<EnergyProbe> energy_;
+  uint64_t newest_ = 0;
   std::deque<uint64_t> queue_;  // presents the present thread has not taken
   KEvent queued_ev_, buffer_ev_, flip_ev_worker_, all_flipped_ev_;
   uint64_t flips_done_ = 0, c2_ = 0, throttled_ = 0;
@@ -269,6 +279,7 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("frames_dropped", frames_ - displayed);
   r.metric("frames_composed", composed);
   r.metric("frames_throttled", throttled_);
+  r.metric("energy_per_frame_mj", energy_->summary());
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
   // Copy 1 crosses the link whole for every frame, whatever the path.

@@ -8,6 +8,7 @@
 #include "hw_model/display/display_timing.h"
 #include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/engines.h"
+#include "platform/energy.h"
 #include "scenarios/common/fence_common.h"
 #include "scenarios/display/present.h"
 
@@ -18,6 +19,7 @@ using sc_core::sc_time_stamp;
 
 struct FrameLoopDriver::Impl {
   Platform* p = nullptr;
+  std::unique_ptr<EnergyProbe> energy;  // per frame: the energy between new frames on the panel
   VidSch* dsch = nullptr;
   Kmd* disp_kmd = nullptr;
   VidSch* disp_sch = nullptr;
@@ -371,6 +373,7 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
   m.p = &p;
   m.dsch = &p.vidsch;
   ft_.assign(w_.frames + 1, FrameTimes{});
+  m.energy = std::make_unique<EnergyProbe>(p, p.vcd);
   p.cpu.spawn_thread("app", [this, &p, &r] {
     Impl& m = *impl_;
     auto loop = std::make_shared<Loop>(Loop{*this, m, w_, ps_, ft_, r, std::mt19937_64(p.rng())});
@@ -381,8 +384,10 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
     m.display->on_frame = [this, vblank_ns](const DisplayEngine::FrameRecord& f) {
       // The number the frame's back buffer carries, read by the scan-out: the frame is on screen since
       // the vblank start its flip latched at, a vertical blank before this first line.
-      if (f.first_qword >= 1 && f.first_qword < ft_.size() && !ft_[f.first_qword].displayed)
+      if (f.first_qword >= 1 && f.first_qword < ft_.size() && !ft_[f.first_qword].displayed) {
         ft_[f.first_qword].displayed = to_ns(f.first_line_time) - vblank_ns;
+        impl_->energy->frame();
+      }
     };
     p.cpu.spawn_thread("present", [this, &p, &r, loop] {
       Impl& m = *impl_;
@@ -467,6 +472,7 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   r.metric("frames_presented", N);
   r.metric("frames_displayed", displayed);
   r.metric("frames_dropped", N - displayed);
+  r.metric("energy_per_frame_mj", m.energy->summary());
   r.metric("fps", seconds > 0 ? double(N) / seconds : 0.0);
   r.metric("frame_time_ms", summary(frame_time));
   r.metric("present_to_display_ms", summary(p2d));

@@ -12,10 +12,16 @@ ScenarioInfo frame_loop_scenario() {
                       ps.declare_path(
                           "workload.file", "workloads/game.json",
                           "A: the workload file (workloads/*.json: devices' queues, fences, a frame's steps)", o);
+                      ps.declare_real("workload.fps", 0, "fps", 0, 1000,
+                                      "A: 0 = the workload file's own pace (its fps); F = the app starts a frame "
+                                      "every 1/F s (a player or a page that updates F times a second)",
+                                      o);
                       declare_frame_loop_params(ps, o);
                     },
                     [](const ParamSet& ps) {
-                      return std::make_unique<FrameLoopDriver>(ps, load_workload(ps.get_path("workload.file")));
+                      Workload w = load_workload(ps.get_path("workload.file"));
+                      if (ps.get_real("workload.fps") > 0) w.fps = ps.get_real("workload.fps");
+                      return std::make_unique<FrameLoopDriver>(ps, std::move(w));
                     },
                     [](const ParamSet& ps) {
                       const Workload w = load_workload(ps.get_path("workload.file"));

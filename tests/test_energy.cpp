@@ -1,0 +1,188 @@
+// Energy and power states (H5): a run's energy derived by hand from the power figures, ASPM L1's exit
+// latency on a write, the package's deep state and what holds it, engine power gating, and the balance
+// monitor. Each case builds its own platform (no driver): what runs is only what the case starts.
+#include "hw_model/gpu/regs.h"
+#include "platform/energy.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+using namespace gpumodel;
+using namespace tb::dflt;
+
+namespace {
+const uint64_t kA = regs::kSysmemBase + 0x100000;
+double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
+double gib(uint64_t bytes) { return double(bytes) / double(uint64_t(1) << 30); }
+}  // namespace
+
+TEST_CASE("energy: an idle millisecond and one 64 KiB copy, derived by hand from the power figures", "[H5]") {
+  auto ps = params();  // defaults: the core idles in C1 (fixed governor), ASPM off, no display
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  std::vector<unsigned char> buf(65536, 0x5A);
+  p.cpu.spawn_thread("copy", [&] { p.cpu.mem_write(kA, buf.data(), unsigned(buf.size())); });
+  sc_start(sc_time(1, SC_MS));
+  const EnergyReading e = EnergyModel(p).read();
+  auto mw = [&](const std::string& k) { return ps.get_real("power." + k); };
+  // The core runs the copy at cpu.memcpy_gbps (65536 B / 20 GB/s = 3276.8 ns, in C0 and PC0), then
+  // idles in C1 with the package in PC2 (the link, never in L1 with ASPM off, holds it) to 1 ms.
+  const sc_time copy(65536.0 / ps.get_real("cpu.memcpy_gbps"), SC_NS);
+  const double busy = ms(copy), idle = 1.0 - busy;
+  CHECK(e.part("cpu_core") == Approx((mw("cpu_c0_mw") * busy + mw("cpu_c1_mw") * idle) / 1000).epsilon(1e-12));
+  CHECK(e.part("cpu_package") ==
+        Approx((mw("package_pc0_mw") * busy + mw("package_pc2_mw") * idle) / 1000).epsilon(1e-12));
+  // The link in L0 the whole millisecond: 16 lanes x 2 directions x 16 GT/s x 4 pJ/bit = 2048 mW.
+  CHECK(e.part("link") == Approx(16 * 2 * 16 * mw("link_pj_per_bit") * 1.0 / 1000).epsilon(1e-12));
+  // System memory: the copy's 524,288 bits at the write energy, and 16 GiB of background for 1 ms
+  // (no PC8, so no self refresh).
+  REQUIRE(p.sysmem.bytes_written() == 65536);
+  CHECK(e.part("sysmem") == Approx(65536 * 8 * mw("sysmem_write_pj_per_bit") * 1e-9 +
+                                   gib(p.sysmem.size()) * mw("sysmem_background_mw_per_gib") * 1.0 / 1000)
+                                .epsilon(1e-12));
+  CHECK(e.part("vram") == Approx(gib(p.gpu.vram.size()) * mw("vram_background_mw_per_gib") / 1000).epsilon(1e-12));
+  // Every engine idle for the millisecond, at its kind's idle power (node 0 graphics, the rest compute).
+  REQUIRE(p.gpu.nodes.size() >= 2);
+  CHECK(e.part("gpu_node0") == Approx(mw("graphics_idle_mw") / 1000).epsilon(1e-12));
+  CHECK(e.part("gpu_node1") == Approx(mw("compute_idle_mw") / 1000).epsilon(1e-12));
+  CHECK(e.part("gpu_cmp") == Approx(mw("cmp_mw") / 1000).epsilon(1e-12));
+  CHECK(e.part("display") == 0);
+  double sum = 0;
+  for (auto& [n, v] : e.parts_mj) sum += v;
+  CHECK(e.total_mj == Approx(sum).epsilon(1e-12));
+  CHECK(EnergyModel(p).balance(e).empty());
+}
+
+namespace {
+// SystemC elaborates once per process: each setting is its own TEST_CASE, sharing the body.
+void link_wake(const char* aspm) {
+  {
+    {
+      auto ps = params({{"link.aspm", aspm}});
+      Vcd vcd;
+      Platform p(ps, vcd, 1);
+      Probe gpu_agent("gpu_agent");  // its writes to system memory go up the link
+      gpu_agent.sock.bind(p.gpu.fabric.tsock);
+      std::vector<unsigned char> data(256, 0xCD);
+      sc_time v1, v2, l1_time;
+      gpu_agent.body = [&] {
+        v1 = gpu_agent.bus.post(kA, data.data(), 256);
+        wait(sc_time(100, SC_US));  // idle far past link.l1_entry_us (32 us)
+        v2 = gpu_agent.bus.post(kA + 256, data.data(), 256);
+        l1_time = p.link.power().time_in(PcieLink::kL1, sc_time_stamp());
+      };
+      sc_start(sc_time(1, SC_MS));
+      const sc_time s280 = ser(256 + 24, kRate), path = s280 + kHop + kRc + dram_xfer(256) + kDram;
+      CHECK(v1 == path);
+      const bool l1 = std::string(aspm) == "l1";
+      // The second write: L1 exit (4 us) before its TLP, only when the link slept.
+      CHECK(v2 == sc_time(100, SC_US) + (l1 ? sc_time(4, SC_US) : SC_ZERO_TIME) + path);
+      // In L1 from 32 us after the first TLP left the wire until the second write woke it.
+      CHECK(l1_time == (l1 ? sc_time(100, SC_US) - s280 - sc_time(32, SC_US) : SC_ZERO_TIME));
+      CHECK(p.link.exits() == (l1 ? 1u : 0u));
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("energy: a write that finds the link in ASPM L1 pays the exit latency first", "[H5][H2]") { link_wake("l1"); }
+TEST_CASE("energy: with ASPM off the link never sleeps and a write pays no exit", "[H5][H2]") { link_wake("off"); }
+
+namespace {
+void package_deep(const char* aspm) {
+  {
+    {
+      auto ps = params({{"link.aspm", aspm}, {"cpu.idle_state", "C6"}});
+      Vcd vcd;
+      Platform p(ps, vcd, 1);
+      sc_start(sc_time(1, SC_MS));
+      const sc_time pc8 = p.cpu.package().clock().time_in(Package::kPC8, sc_time_stamp());
+      // The core idles in C6 from 0; the link, idle from 0, enters L1 at 32 us: PC8 from then on.
+      CHECK(pc8 == (std::string(aspm) == "l1" ? sc_time(1, SC_MS) - sc_time(32, SC_US) : SC_ZERO_TIME));
+      const EnergyReading e = EnergyModel(p).read();
+      // DRAM self-refreshes exactly while the package is in PC8.
+      const double g = gib(p.sysmem.size());
+      CHECK(e.part("sysmem") == Approx(g *
+                                       (ps.get_real("power.sysmem_background_mw_per_gib") * (1.0 - ms(pc8)) +
+                                        ps.get_real("power.sysmem_self_refresh_mw_per_gib") * ms(pc8)) /
+                                       1000)
+                                    .epsilon(1e-12));
+      CHECK(EnergyModel(p).balance(e).empty());
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("energy: the package reaches PC8 with the core in C6 and the link in L1", "[H5]") { package_deep("l1"); }
+TEST_CASE("energy: a link that never enters L1 holds the package out of PC8", "[H5]") { package_deep("off"); }
+
+TEST_CASE("energy: an interrupt that wakes the package from PC8 waits for its exit before the core's", "[H5]") {
+  auto ps = params({{"link.aspm", "l1"}, {"cpu.idle_state", "C6"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  const sc_time t_msi(500, SC_US);
+  p.cpu.connect_interrupt(0xF000, 1, [](uint32_t) { return true; });  // an ISR that claims it
+  gpu_agent.body = [&] {
+    wait(t_msi);
+    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);  // an MSI up the sleeping link (no KMD vector)
+  };
+  sc_start(sc_time(1, SC_MS));
+  // The MSI's TLP wakes the link at 500 us (the call), which releases the package from PC8: it is up
+  // 115 us later (cpu.package_exit_ns). The MSI reaches the core after the link's 4 us exit; the core's
+  // C6 exit (85 us) starts only once the package is up.
+  const Cpu::Stamps& s = p.cpu.last_interrupt();
+  REQUIRE(p.cpu.interrupts() == 1);
+  CHECK(s.msi_arrival > t_msi + sc_time(4, SC_US));
+  CHECK(s.idle_exit == sc_time(85, SC_US) + (t_msi + sc_time(115, SC_US) - s.msi_arrival));
+  CHECK(p.cpu.package_exits() == 1);
+}
+
+namespace {
+void engine_gating(const char* gating) {
+  {
+    {
+      auto ps = params({{"node.power_gating", gating}});
+      Vcd vcd;
+      Platform p(ps, vcd, 1);
+      sc_start(sc_time(1, SC_MS));
+      const sc_time now = sc_time_stamp();
+      const bool on = std::string(gating) == "on";
+      for (auto& n : p.gpu.nodes) {
+        // Idle from 0; gated from node.gate_delay_us (76.8 us) to the end.
+        CHECK(n->clock().time_in(8, now) == (on ? now - sc_time(76.8, SC_US) : SC_ZERO_TIME));
+        CHECK(n->clock().time_in(0, now) == (on ? sc_time(76.8, SC_US) : now));
+      }
+      const EnergyReading e = EnergyModel(p).read();
+      const double idle = ps.get_real("power.graphics_idle_mw"), gated = ps.get_real("power.graphics_gated_mw");
+      CHECK(e.part("gpu_node0") ==
+            Approx(on ? (idle * 0.0768 + gated * (1 - 0.0768)) / 1000 : idle / 1000).epsilon(1e-12));
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("energy: an idle engine power-gates after node.gate_delay_us", "[H5]") { engine_gating("on"); }
+TEST_CASE("energy: with gating off an idle engine stays idle", "[H5]") { engine_gating("off"); }
+
+// Through the command line: the energy is read from power states, never from the trace, so a run
+// traced to a waveform and a timeline has the same energy as one that is not; and the per-frame
+// energies of the game add up to the energy between the first and last new frame (at most the run's).
+TEST_CASE("energy: identical with and without --vcd and --timeline, and per frame within the run's", "[H5][H4]") {
+  const std::string args = scenario("frame_loop") + " --workload.frames=20 --quiet";
+  const std::string vcd = "energy_" + std::to_string(::getpid()) + ".vcd",
+                    tl = "energy_" + std::to_string(::getpid()) + ".json";
+  const nlohmann::json plain = run_json(args, "plain");
+  const nlohmann::json traced = run_json(args + " --vcd " + vcd + " --timeline " + tl, "traced");
+  std::remove(vcd.c_str());
+  std::remove(tl.c_str());
+  CHECK(plain["metrics"]["energy"] == traced["metrics"]["energy"]);
+  CHECK(plain["metrics"]["energy_per_frame_mj"] == traced["metrics"]["energy_per_frame_mj"]);
+  const auto& pf = plain["metrics"]["energy_per_frame_mj"];
+  // 20 frames on the panel: 19 intervals between them.
+  REQUIRE(pf["frames"].get<int>() == 19);
+  CHECK(pf["mean"].get<double>() * 19 < plain["metrics"]["energy"]["total_mj"].get<double>());
+  CHECK(pf["p50"].get<double>() > 0);
+  CHECK(plain["monitors"]["energy_balance"]["violations"] == 0);
+}
