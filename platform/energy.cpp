@@ -227,6 +227,19 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
     for (auto& n : a->nodes) covers(a->config.key + "." + n->basename(), n->clock());
     if (a->display) covers(a->config.key + " display", a->display->power());
   }
+  // The package's deep state needs the core in C6, the link in L1 and an integrated display not
+  // fetching: its time in PC8 is bounded by each (a hold that failed to hold shows here).
+  const sc_time pc8 = p_.cpu.package().clock().time_in(Package::kPC8, now);
+  auto bound = [&](const std::string& what, const sc_time& limit) {
+    if (pc8 > limit)
+      bad.push_back("the package was in PC8 for " + pc8.to_string() + ", longer than " + what + " (" +
+                    limit.to_string() + ")");
+  };
+  bound("the core was in C6", p_.cpu.time_in("C6"));
+  bound("the link was in L1", p_.link.power().time_in(PcieLink::kL1, now));
+  if (p_.igpu && p_.igpu->display)
+    bound("the integrated display was not fetching",
+          now - p_.igpu->display->power().time_in(DisplayEngine::kScan, now));
   double sum = 0;
   for (auto& [n, v] : e.parts_mj) {
     if (!(v >= 0) || !std::isfinite(v)) bad.push_back(n + " energy is " + std::to_string(v) + " mJ");

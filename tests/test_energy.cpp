@@ -186,3 +186,17 @@ TEST_CASE("energy: identical with and without --vcd and --timeline, and per fram
   CHECK(pf["p50"].get<double>() > 0);
   CHECK(plain["monitors"]["energy_balance"]["violations"] == 0);
 }
+
+// The monitor can fail: a package whose link hold is dropped by hand (a hold rule broken) reaches PC8
+// with the link awake, and the balance says so; with the hold in place the same run is clean.
+TEST_CASE("energy: the balance monitor reports a package in PC8 while the link was awake", "[H5]") {
+  auto ps = params({{"cpu.idle_state", "C6"}});  // ASPM off: the link never enters L1
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  p.cpu.package().hold(Package::kLink, false);  // the mutation: the link no longer holds the package
+  sc_start(sc_time(1, SC_MS));
+  const EnergyModel m(p);
+  const auto bad = m.balance(m.read());
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].find("longer than the link was in L1") != std::string::npos);
+}
