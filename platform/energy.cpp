@@ -204,7 +204,11 @@ nlohmann::json EnergyModel::residencies() const {
         if (Node::gated_state(s)) g += n->clock().time_in(s, now);
       j[a->config.key + "_" + n->basename() + "_gated"] = frac(g);
     }
-    if (a->display) j["display_psr"] = frac(a->display->power().time_in(DisplayEngine::kPsr, now));
+    for (auto& n : a->nodes) j[a->config.key + "_" + n->basename() + "_gate_wakes"] = n->gate_wakes();
+    if (a->display) {
+      j["display_scan"] = frac(a->display->power().time_in(DisplayEngine::kScan, now));
+      j["display_psr"] = frac(a->display->power().time_in(DisplayEngine::kPsr, now));
+    }
   }
   return j;
 }

@@ -200,3 +200,94 @@ TEST_CASE("energy: the balance monitor reports a package in PC8 while the link w
   REQUIRE(bad.size() == 1);
   CHECK(bad[0].find("longer than the link was in L1") != std::string::npos);
 }
+
+// ASPM L0s then L1: idle 7 us after the first TLP the link enters L0s, 32 us after it L1; the write at
+// 100 us pays L1's exit (4 us), not L0s's (1 us).
+TEST_CASE("energy: with ASPM L0s and L1 the link takes L0s at its entry time then L1 at its own", "[H5][H2]") {
+  auto ps = params({{"link.aspm", "l0s_l1"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  std::vector<unsigned char> data(256, 0xCD);
+  sc_time v2, l0s, l1;
+  gpu_agent.body = [&] {
+    gpu_agent.bus.post(kA, data.data(), 256);
+    wait(sc_time(100, SC_US));
+    v2 = gpu_agent.bus.post(kA + 256, data.data(), 256);
+    l0s = p.link.power().time_in(PcieLink::kL0s, sc_time_stamp());
+    l1 = p.link.power().time_in(PcieLink::kL1, sc_time_stamp());
+  };
+  sc_start(sc_time(1, SC_MS));
+  const sc_time s280 = ser(256 + 24, kRate);
+  CHECK(l0s == sc_time(32, SC_US) - sc_time(7, SC_US));
+  CHECK(l1 == sc_time(100, SC_US) - s280 - sc_time(32, SC_US));
+  CHECK(v2 == sc_time(100, SC_US) + sc_time(4, SC_US) + s280 + kHop + kRc + dram_xfer(256) + kDram);
+}
+
+// ASPM L0s alone: a 20 us gap (past L0s's 7 us entry) costs the write L0s's 1 us exit.
+TEST_CASE("energy: a write that finds the link in L0s pays the L0s exit", "[H5][H2]") {
+  auto ps = params({{"link.aspm", "l0s"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  std::vector<unsigned char> data(256, 0xCD);
+  sc_time v2, l0s;
+  gpu_agent.body = [&] {
+    gpu_agent.bus.post(kA, data.data(), 256);
+    wait(sc_time(20, SC_US));
+    v2 = gpu_agent.bus.post(kA + 256, data.data(), 256);
+    l0s = p.link.power().time_in(PcieLink::kL0s, sc_time_stamp());
+  };
+  sc_start(sc_time(1, SC_MS));
+  const sc_time s280 = ser(256 + 24, kRate);
+  CHECK(v2 == sc_time(20, SC_US) + sc_time(1, SC_US) + s280 + kHop + kRc + dram_xfer(256) + kDram);
+  CHECK(l0s == sc_time(20, SC_US) - s280 - sc_time(7, SC_US));
+  CHECK(p.link.power().time_in(PcieLink::kL1, sc_time(20, SC_US)) == SC_ZERO_TIME);
+}
+
+// Only C6 lets the package go deep: a core idling in C3 with the link in L1 keeps it in PC2.
+TEST_CASE("energy: a core idle in C3 keeps the package out of PC8 even with the link in L1", "[H5]") {
+  auto ps = params({{"link.aspm", "l1"}, {"cpu.idle_state", "C3"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  sc_start(sc_time(1, SC_MS));
+  const StateClock& pkg = p.cpu.package().clock();
+  CHECK(pkg.time_in(Package::kPC8, sc_time_stamp()) == SC_ZERO_TIME);
+  CHECK(pkg.time_in(Package::kPC2, sc_time_stamp()) == sc_time(1, SC_MS));
+}
+
+// The integrated adapter's engines draw power.igpu_scale of the discrete figures.
+TEST_CASE("energy: an integrated adapter's idle engine draws igpu_scale of the discrete figure", "[H5]") {
+  auto ps = params({{"platform.topology", "hybrid"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  sc_start(sc_time(1, SC_MS));
+  const EnergyReading e = EnergyModel(p).read();
+  CHECK(e.part("igpu_node0") ==
+        Approx(ps.get_real("power.igpu_scale") * ps.get_real("power.graphics_idle_mw") / 1000).epsilon(1e-12));
+  CHECK(e.part("gpu_node0") == Approx(ps.get_real("power.graphics_idle_mw") / 1000).epsilon(1e-12));
+}
+
+// The laptop INI's power management engages (a 5 fps player: frames repeat, so the panel self-refreshes,
+// the link sleeps, the engines gate, the package goes deep), and the display's energy is its two states'
+// powers times their residencies.
+TEST_CASE("energy: the laptop video player at 5 fps self-refreshes and its display energy is derived", "[H5][H4]") {
+  const nlohmann::json j =
+      run_json(scenario("video_playback") + " --workload.frames=12 --workload.fps=5 --quiet", "psr5");
+  const auto& m = j["metrics"];
+  const auto& st = m["power_states"];
+  CHECK(st["display_psr"].get<double>() > 0.3);
+  CHECK(st["link_l1"].get<double>() > 0.5);
+  CHECK(st["package_pc8"].get<double>() > 0.5);
+  CHECK(st["gpu_node0_gated"].get<double>() > 0.5);
+  CHECK(st["gpu_node0_gate_wakes"].get<int>() >= 12);  // at least one wake a frame
+  const double t_ms = j["sim_time_ns"].get<double>() / 1e6;
+  const auto& p = j["parameters"];
+  const double scan = p["power.display_scan_mw"].get<double>() + p["power.panel_mw"].get<double>();
+  const double psr = p["power.display_psr_mw"].get<double>() + p["power.panel_psr_mw"].get<double>();
+  CHECK(m["energy"]["display_mj"].get<double>() ==
+        Approx((scan * st["display_scan"].get<double>() + psr * st["display_psr"].get<double>()) * t_ms / 1000)
+            .epsilon(1e-9));
+}
