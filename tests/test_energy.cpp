@@ -1,6 +1,7 @@
 // Energy and power states (H5): a run's energy derived by hand from the power figures, ASPM L1's exit
 // latency on a write, the package's deep state and what holds it, engine power gating, and the balance
 // monitor. Each case builds its own platform (no driver): what runs is only what the case starts.
+#include "hw_model/display/display_regs.h"
 #include "hw_model/gpu/regs.h"
 #include "platform/energy.h"
 #include "tb.h"
@@ -303,4 +304,37 @@ TEST_CASE("energy: work that finds its engine gated waits the wake latency, and 
   CHECK(on["sim_time_ns"].get<double>() - off["sim_time_ns"].get<double>() == Approx(100000).margin(1e-3));
   CHECK(on["metrics"]["signal_to_wake_ns"].get<double>() ==
         Approx(off["metrics"]["signal_to_wake_ns"].get<double>()).margin(1e-3));
+}
+
+namespace {
+// The hybrid laptop with the core allowed C6 and ASPM L1, its iGPU display started on a surface in
+// system memory by register writes from the host, run for `ms` milliseconds: the package's PC8 time.
+sc_time igpu_display_pc8(const std::map<std::string, std::string>& extra, double ms_run) {
+  std::map<std::string, std::string> o{{"platform.topology", "hybrid"}, {"link.aspm", "l1"}, {"cpu.idle_state", "C6"}};
+  for (auto& kv : extra) o[kv.first] = kv.second;
+  auto ps = params(o);
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe host("host");
+  host.sock.bind(p.rc.tsock);
+  const uint64_t d = regs::kIgpuBar0Base + regs::kDisplayOffset;
+  host.body = [&] {
+    host.bus.post64(d + gpumodel::display_regs::kSurfaceAddr, kA);
+    host.bus.post32(d + gpumodel::display_regs::kControl, gpumodel::display_regs::kCtrlEnable);
+  };
+  sc_start(sc_time(ms_run, SC_MS));
+  REQUIRE(p.igpu->display->enabled());
+  return p.cpu.package().clock().time_in(Package::kPC8, sc_time_stamp());
+}
+}  // namespace
+
+// An integrated display fetching from system memory holds the package: no PC8 while it scans, though
+// the core is in C6 and the link in L1.
+TEST_CASE("energy: an integrated display that fetches holds the package out of PC8", "[H5][C6]") {
+  CHECK(igpu_display_pc8({}, 50) == SC_ZERO_TIME);
+}
+
+// With panel self refresh after 2 idle frames the display stops fetching, and the package goes deep.
+TEST_CASE("energy: an integrated display in panel self refresh lets the package reach PC8", "[H5][C6]") {
+  CHECK(igpu_display_pc8({{"display.psr", "on"}, {"display.psr_idle_frames", "2"}}, 100) > sc_time(50, SC_MS));
 }
