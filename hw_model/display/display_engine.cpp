@@ -72,11 +72,11 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
       // The hysteresis needs room for a request below the watermark, or it could never resume.
       watermark_(std::min(fifo_ * uint64_t(ps.get_int("display.watermark_pct")) / 100, fifo_ - req_)),
       read_latency_(ps.get_ns("display.reg_read_latency_ns")),
-      psr_(ps.get_enum("display.psr") == "on"),
-      psr_idle_frames_(uint64_t(ps.get_int("display.psr_idle_frames"))),
       write_latency_(ps.get_ns("display.reg_write_latency_ns")),
       timing_(new ScanTiming(mode_, bpp_, 0, SC_ZERO_TIME)),
-      min_fifo_(fifo_) {
+      min_fifo_(fifo_),
+      psr_(ps.get_enum("display.psr") == "on"),
+      psr_idle_frames_(uint64_t(ps.get_int("display.psr_idle_frames"))) {
   latch_or_dma_ |= latch_ev_;
   latch_or_dma_ |= dma_ev_;
   slot_or_dma_ |= slot_free_ev_;
