@@ -152,8 +152,8 @@ void engine_gating(const char* gating) {
       const bool on = std::string(gating) == "on";
       for (auto& n : p.gpu.nodes) {
         // Idle from 0; gated from node.gate_delay_us (76.8 us) to the end.
-        CHECK(n->clock().time_in(8, now) == (on ? now - sc_time(76.8, SC_US) : SC_ZERO_TIME));
-        CHECK(n->clock().time_in(0, now) == (on ? sc_time(76.8, SC_US) : now));
+        CHECK(n->clock().time_in(Node::gated_state(), now) == (on ? now - sc_time(76.8, SC_US) : SC_ZERO_TIME));
+        CHECK(n->clock().time_in(Node::idle_state(), now) == (on ? sc_time(76.8, SC_US) : now));
       }
       const EnergyReading e = EnergyModel(p).read();
       const double idle = ps.get_real("power.graphics_idle_mw"), gated = ps.get_real("power.graphics_gated_mw");

@@ -98,8 +98,12 @@ class Node : public sc_core::sc_module, public EnginePort {
   // Power (energy model): time in each executor state; power-gated stretches and the wakes they cost.
   const StateClock& clock() const { return clock_; }
   static const char* state_name(size_t s) { return kStateNames[s]; }
-  static bool active_state(size_t s) { return s == 1 || s == 2 || s == 9; }  // fetch, execute, wake
-  static bool gated_state(size_t s) { return s == 8; }
+  static bool active_state(size_t s) {
+    return s == size_t(State::Fetch) || s == size_t(State::Execute) || s == size_t(State::Wake);
+  }
+  static bool gated_state(size_t s) { return s == size_t(State::Gated); }
+  static size_t idle_state() { return size_t(State::Idle); }
+  static size_t gated_state() { return size_t(State::Gated); }
   static size_t states() { return kStates; }
   uint64_t gate_wakes() const { return gate_wakes_; }
   uint64_t preemptions() const { return preemptions_; }
