@@ -68,15 +68,14 @@ Cpu::Cpu(sc_module_name name, const ParamSet& ps, Vcd& vcd, InterruptController&
   SC_THREAD(core);
 }
 
-void Cpu::set_context(const std::string& c) {
+void Cpu::set_context(const std::string& c, bool idle) {
   if (c == context_) return;
   const sc_time now = sc_time_stamp();
   if (!context_.empty()) residency_[context_] += now - context_since_;
   context_ = c;
   context_since_ = now;
-  const bool idle = c == "C1" || c == "C1E" || c == "C3" || c == "C6";
   if (idle) ++entries_[c];
-  package_.set_core(!idle, c == "C6");
+  package_.set_core(!idle, idle && c == "C6");
   vcd_.set_ascii(context_id_, c.c_str());
 }
 
@@ -158,7 +157,7 @@ void Cpu::core() {
       continue;
     }
     const CState& s = choose_idle_state();
-    set_context(s.name);
+    set_context(s.name, /*idle=*/true);
     const sc_time t0 = sc_time_stamp();
     wait(intc_.irq() | work_ev_);
     last_idle_ = sc_time_stamp() - t0;

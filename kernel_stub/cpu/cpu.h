@@ -148,7 +148,7 @@ class Cpu : public sc_core::sc_module {
   // still asleep when the simulation stops never destroys its locals (a leak at exit).
   KEvent never_;
   void core();
-  void set_context(const std::string& c);
+  void set_context(const std::string& c, bool idle = false);  // idle: `c` is an idle state
   struct CState {
     std::string name;
     sc_core::sc_time exit, residency;
