@@ -37,17 +37,17 @@ PacketWriter encode(const DecodedPacket& d) {
     case Op::Compute: w.compute(d.arg[0]); break;
     case Op::Copy: w.copy(d.arg[0], d.arg[1], d.arg[2]); break;
     case Op::Interrupt: w.interrupt(uint32_t(d.arg[0])); break;
-    case Op::Signal:  // the logged form (F16) carries the UMD's sequence number and handle in arg[2]
+    case Op::Signal:  // the logged form (F16) carries the UMD's sequence number and handle in `log`
       if (d.logged)
-        w.signal_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
+        w.signal_logged({uint32_t(d.arg[0]), d.arg[2], d.arg[3]}, d.arg[1], uint32_t(d.log), uint32_t(d.log >> 32));
       else
-        w.signal(uint32_t(d.arg[0]), d.arg[1]);
+        w.signal({uint32_t(d.arg[0]), d.arg[2], d.arg[3]}, d.arg[1]);
       break;
     case Op::Wait:
       if (d.logged)
-        w.wait_logged(uint32_t(d.arg[0]), d.arg[1], uint32_t(d.arg[2]), uint32_t(d.arg[2] >> 32));
+        w.wait_logged({uint32_t(d.arg[0]), d.arg[2], 0}, d.arg[1], uint32_t(d.log), uint32_t(d.log >> 32));
       else
-        w.wait(uint32_t(d.arg[0]), d.arg[1]);
+        w.wait({uint32_t(d.arg[0]), d.arg[2], 0}, d.arg[1]);
       break;
     case Op::Fence: w.fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
     case Op::SetPageTable: w.set_page_table(d.arg[0]); break;

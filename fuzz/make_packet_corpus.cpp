@@ -50,10 +50,10 @@ int main(int argc, char** argv) {
       {"compute", PacketWriter().compute(2000)},
       {"copy", PacketWriter().copy(vram, sys + 0x1000, 4096)},
       {"interrupt", PacketWriter().interrupt(5)},
-      {"signal", PacketWriter().signal(0, 1)},
-      {"wait", PacketWriter().wait(0, 1)},
-      {"signal_logged", PacketWriter().signal_logged(0, 1, 85, 0x1000)},  // F16: entry 1 after a wrap
-      {"wait_logged", PacketWriter().wait_logged(0, 1, 85, 0x1000)},
+      {"signal", PacketWriter().signal({0, 0x5000'0000'0000, 0x5000'0000'1000}, 1)},
+      {"wait", PacketWriter().wait({0, 0x5000'0000'0000, 0}, 1)},
+      {"signal_logged", PacketWriter().signal_logged({0, 0x5000'0000'0000, 0x5000'0000'1000}, 1, 85, 0x1000)},  // F16
+      {"wait_logged", PacketWriter().wait_logged({0, 0x5000'0000'0000, 0}, 1, 85, 0x1000)},
       {"fence", PacketWriter().fence(sys + 0x300, 7, 0x10)},
   };
   PacketWriter all;
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 15; ++i) nop16.raw(0xdeadbeef);
   put(dir, "nop_padding16", 0, ring_of(nop16));
   PacketWriter stress;
-  for (uint32_t i = 0; i < 16; ++i) stress.signal(i % 4, i + 1);
+  for (uint32_t i = 0; i < 16; ++i) stress.signal({i % 4, 0x5000'0000'0000 + 8 * (i % 4), 0x5000'0000'1000}, i + 1);
   put(dir, "signals", 0, ring_of(stress));
   put(dir, "bad_unknown_opcode", 0, ring_of(PacketWriter().nop().raw(0x2a000001)));
   put(dir, "bad_zero_length", 0, ring_of(PacketWriter().nop().raw(header(Op::Nop, 0))));

@@ -134,12 +134,13 @@ TEST_CASE("Params: integers are decimal or 0x hexadecimal, never octal", "[H4]")
 TEST_CASE("Monitors: the wake bound does not change the simulated run", "[F7][H4]") {
   // An observer must not change what it observes: the lost-interrupt monitor judges waiters when they
   // leave and at the end, with no timer of its own, so the simulated end time and every model metric
-  // are the same whatever the bound; only the verdict on lateness changes. 4,000 signals, as the golden
-  // run of this scenario: since the GPU MMU's walks moved the race's timing, 3,000 lose no interrupt.
+  // are the same whatever the bound; only the verdict on lateness changes. 20,000 signals: since each
+  // process reaches its fences through its own mappings, the 4,000 of the golden run lose one interrupt
+  // and wake no waiter late, so the bound would change nothing there.
   auto run = [](const std::string& bound) {
     const std::string out = "cli_test_bound_" + bound + ".json";
     const Run r = run_cli(scenario("fence_race_no_barrier") +
-                          " --workload.signals=4000 --monitor.wake_bound_ns=" + bound + " --results " + out);
+                          " --workload.signals=20000 --monitor.wake_bound_ns=" + bound + " --results " + out);
     std::ifstream in(out);
     return nlohmann::json::parse(in);
   };

@@ -202,7 +202,7 @@ namespace {
 // SIGNAL of kSlot to 9 against an MV of `mv` in memory.
 void signal_check(uint64_t mv, const char* expect) {
   PacketWriter w;
-  w.signal(kSlot, 9);  // 16 bytes
+  w.signal({kSlot, kCv, kMv}, 9);  // 32 bytes
   Rig rig("rig", w);
   check_defaults(rig.ps);
   rig.mem.poke(kMv, &mv, 8);
@@ -211,7 +211,7 @@ void signal_check(uint64_t mv, const char* expect) {
   // F3: the engine issues the CV write and the MV read together once decoded (the read rides the
   // decode as its offset); the verdict goes to the CMP when the MV arrives: fetch(16) + decode + 8 ps +
   // 90 ns. The CV write is still in the write buffer then (hold > 0): the window the CMP's barrier closes.
-  const sc_time t1 = fetch(16);
+  const sc_time t1 = fetch(32);
   const sc_time verdict = t1 + kDecode + ps(8) + kRead;
   REQUIRE(rig.cmp.count(expect) == 1);
   CHECK(rig.cmp.find(expect)->a == kSlot);
@@ -236,7 +236,7 @@ TEST_CASE(
     "Engine alone: an unresolved WAIT blocks the queue through the CMP and the next packet runs only once unblocked",
     "[F5][engine]") {
   PacketWriter w;
-  w.wait(kSlot, 5).write64(kData, 77);  // 16 + 20 bytes
+  w.wait({kSlot, kCv, 0}, 5).write64(kData, 77);  // 24 + 20 bytes
   Rig rig("rig", w);
   check_defaults(rig.ps);
   const uint64_t cv = 1;
@@ -251,7 +251,7 @@ TEST_CASE(
   };
   sc_start(sc_time(20, SC_US));
   // WAIT: decoded at t1 + decode, then reads CV (8 ps + 90 ns); CV 1 < 5, so the queue blocks then.
-  const sc_time t1 = fetch(36);
+  const sc_time t1 = fetch(44);
   const sc_time blocked = t1 + kDecode + ps(8) + kRead;
   REQUIRE(rig.cmp.count("block") == 1);
   CHECK(rig.cmp.find("block")->at == blocked);
@@ -354,15 +354,15 @@ TEST_CASE(
     "unblocked",
     "[T3][engine]") {
   // node.reset_ns = 0: the reset completes as soon as the executor has stopped. It is asked for inside
-  // the WAIT's CV read (from fetch(16) + decode, 8 ps + 90 ns); the executor finishes that bounded step,
+  // the WAIT's CV read (from fetch(24) + decode, 8 ps + 90 ns); the executor finishes that bounded step,
   // blocks the queue, then stops: the reset empties the queue only then, so the block does not outlive it.
   PacketWriter w;
-  w.wait(kSlot, 5);
+  w.wait({kSlot, kCv, 0}, 5);
   Rig rig("rig", w, {{"node.reset_ns", "0"}});
   check_defaults(rig.ps);
   const uint64_t cv = 1;
   rig.mem.poke(kCv, &cv, 8);
-  const sc_time t1 = fetch(16), read_done = t1 + kDecode + ps(8) + kRead;
+  const sc_time t1 = fetch(24), read_done = t1 + kDecode + ps(8) + kRead;
   rig.body = [&](Rig& r) {
     wait(t1 + kDecode + sc_time(10, SC_NS));
     r.node.request_reset();

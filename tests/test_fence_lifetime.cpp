@@ -41,7 +41,7 @@ StaleEntry stale_entry_after_slot_reuse(FenceBench& b) {
     r.slot_a = p.vidsch.slot(*fa);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.compute(40000).signal(r.slot_a, 1);  // 20 us, then A's signal interrupts (A has a waiter)
+    w.compute(40000).signal(VidSch::va(*fa, 1), 1);  // 20 us, then A's signal interrupts (A has a waiter)
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.spawn_thread("destroyer", [&, fa] {
       while (p.gpu.cmp.fence_interrupts() == 0) p.cpu.sleep(sc_time(50, SC_NS));  // A's entry written
@@ -132,10 +132,10 @@ NullArrayRun null_array_beside_legacy(FenceBench& b, bool signal_legacy) {
     PacketWriter w;
     w.compute(100000);  // 50 us: both waiters are registered first
     if (signal_legacy)
-      VidSch::gpu_signal(w, *l, 1);
+      VidSch::gpu_signal(w, *l, 1, 1);
     else
       w.write64(l->cv_addr, 1);
-    w.signal(p.vidsch.slot(*n), 1);
+    w.signal(VidSch::va(*n, 1), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.spawn_thread("legacy waiter", [&, l] { r.legacy_woken = p.vidsch.WaitFromCpu(l, 1, us(100)); });
     r.native_woken = p.vidsch.WaitFromCpu(n, 1, us(100));
@@ -168,8 +168,8 @@ OverflowRun overflow(FenceBench& b, Legacy legacy, bool held = false) {
     PacketWriter w;
     w.compute(100000);
     for (size_t i = 0; i < f.size(); ++i) {
-      w.signal(p.vidsch.slot(*f[i]), 1);
-      if (i == 5 && legacy == Legacy::Signal) VidSch::gpu_signal(w, *l, 1);  // the ring is full by then
+      w.signal(VidSch::va(*f[i], 1), 1);
+      if (i == 5 && legacy == Legacy::Signal) VidSch::gpu_signal(w, *l, 1, 1);  // the ring is full by then
       if (i == 5 && legacy == Legacy::WriteOnly) w.write64(l->cv_addr, 1);
     }
     if (held) {
@@ -297,7 +297,7 @@ Wddm2Run wddm2_signal(FenceBench& b) {
     p.vidsch.SubmitAfterWait(qb, f, 1, held);
     PacketWriter a;
     a.compute(100000);  // 50 us: the waiter and the held work are registered first
-    VidSch::gpu_signal(a, *f, 1);
+    VidSch::gpu_signal(a, *f, 1, 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
     r.waiter_woken = p.vidsch.WaitFromCpu(f, 1, us(200));
     r.woke = sc_time_stamp();

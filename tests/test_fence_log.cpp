@@ -81,7 +81,7 @@ TEST_CASE("A logged SIGNAL writes its entry and AtomicWraparoundAndEntryIndex by
     const uint32_t h = f->local_handles.at(1);
     PacketWriter w;
     // The UMD's sequence numbers 0 and 85: entries 0 and 1 (85 % 84), the second after one wrap.
-    w.signal_logged(p.vidsch.slot(*f), 7, 0, h).signal_logged(p.vidsch.slot(*f), 8, 85, h);
+    w.signal_logged(VidSch::va(*f, 1), 7, 0, h).signal_logged(VidSch::va(*f, 1), 8, 85, h);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.sleep(us(50));
     second_issue = p.gpu.nodes[0]->last_signal_start();
@@ -126,7 +126,8 @@ TEST_CASE("A WAIT that blocks is logged WAIT_UNBLOCKED by the CMP with the time 
     qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
+    const uint32_t h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
     PacketWriter wb, wa;
     wb.wait_logged(slot, 1, 0, h).wait_logged(slot, 1, 1, h);  // the second is satisfied at once
     wa.compute(20000).signal(slot, 1);                         // 10 us at 2 GHz, then the signal
@@ -177,7 +178,7 @@ TEST_CASE(
     p.gpu.vram.watch(log, 8, [&](uint64_t, unsigned) { index_at = sc_time_stamp(); });
     p.gpu.vram.watch(log + fl::entry_offset(0), 8, [&](uint64_t, unsigned) { entry_at_t = sc_time_stamp(); });
     PacketWriter w;
-    w.signal_logged(p.vidsch.slot(*f), 1, 0, f->local_handles.at(1));
+    w.signal_logged(VidSch::va(*f, 1), 1, 0, f->local_handles.at(1));
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.vidsch.WaitFromCpu(f, 1, us(100));
   });
@@ -219,10 +220,11 @@ TEST_CASE(
     q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
     const uint64_t log = p.vidsch.log_state(q->id, fl::kSignals)->cpu_va;
-    const uint32_t slot = p.vidsch.slot(*f), h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
+    const uint32_t h = f->local_handles.at(1);
     p.gpu.vram.watch(f->cv_addr, 8, [&](uint64_t, unsigned) { cv_at.push_back(sc_time_stamp()); });
     p.gpu.vram.watch(log, 8, [&](uint64_t, unsigned) { index_at.push_back(sc_time_stamp()); });
-    p.gpu.vram.watch_reads(p.gpu.cmp.shadow_mv_addr(slot), [&](uint64_t) { mv_read_at.push_back(sc_time_stamp()); });
+    p.gpu.vram.watch_reads(p.gpu.cmp.shadow_mv_addr(slot.slot), [&](uint64_t) { mv_read_at.push_back(sc_time_stamp()); });
     PacketWriter w;
     w.signal_logged(slot, 1, 0, h).signal_logged(slot, 2, 1, h);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
@@ -339,7 +341,7 @@ TEST_CASE("Optimized interrupt: it names the running HW queue and the OS reads o
     for (int i = 0; i < 3; ++i) qs.push_back(p.vidsch.CreateHwQueue(i % 2, 0, 0, 1));  // gpu.nodes = 2
     f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
     PacketWriter w;
-    w.compute(20000).signal_logged(p.vidsch.slot(*f), 1, 0, f->local_handles.at(1));
+    w.compute(20000).signal_logged(VidSch::va(*f, 1), 1, 0, f->local_handles.at(1));
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qs[2], w);
     woke = p.vidsch.WaitFromCpu(f, 1, us(100));
   });
@@ -388,7 +390,8 @@ TEST_CASE("A recreated log is set again, and the OS's first read of it falls bac
     p.kmd.DxgkDdiStartDevice(nullptr);
     q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     f = p.vidsch.CreateNativeFence(1, Segment::Local, false);
-    const uint32_t slot = p.vidsch.slot(*f), h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
+    const uint32_t h = f->local_handles.at(1);
     auto round = [&](uint64_t v, uint32_t seq) {
       PacketWriter w;
       w.compute(20000).signal_logged(slot, v, seq, h);
@@ -452,7 +455,8 @@ TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands
     qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
+    const uint32_t h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
     PacketWriter wb, wa;
     wb.wait_logged(slot, 1, 85, h);
     wa.compute(20000).signal(slot, 1);
@@ -484,7 +488,7 @@ TEST_CASE("A logged signal writes the log header once, as one 8-byte AtomicWrapa
     log = p.vidsch.log_state(q->id, fl::kSignals)->cpu_va;
     p.gpu.vram.watch(log, 8, [&](uint64_t a, unsigned n) { writes.push_back({a, n}); });
     PacketWriter w;
-    w.signal_logged(p.vidsch.slot(*f), 1, 0, f->local_handles.at(1));
+    w.signal_logged(VidSch::va(*f, 1), 1, 0, f->local_handles.at(1));
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.vidsch.WaitFromCpu(f, 1, us(100));
   });
@@ -508,7 +512,8 @@ TEST_CASE("The KMD's log flush read returns only once the CMP's wait entry is vi
     qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    const uint32_t h = f->local_handles.at(1), slot = p.vidsch.slot(*f);
+    const uint32_t h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
     PacketWriter wb, wa;
     wb.wait_logged(slot, 1, 0, h);
     wa.compute(20000).signal(slot, 1);

@@ -74,13 +74,13 @@ void race(FenceBench& b, Race& r, const sc_time& delay = SC_ZERO_TIME, const sc_
     // ample for the queue to drain and its writes (5 us in the buffer at most) to land.
     NativeFence* g = p.vidsch.CreateNativeFence(1, Segment::System, false);
     PacketWriter warm;
-    warm.signal(p.vidsch.slot(*g), 1);
+    warm.signal(VidSch::va(*g, 1), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, warm);
     p.cpu.sleep(sc_time(20, SC_US));
     r.warm_suppressed = p.gpu.cmp.suppressed();
     PacketWriter w;
-    w.compute(20000).signal(p.vidsch.slot(*r.f), 1);
-    if (rescue != SC_ZERO_TIME) w.compute(uint64_t(rescue.to_seconds() * 2e9)).signal(p.vidsch.slot(*r.f), 2);
+    w.compute(20000).signal(VidSch::va(*r.f, 1), 1);
+    if (rescue != SC_ZERO_TIME) w.compute(uint64_t(rescue.to_seconds() * 2e9)).signal(VidSch::va(*r.f, 1), 2);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
   p.cpu.spawn_thread("waiter", [&, delay, timeout] {
@@ -342,14 +342,14 @@ void gpu_wait_race(FenceBench& b, GpuWaitRace& g) {
     ts = p.kmd.scratch();
     NativeFence* warm_fence = p.vidsch.CreateNativeFence(1, Segment::System, false);
     PacketWriter warm_b, warm_a;
-    warm_b.wait(p.vidsch.slot(*warm_fence), 0);    // CV 0 >= 0: satisfied at once
-    warm_a.signal(p.vidsch.slot(*warm_fence), 1);  // MV UINT64_MAX: suppressed
+    warm_b.wait(VidSch::va(*warm_fence, 1), 0);    // CV 0 >= 0: satisfied at once
+    warm_a.signal(VidSch::va(*warm_fence, 1), 1);  // MV UINT64_MAX: suppressed
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, warm_b);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, warm_a);
     p.cpu.sleep(sc_time(20, SC_US));  // both drained, their writes landed (5 us in the buffer at most)
     PacketWriter a, w;
-    w.compute(20000).wait(p.vidsch.slot(*f), 1).timestamp(ts);
-    a.compute(20000).signal(p.vidsch.slot(*f), 1);
+    w.compute(20000).wait(VidSch::va(*f, 1), 1).timestamp(ts);
+    a.compute(20000).signal(VidSch::va(*f, 1), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, w);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
   });
@@ -411,7 +411,7 @@ TEST_CASE("Reused slot: a fence created in it starts with no signal history, a W
     NativeFence* fa = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter sig;
-    sig.signal(p.vidsch.slot(*fa), 5);
+    sig.signal(VidSch::va(*fa, 1), 5);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, sig);
     p.vidsch.WaitFromCpu(fa, 5);
     slot_a = p.vidsch.slot(*fa);
@@ -420,7 +420,7 @@ TEST_CASE("Reused slot: a fence created in it starts with no signal history, a W
     slot_b = p.vidsch.slot(*fb);
     ts = p.kmd.scratch();
     PacketWriter w;
-    w.wait(slot_b, 1).timestamp(ts);
+    w.wait(VidSch::va(*fb, 1), 1).timestamp(ts);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
   sc_start();
@@ -559,7 +559,7 @@ sc_time signal_against_poked_mv(FenceBench& b, const std::function<void(NativeFe
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     ts = p.kmd.scratch();
     PacketWriter w;
-    w.signal(p.vidsch.slot(*f), 1).timestamp(ts);
+    w.signal(VidSch::va(*f, 1), 1).timestamp(ts);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
   });
   sc_start();

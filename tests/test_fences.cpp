@@ -58,7 +58,7 @@ TEST_CASE("Only a signal past MV interrupts, the DPC wakes its waiter and moves 
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    for (uint64_t v = 1; v <= 6; ++v) w.compute(60000).signal(p.vidsch.slot(*f), v);  // every 30 us
+    for (uint64_t v = 1; v <= 6; ++v) w.compute(60000).signal(VidSch::va(*f, 1), v);  // every 30 us
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.spawn_thread("w6", [&] {
       p.vidsch.WaitFromCpu(f, 6);
@@ -90,7 +90,7 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
     ts = p.kmd.scratch();
     PacketWriter a, w;
     w.timestamp(ts);
-    a.compute(40000).signal(p.vidsch.slot(*f), 1);
+    a.compute(40000).signal(VidSch::va(*f, 1), 1);
     p.vidsch.SubmitAfterWait(qb, f, 1, w);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
   });
@@ -129,7 +129,7 @@ TEST_CASE("1,024 HW queues: each has registers of its own, and a GPU wait on the
     ts = p.kmd.scratch();
     PacketWriter a, w;
     w.timestamp(ts);
-    a.compute(40000).signal(p.vidsch.slot(*f), 1);
+    a.compute(40000).signal(VidSch::va(*f, 1), 1);
     p.vidsch.SubmitAfterWait(q[1023], f, 1, w);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q[1022], a);
   });
@@ -197,7 +197,7 @@ void destroyed_fence_in_flight(FenceBench& b) {
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.compute(40000).signal(p.vidsch.slot(*f), 1);
+    w.compute(40000).signal(VidSch::va(*f, 1), 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     p.cpu.spawn_thread("destroyer", [&p, f] {
       while (p.gpu.cmp.fence_interrupts() == 0) p.cpu.sleep(sc_time(50, SC_NS));
@@ -354,7 +354,7 @@ TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences 
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
     w.compute(100000);                               // 50 us: every waiter is registered first
-    for (auto* x : f) VidSch::gpu_signal(w, *x, 1);  // the monitored fence's: WRITE64, BARRIER, INTERRUPT
+    for (auto* x : f) VidSch::gpu_signal(w, *x, 1, 1);  // the monitored fence's: WRITE64, BARRIER, INTERRUPT
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     for (size_t i = 1; i < f.size(); ++i)
       p.cpu.spawn_thread("w" + std::to_string(i), [&, x = f[i]] { woken += p.vidsch.WaitFromCpu(x, 1); });

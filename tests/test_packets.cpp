@@ -15,12 +15,15 @@ TEST_CASE("Packet decoder: every PacketWriter packet decodes to its operands", "
       .compute(1ull << 40)
       .copy(1, 2, 3)
       .interrupt(7)
-      .signal(65535, ~0ull)
-      .wait(3, 1ull << 63);
+      .signal({65535, 0x0000'5000'0000'1008, 0x0000'5000'0000'2010}, ~0ull)
+      .wait({3, 0x0000'5000'0000'3000, 0}, 1ull << 63)
+      .signal_logged({7, 0x10, 0x20}, 5, 85, 0x4000'0004);
   struct Want {
     Op op;
     uint32_t dwords;
-    uint64_t a0, a1, a2;
+    uint64_t a0, a1, a2, a3 = 0;
+    bool logged = false;
+    uint64_t log = 0;
   };
   const Want want[] = {{Op::Nop, 1, 0, 0, 0},
                        {Op::Write64, 5, 0x1122334455667788, 0x99aabbccddeeff00, 0},
@@ -29,8 +32,9 @@ TEST_CASE("Packet decoder: every PacketWriter packet decodes to its operands", "
                        {Op::Compute, 3, 1ull << 40, 0, 0},
                        {Op::Copy, 7, 1, 2, 3},
                        {Op::Interrupt, 2, 7, 0, 0},
-                       {Op::Signal, 4, 65535, ~0ull, 0},
-                       {Op::Wait, 4, 3, 1ull << 63, 0}};
+                       {Op::Signal, 8, 65535, ~0ull, 0x0000'5000'0000'1008, 0x0000'5000'0000'2010},
+                       {Op::Wait, 6, 3, 1ull << 63, 0x0000'5000'0000'3000},
+                       {Op::Signal, 10, 7, 5, 0x10, 0x20, true, 85 | uint64_t(0x4000'0004) << 32}};
   const auto& dw = w.dwords();
   size_t at = 0;
   for (const Want& x : want) {
@@ -42,6 +46,9 @@ TEST_CASE("Packet decoder: every PacketWriter packet decodes to its operands", "
     CHECK(d.arg[0] == x.a0);
     CHECK(d.arg[1] == x.a1);
     CHECK(d.arg[2] == x.a2);
+    CHECK(d.arg[3] == x.a3);
+    CHECK(d.logged == x.logged);
+    CHECK(d.log == x.log);
     at += d.dwords;
   }
   CHECK(at == dw.size());
@@ -53,6 +60,8 @@ TEST_CASE("Packet decoder: each malformed packet is a named error", "[H1]") {
   CHECK(err({header(Op::Nop, 17)}) == PacketError::TooLong);
   CHECK(err({0x2a000001}) == PacketError::UnknownOpcode);
   CHECK(err({header(Op::Signal, 3), 0, 0}) == PacketError::WrongLength);
+  CHECK(err({header(Op::Signal, 4), 0, 0, 0}) == PacketError::WrongLength);  // the old VA-less form
+  CHECK(err({header(Op::Wait, 8), 0, 0, 0, 0, 0, 0, 0}) == PacketError::None);  // WAIT's logged form
   CHECK(err({header(Op::Barrier, 2), 0}) == PacketError::WrongLength);
   CHECK(err({header(Op::Write64, 5), 0, 0}) == PacketError::Truncated);
   // Found by fuzz_packet_decoder: a header with its reserved bits [23:16] set decoded as if they were
@@ -81,8 +90,8 @@ TEST_CASE("Node fault: a malformed packet stops its queue, is named, and the nod
       {header(Op::Nop, 17)},                // too long
       {header(Op::Signal, 3), 0, 0},        // wrong length for the opcode
       {header(Op::Write64, 5), 0, 0},       // runs past the write pointer (the submission's end)
-      {header(Op::Signal, 4), 4242, 1, 0},  // a fence slot the CMP does not hold
-      {header(Op::Wait, 4), 4243, 1, 0},
+      {header(Op::Signal, 8), 4242, 1, 0, 0, 0, 0, 0},  // a fence slot the CMP does not hold
+      {header(Op::Wait, 6), 4243, 1, 0, 0, 0},
   };
   p.cpu.spawn_thread("app", [&] {
     p.kmd.DxgkDdiStartDevice(nullptr);

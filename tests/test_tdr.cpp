@@ -524,7 +524,7 @@ TEST_CASE("KeFlushQueuedDpcs waits for a DPC whose code is still running (its de
     NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.compute(20000).signal(p.vidsch.slot(*f), 1);  // 10 us, then the signal past the waiter's MV
+    w.compute(20000).signal(VidSch::va(*f, 1), 1);  // 10 us, then the signal past the waiter's MV
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     spawn_flusher(p, t);
     p.vidsch.WaitFromCpu(f, 1);

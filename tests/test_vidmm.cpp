@@ -384,7 +384,7 @@ void check_f10(bool map) {
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.signal(p.vidsch.slot(*f), 5);
+    w.signal(VidSch::va(*f, 1), 5);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     woke = p.vidsch.WaitFromCpu(f, 5, sc_time(1, SC_MS));
   });

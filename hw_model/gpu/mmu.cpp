@@ -39,7 +39,7 @@ GpuMmu::Entry* GpuMmu::find(uint64_t root, uint64_t va, bool big) {
   return nullptr;
 }
 
-void GpuMmu::insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system) {
+void GpuMmu::insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system, bool read_only) {
   if (find(root, va, big)) return;  // another walker of this unit filled it meanwhile
   const uint64_t vpn = va / (big ? pt::kBigPage : pt::kSmallPage);
   Entry* set = &tlb_[size_t(vpn % sets_) * ways_];
@@ -51,7 +51,7 @@ void GpuMmu::insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool s
     }
     if (set[w].lru < victim->lru) victim = &set[w];
   }
-  *victim = Entry{root, vpn, frame, ++tick_, true, big, system};
+  *victim = Entry{root, vpn, frame, ++tick_, true, big, system, read_only};
 }
 
 GpuMmu::Result GpuMmu::lookup(uint64_t root, uint64_t va) {
@@ -65,6 +65,7 @@ GpuMmu::Result GpuMmu::lookup(uint64_t root, uint64_t va) {
       r.addr = e->frame * page + va % page;
       r.page_left = page - va % page;
       r.system = e->system;
+      r.read_only = e->read_only;
       return r;
     }
   }
@@ -152,11 +153,12 @@ GpuMmu::Result GpuMmu::walk(uint64_t root, uint64_t va) {
   if (!(pte & pt::kValid)) return fault();
   const uint64_t page = big ? pt::kBigPage : pt::kSmallPage;
   const uint64_t frame = (pte & pt::kAddrMask) / page;
-  insert(root, va, big, frame, pte & pt::kSystem);
+  insert(root, va, big, frame, pte & pt::kSystem, pte & pt::kReadOnly);
   r.ok = true;
   r.addr = frame * page + va % page;
   r.page_left = page - va % page;
   r.system = pte & pt::kSystem;
+  r.read_only = pte & pt::kReadOnly;
   return r;
 }
 

@@ -7,7 +7,8 @@
 //   VA[20:12]), [+8] a 64 KiB-page table (32 PTEs, VA[20:16]), either or both present (as NVIDIA's
 //   dual PDEs: small and big pages share a 2 MiB region). The walk reads the small PTE when the small
 //   table exists, and the big PTE when there is no valid small one: 4 reads, 5 on that fallback.
-//   An entry: bit 0 valid, bit 2 system (the address is a bus address in system memory: the DMA goes
+//   An entry: bit 0 valid, bit 1 read-only (a GPU write to the page faults: a native fence's MonitoredValue,
+//   which the document makes readable to the GPU with no write access), bit 2 system (the address is a bus address in system memory: the DMA goes
 //   up to the host, through the IOMMU under an IOMMU addressing model), bits [51:12] the page (a PTE) or
 //   bits [51:8] the next table (a PDE; a 64 KiB-page table is 256 B).
 // A translation is (root, VA) -> address; the root is the physical address of a process's L3 table
@@ -33,7 +34,7 @@
 namespace gpumodel {
 
 namespace pt {
-constexpr uint64_t kValid = 1, kSystem = 4;
+constexpr uint64_t kValid = 1, kReadOnly = 2, kSystem = 4;
 constexpr uint64_t kAddrMask = 0x000F'FFFF'FFFF'F000ull;   // a page (PTE)
 constexpr uint64_t kTableMask = 0x000F'FFFF'FFFF'FF00ull;  // a table (PDE): tables are 256 B aligned at least
 constexpr uint64_t kSmallPage = 4096, kBigPage = 65536;
@@ -58,6 +59,7 @@ class GpuMmu {
     uint64_t addr = 0;       // the translated address
     uint64_t page_left = 0;  // bytes from va to the end of its page (an access must not cross it)
     bool system = false;     // the address is in system memory (a bus address)
+    bool read_only = false;  // the page is read-only (a write to it is a protection fault)
   };
   // Translates `va` in the space `root`; may block for a walk (a miss). !ok: a page fault.
   Result translate(uint64_t root, uint64_t va);
@@ -76,7 +78,7 @@ class GpuMmu {
   struct Entry {
     uint64_t root = 0, vpn = 0, frame = 0;  // vpn / frame: va / page size
     uint64_t lru = 0;
-    bool valid = false, big = false, system = false;
+    bool valid = false, big = false, system = false, read_only = false;
   };
   Entry* find(uint64_t root, uint64_t va, bool big);
   // Walks in flight, by (root, 64 KiB region): a second miss in the region waits for the first walk
@@ -88,7 +90,7 @@ class GpuMmu {
  public:
   uint64_t coalesced() const { return coalesced_; }  // misses that waited for another walk
  private:
-  void insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system);
+  void insert(uint64_t root, uint64_t va, bool big, uint64_t frame, bool system, bool read_only);
   uint64_t read64(uint64_t addr);
   Result walk(uint64_t root, uint64_t va);
   unsigned sets_, ways_;

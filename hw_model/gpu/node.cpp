@@ -372,7 +372,7 @@ void Node::fault(const std::string& reason) {
 void Node::execute(const DecodedPacket& d) {
   if (d.op == Op::Signal) {
     // The hot path: the decode rides on the MV read's offset.
-    signal(uint32_t(d.arg[0]), d.arg[1], decode_, d.logged ? &d.arg[2] : nullptr);
+    signal(d, decode_);
     return;
   }
   wait(decode_);
@@ -396,7 +396,7 @@ void Node::execute(const DecodedPacket& d) {
     case Op::Compute: compute(d.arg[0]); break;
     case Op::Copy: copy(d.arg[0], d.arg[1], d.arg[2]); break;
     case Op::Interrupt: cmp_.raise_interrupt(uint32_t(d.arg[0]), ordinal_); break;
-    case Op::Wait: wait_fence(uint32_t(d.arg[0]), d.arg[1], d.logged, d.arg[2]); break;
+    case Op::Wait: wait_fence(d); break;
     case Op::Fence: fence(d.arg[0], d.arg[1], uint32_t(d.arg[2])); break;
     case Op::SetPageTable:
       root_ = d.arg[0];
@@ -502,7 +502,10 @@ bool Node::post(uint64_t addr, const void* src, unsigned len, const sc_time& off
   return true;
 }
 
-void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const uint64_t* log) {
+void Node::signal(const DecodedPacket& d, const sc_time& decode) {
+  const uint32_t slot = uint32_t(d.arg[0]);
+  const uint64_t value = d.arg[1], cv_va = d.arg[2], mv_va = d.arg[3];
+  const uint64_t* log = d.logged ? &d.log : nullptr;
   const FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("SIGNAL names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
@@ -511,10 +514,13 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
   }
   ++signals_;
   last_signal_ = sc_time_stamp() + decode;
-  // The fence's addresses are the system process's GPU VAs the CMP holds (F10): the engine reaches them
-  // through the CMP's table, in that space.
+  // The engine runs the queue's process's packets in its space: CV through the process's own GPU VA (the
+  // packet's). The MV it checks is the CMP's shadow (the CMP's memory, in the system process's space), or,
+  // with no shadow, the OS's MV through the process's read-only mapping of it.
   const uint64_t sys = cmp_.system_root();
-  if (!post(f->cv_addr, &value, 8, decode, sys)) {  // F1: one aligned 64-bit write, once decoded
+  const uint64_t mv_root = cmp_.mv_from_memory() ? root_ : sys;
+  const uint64_t mv_addr = cmp_.mv_from_memory() ? mv_va : cmp_.check_mv_addr(slot);
+  if (!post(cv_va, &value, 8, decode)) {  // F1: one aligned 64-bit write, once decoded
     wait(decode);
     return;
   }
@@ -527,7 +533,7 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     check_abort();
     drain_write_buffer(false);
     bool ok = false;
-    const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok);
+    const uint64_t mv = tm_.read64(mv_root, mv_addr, ok);
     if (ok) cmp_.fence_written(slot, value, value > mv, q_);
     return;
   }
@@ -538,14 +544,14 @@ void Node::signal(uint32_t slot, uint64_t value, const sc_time& decode, const ui
     wait(decode);
     wb_.wait_flushed();
     bool ok = false;
-    const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok);
+    const uint64_t mv = tm_.read64(mv_root, mv_addr, ok);
     if (ok) cmp_.fence_written(slot, value, value > mv);  // F3
     return;
   }
   // F3: the engine's conditional check against the CMP's shadow MonitoredValue. The CV write above may
   // still be in the write buffer: that is the window the CMP's barrier closes (F7).
   bool ok = false;
-  const uint64_t mv = tm_.read64(sys, cmp_.check_mv_addr(slot), ok, decode);
+  const uint64_t mv = tm_.read64(mv_root, mv_addr, ok, decode);
   if (ok) cmp_.fence_written(slot, value, value > mv);
 }
 
@@ -577,7 +583,10 @@ bool Node::post_log_entry(uint64_t root, uint64_t va, const void* entry, const s
 
 void Node::flush_logs() { wc_.flush(); }
 
-void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload) {
+void Node::wait_fence(const DecodedPacket& d) {
+  const uint32_t slot = uint32_t(d.arg[0]);
+  const uint64_t value = d.arg[1], cv_va = d.arg[2], payload = d.log;
+  const bool logged = d.logged;
   const FenceEntry* f = cmp_.fence(slot);
   if (!f || !f->valid()) {
     fault("WAIT names fence slot " + std::to_string(slot) + ", which the CMP does not hold");
@@ -586,7 +595,7 @@ void Node::wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t paylo
   last_wait_read_ = sc_time_stamp();
   const uint64_t observed = sc_time_stamp().value() / tick_ps_;
   bool ok = false;
-  const uint64_t cv = tm_.read64(cmp_.system_root(), f->cv_addr, ok);
+  const uint64_t cv = tm_.read64(root_, cv_va, ok);  // the process's VA, in its space
   if (!ok) return;    // a page fault, which stops the queue
   if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself; it never stalled: observed = end
     if (logged && q_->wait_log && q_->log_entries)

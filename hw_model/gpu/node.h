@@ -230,8 +230,8 @@ class Node : public sc_core::sc_module, public EnginePort {
   uint64_t signals_ = 0;
   sc_core::sc_time last_signal_ = sc_core::SC_ZERO_TIME, last_wait_read_ = sc_core::SC_ZERO_TIME;
   // `log`: the logged form's payload (seq | hNativeFence << 32), or null.
-  void signal(uint32_t slot, uint64_t value, const sc_core::sc_time& decode, const uint64_t* log = nullptr);
-  void wait_fence(uint32_t slot, uint64_t value, bool logged, uint64_t payload);
+  void signal(const DecodedPacket& d, const sc_core::sc_time& decode);
+  void wait_fence(const DecodedPacket& d);
   void hold_blocked_queue();
 
   const HwQueue* q_ = nullptr;  // the queue this node runs (the CMP's: changed through cmp_)

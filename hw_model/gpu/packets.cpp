@@ -7,7 +7,7 @@ namespace {
 // 1 + their sum dwords. -1: not an opcode.
 struct Layout {
   int operands;      // how many
-  uint8_t width[3];  // dwords each
+  uint8_t width[4];  // dwords each
 };
 constexpr Layout kLayouts[] = {
     {0, {}},         // Nop (padding: any length)
@@ -17,8 +17,8 @@ constexpr Layout kLayouts[] = {
     {1, {2}},        // Compute cycles
     {3, {2, 2, 2}},  // Copy src dst bytes
     {1, {1}},        // Interrupt vector
-    {2, {1, 2}},     // Signal slot value
-    {2, {1, 2}},     // Wait slot value
+    {4, {1, 2, 2, 2}},  // Signal slot value cv_va mv_va
+    {3, {1, 2, 2}},     // Wait slot value cv_va
     {3, {2, 2, 1}},  // Fence addr id vector
     {1, {2}},        // SetPageTable root
     {1, {2}},        // FlushTlb root
@@ -60,7 +60,7 @@ DecodedPacket decode_header(uint32_t h) {
   else if (h & 0x00ff0000)
     d.error = PacketError::ReservedBits;
   else if (d.op != Op::Nop && len != layout_dwords(kLayouts[d.opcode]) &&
-           !((d.op == Op::Signal || d.op == Op::Wait) && len == kLoggedFenceOpDwords))
+           !((d.op == Op::Signal || d.op == Op::Wait) && len == layout_dwords(kLayouts[d.opcode]) + kLogPayloadDwords))
     d.error = PacketError::WrongLength;
   if (d.ok()) d.dwords = len;
   return d;
@@ -80,9 +80,9 @@ DecodedPacket decode_packet(const uint32_t* dw, size_t available) {
     d.arg[i] = l.width[i] == 2 ? uint64_t(p[0]) | (uint64_t(p[1]) << 32) : p[0];
     p += l.width[i];
   }
-  if (d.dwords == kLoggedFenceOpDwords && (d.op == Op::Signal || d.op == Op::Wait)) {
+  if ((d.op == Op::Signal || d.op == Op::Wait) && d.dwords == layout_dwords(l) + kLogPayloadDwords) {
     d.logged = true;  // the UMD's log payload: entry sequence, hNativeFence
-    d.arg[2] = uint64_t(p[0]) | (uint64_t(p[1]) << 32);
+    d.log = uint64_t(p[0]) | (uint64_t(p[1]) << 32);
   }
   return d;
 }

@@ -18,9 +18,10 @@ enum class Op : uint8_t {
                      // that runs with preemption disabled (no mid-command preemption point in it)
   Copy = 0x05,       // src, dst, bytes: DMA copy
   Interrupt = 0x06,  // vector: ask the CMP to send an MSI
-  Signal = 0x07,     // slot, value: write the fence's CurrentValue, conditional interrupt (F3, F5)
-                     // [, seq, hNativeFence]: the logged form, 6 dwords (F16, F17): see kLoggedFenceOpDwords
-  Wait = 0x08,       // slot, value: the queue waits on the GPU until CurrentValue >= value (F5)
+  Signal = 0x07,     // slot, value, cv_va, mv_va: write the fence's CurrentValue at cv_va, conditional
+                     // interrupt (F3, F5); the VAs are the queue's process's (FenceVa)
+                     // [, seq, hNativeFence]: the logged form, 2 dwords more (F16, F17): see kLogPayloadDwords
+  Wait = 0x08,       // slot, value, cv_va: the queue waits on the GPU until CurrentValue >= value (F5)
                      // [, seq, hNativeFence]: the logged form: WAIT_UNBLOCKED logged when it unblocks
   Fence = 0x09,      // addr, id, vector: the end of a DMA packet (packet scheduling, TDR in Windows 8 and later): once
                  // every earlier write is visible, write the SubmissionFenceId `id` to `addr`, latch it as the node's
@@ -37,7 +38,18 @@ enum class Op : uint8_t {
 // running entry sequence number for this queue's log (the UMD owns the progression; the entry is seq % NumberOfEntries)
 // and the fence's user-mode handle (the entry's hNativeFence). One packet makes the engine's order a property of one
 // command: CV, entry, FirstFreeEntryIndex, barrier, then the conditional interrupt check (F17).
-constexpr uint32_t kLoggedFenceOpDwords = 6;
+constexpr uint32_t kLogPayloadDwords = 2;
+constexpr uint32_t kSignalDwords = 8, kWaitDwords = 6;  // the plain forms; logged: + kLogPayloadDwords
+
+// A native fence as one process's packets name it (Native GPU fence object: "readable and writeable using GPU
+// virtual address"): the CMP's slot (the hardware's name for the fence, which the driver gave the UMD when the
+// process opened it) and the process's own GPU VAs of CurrentValue and MonitoredValue
+// (D3DDDI_NATIVEFENCE_MAPPING). An engine runs the process's packets in the process's space, so it reaches
+// the values through these; the CMP reaches them through the system process's (F10).
+struct FenceVa {
+  uint32_t slot = 0;
+  uint64_t cv = 0, mv = 0;
+};
 constexpr uint64_t kComputeNoPreempt = 1ull << 63;  // COMPUTE operand bit: preemption disabled
 
 inline uint32_t header(Op op, uint32_t dwords) { return (uint32_t(op) << 24) | (dwords & 0xffff); }
@@ -60,15 +72,16 @@ enum class PacketError : uint8_t {
 const char* to_string(PacketError e);
 
 // A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
-// arg[1] value; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB:
+// arg[1] value, arg[2] CV's VA, arg[3] (SIGNAL) MV's VA, and `log` in the logged form; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB:
 // arg[0] root; NOP (padding, any length) and BARRIER have none.
 struct DecodedPacket {
   Op op = Op::Nop;
   uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)
   PacketError error = PacketError::None;
   uint32_t opcode = 0;  // the header's opcode byte, also when unknown
-  uint64_t arg[3] = {0, 0, 0};
-  bool logged = false;  // SIGNAL/WAIT in the logged form: arg[2] = seq | hNativeFence << 32
+  uint64_t arg[4] = {0, 0, 0, 0};
+  bool logged = false;  // SIGNAL/WAIT in the logged form
+  uint64_t log = 0;     // ... its payload: seq | hNativeFence << 32
   bool ok() const { return error == PacketError::None; }
 };
 
@@ -103,15 +116,15 @@ class PacketWriter {
   }
   PacketWriter& set_page_table(uint64_t root) { return put(Op::SetPageTable, {root}); }
   PacketWriter& flush_tlb(uint64_t root) { return put(Op::FlushTlb, {root}); }
-  PacketWriter& signal(uint32_t slot, uint64_t value) { return fence_op(Op::Signal, slot, value); }
-  PacketWriter& wait(uint32_t slot, uint64_t value) { return fence_op(Op::Wait, slot, value); }
+  PacketWriter& signal(const FenceVa& f, uint64_t value) { return fence_op(Op::Signal, f, value); }
+  PacketWriter& wait(const FenceVa& f, uint64_t value) { return fence_op(Op::Wait, f, value); }
   // The logged forms (F16): `seq` the UMD's entry sequence number in the queue's log, `handle` the
-  // fence's hNativeFence as the log entry names it.
-  PacketWriter& signal_logged(uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
-    return logged_op(Op::Signal, slot, value, seq, handle);
+  // fence's hNativeFence as the log entry names it (its user-mode handle in the queue's process).
+  PacketWriter& signal_logged(const FenceVa& f, uint64_t value, uint32_t seq, uint32_t handle) {
+    return logged_op(Op::Signal, f, value, seq, handle);
   }
-  PacketWriter& wait_logged(uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
-    return logged_op(Op::Wait, slot, value, seq, handle);
+  PacketWriter& wait_logged(const FenceVa& f, uint64_t value, uint32_t seq, uint32_t handle) {
+    return logged_op(Op::Wait, f, value, seq, handle);
   }
   PacketWriter& raw(uint32_t dw) {  // a dword as is: malformed streams for tests and fuzzing
     dw_.push_back(dw);
@@ -135,16 +148,24 @@ class PacketWriter {
     }
     return *this;
   }
-  PacketWriter& fence_op(Op op, uint32_t slot, uint64_t value) {
-    dw_.push_back(header(op, 4));
-    dw_.push_back(slot);
-    dw_.push_back(uint32_t(value));
-    dw_.push_back(uint32_t(value >> 32));
+  void fence_operands(Op op, const FenceVa& f, uint64_t value) {
+    for (uint32_t d : {f.slot, uint32_t(value), uint32_t(value >> 32), uint32_t(f.cv), uint32_t(f.cv >> 32)})
+      dw_.push_back(d);
+    if (op == Op::Signal) {
+      dw_.push_back(uint32_t(f.mv));
+      dw_.push_back(uint32_t(f.mv >> 32));
+    }
+  }
+  PacketWriter& fence_op(Op op, const FenceVa& f, uint64_t value) {
+    dw_.push_back(header(op, op == Op::Signal ? kSignalDwords : kWaitDwords));
+    fence_operands(op, f, value);
     return *this;
   }
-  PacketWriter& logged_op(Op op, uint32_t slot, uint64_t value, uint32_t seq, uint32_t handle) {
-    dw_.push_back(header(op, kLoggedFenceOpDwords));
-    for (uint32_t d : {slot, uint32_t(value), uint32_t(value >> 32), seq, handle}) dw_.push_back(d);
+  PacketWriter& logged_op(Op op, const FenceVa& f, uint64_t value, uint32_t seq, uint32_t handle) {
+    dw_.push_back(header(op, (op == Op::Signal ? kSignalDwords : kWaitDwords) + kLogPayloadDwords));
+    fence_operands(op, f, value);
+    dw_.push_back(seq);
+    dw_.push_back(handle);
     return *this;
   }
   std::vector<uint32_t> dw_;

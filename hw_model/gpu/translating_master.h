@@ -2,9 +2,11 @@
 // walker, whose reads go out through the same socket) in front of a TLM-2.0 initiator. Accesses name a
 // GPU VA in a space (a page-table root). A page fault is counted, its VA kept, and handed to the
 // owner's handler: an engine stops the queue and raises DMA_FAULTED; the CMP's firmware drops the access
-// (a read returns 0, a write is not sent).
+// (a read returns 0, a write is not sent). A write (an access whose `what` names a write) to a read-only page
+// is a protection fault, handled as a page fault.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <functional>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -36,6 +38,7 @@ class TranslatingMaster {
   // May block for a walk. False: a page fault (counted and handled).
   bool translate(uint64_t root, uint64_t va, GpuMmu::Result& r, const char* what, bool stop = true) {
     r = mmu_.translate(root, va);
+    if (r.ok && r.read_only && std::strstr(what, "write")) r.ok = false;  // a protection fault
     if (on_translate) on_translate(root, va, r.addr, r.ok);
     if (r.ok) return true;
     ++page_faults_;

@@ -21,7 +21,8 @@ void CrossAdapterFences::add_adapter(const std::string& name, VidSch& sch, VidMm
   adapters_.push_back({name, &sch, &mm, &kmd, doorbell});
 }
 
-CrossAdapterFence* CrossAdapterFences::Create(int process, size_t creator, NativeFenceType type, std::string* error) {
+CrossAdapterFence* CrossAdapterFences::Create(int process, size_t creator, NativeFenceType type, std::string* error,
+                                              Segment mv_segment) {
   if (type != NativeFenceType::Default) {
     if (error)
       *error =
@@ -32,6 +33,7 @@ CrossAdapterFence* CrossAdapterFences::Create(int process, size_t creator, Nativ
   auto x = std::make_unique<CrossAdapterFence>();
   x->xid = uint32_t(fences_.size() + 1);
   x->os = this;
+  x->mv_segment = mv_segment;
   // F15: "All GPUs share the same copy of CurrentValue storage, which is always allocated in system
   // memory": a page of its own (F6: shareable), zero at creation, mapped into every adapter's spaces.
   x->cv_addr = adapters_.at(creator).mm->allocate(Segment::System, 4096, 4096);

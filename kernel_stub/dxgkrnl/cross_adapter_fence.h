@@ -24,12 +24,12 @@ namespace gpumodel {
 
 class CrossAdapterFences;
 
-// D3DDDI_NATIVEFENCE_TYPE (d3dukmdt.h).
-enum class NativeFenceType { Default = 0, IntraGpu = 1 };
-
 struct CrossAdapterFence {
   uint32_t xid = 0;                     // the cross-adapter id (F20's doorbell payload; 1, 2, ... never reused)
   uint64_t cv_addr = 0;                 // the one CurrentValue, system memory
+  // "Each GPU gets its own copy of MonitoredValue. Hence, MonitoredValue storage can be allocated in system
+  // memory or local memory": where each native instance's MV goes.
+  Segment mv_segment = Segment::System;
   std::vector<NativeFence*> instances;  // per adapter (index as in CrossAdapterFences), null until opened
   uint64_t forwarded = 0;               // the highest value Dxgkrnl has forwarded
   uint64_t forwards = 0;                // forwards made (one per adapter and new value)
@@ -55,7 +55,8 @@ class CrossAdapterFences {
 
   // D3DKMTCreateNativeFence with the cross-adapter flag, on adapter `creator`, from an app thread of
   // `process`. Null with *error set when it fails (a type other than DEFAULT).
-  CrossAdapterFence* Create(int process, size_t creator, NativeFenceType type, std::string* error);
+  CrossAdapterFence* Create(int process, size_t creator, NativeFenceType type, std::string* error,
+                            Segment mv_segment = Segment::System);
   // D3DKMTOpenNativeFence... on another adapter: its instance (native or monitored, see above).
   NativeFence* Open(CrossAdapterFence& x, size_t adapter, int process);
 

@@ -32,8 +32,9 @@ uint64_t GpuVaSpace::l1_entry(uint64_t va, std::vector<PteWrite>& out) {
   return l1 + 16ull * pt::index(va, 1);
 }
 
-void GpuVaSpace::map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, std::vector<PteWrite>& out) {
-  const uint64_t flags = pt::kValid | (system ? pt::kSystem : 0);
+void GpuVaSpace::map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, std::vector<PteWrite>& out,
+                     bool read_only) {
+  const uint64_t flags = pt::kValid | (system ? pt::kSystem : 0) | (read_only ? pt::kReadOnly : 0);
   // Whole 4 KiB pages covering the range.
   const uint64_t start = va & ~(pt::kSmallPage - 1), end = (va + bytes + pt::kSmallPage - 1) & ~(pt::kSmallPage - 1);
   addr -= va - start;

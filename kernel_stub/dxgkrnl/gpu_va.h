@@ -27,7 +27,7 @@ class GpuVaSpace {
   // Maps [va, va + bytes) to [addr, addr + bytes): 64 KiB pages where va and addr are both 64 KiB
   // aligned and a whole 64 KiB page fits, 4 KiB pages elsewhere. `system`: addr is a bus address in
   // system memory. Appends the entry writes (new tables' links included) to `out`.
-  void map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, std::vector<PteWrite>& out);
+  void map(uint64_t va, uint64_t addr, uint64_t bytes, bool system, std::vector<PteWrite>& out, bool read_only = false);
   // Creates every table [va, va + bytes) needs (4 KiB-page tables), entries invalid: a window whose
   // tables are always resident (the paging process's, A4).
   void reserve(uint64_t va, uint64_t bytes, std::vector<PteWrite>& out);

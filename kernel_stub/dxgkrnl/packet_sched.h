@@ -56,7 +56,7 @@ void chain(std::function<R(A...)>& slot, G g) {
 // writes zeros (from a zero page); UpdatePageTable writes page-table entries (DXGK_OPERATION_UPDATE_PAGE_TABLE,
 // followed by DXGK_OPERATION_FLUSH_TLB of `root`); NotifyAlloc (DXGK_OPERATION_NOTIFY_ALLOC, WDDM 3.2,
 // Allocation notifications) tells the driver an allocation mapped at [dst, dst + bytes) of the paging process's VA is
-// about to be evicted or unmapped from the IOMMU. `wait_slot`/`wait_value`: the operation waits on the
+// about to be evicted or unmapped from the IOMMU. `wait_fence`/`wait_value`: the operation waits on the
 // GPU for a fence first (VidMm's dependency on the allocation's last writer); wait_value 0 = none.
 struct DxgkPagingOp {
   enum Kind {
@@ -70,7 +70,7 @@ struct DxgkPagingOp {
   std::vector<PteWrite> entries;                                             // UpdatePageTable
   uint64_t root = 0;  // UpdatePageTable: the space whose TLBs are flushed
   uint64_t src = 0, dst = 0, bytes = 0;
-  uint32_t wait_slot = 0;
+  FenceVa wait_fence;  // as the paging process's packets name it
   uint64_t wait_value = 0;
 };
 

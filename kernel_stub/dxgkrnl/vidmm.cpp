@@ -77,11 +77,23 @@ void VidMm::map_global(const Global& g) {
   }
 }
 
-uint64_t VidMm::allocate(Segment seg, uint64_t bytes, uint64_t align) {
+uint64_t VidMm::allocate(Segment seg, uint64_t bytes, uint64_t align, bool global) {
   // A large allocation starts on a 64 KiB boundary so its GPU mapping uses 64 KiB pages (16 times fewer
   // TLB entries than 4 KiB pages).
   if (bytes >= kBigPageThreshold) align = std::max<uint64_t>(align, pt::kBigPage);
   const uint64_t a = (seg == Segment::Local ? local_ : sys_).allocate(bytes, align);
+  if (!global) {
+    // In no GPU VA space, but the device's DMA-remapping domain (one per device, not per process) maps
+    // system memory the GPU may reach through any process's mapping.
+    if (seg != Segment::Local)
+      for (VidMm* m : sys_.users)
+        if (m->domain_) {
+          std::vector<PteWrite> d;
+          m->domain_->map(a, a, bytes, d);
+          for (const PteWrite& e : d) m->sys_mem_->poke(e.addr, &e.value, 8);
+        }
+    return a;
+  }
   if (seg != Segment::Local)
     for (VidMm* m : sys_.users) m->map_global({a, bytes, true});
   else
@@ -224,15 +236,24 @@ void VidMm::start(bool hardware_scheduling) {
   paging_pt_bytes_ = space(0).table_bytes() - before;
 }
 
-uint64_t VidMm::map_system_alias(uint64_t addr) {
+void VidMm::map_system_identity(uint64_t addr) {
   const uint64_t page = addr & ~0xfffull;
-  auto it = aliases_.find(page);
+  std::vector<PteWrite> w;
+  space(0).map(page, page, 4096, page < regs::kVramBase, w);  // GpuVaSpace skips what is already so
+  write_entries(w);
+}
+
+uint64_t VidMm::map_alias(int process, uint64_t addr, bool read_only) {
+  const uint64_t page = addr & ~0xfffull;
+  auto it = aliases_.find({process, page, read_only});
   if (it == aliases_.end()) {
+    uint64_t& next = next_alias_[process];
+    if (!next) next = process == 0 ? kAliasVaBase : kFenceVaBase;
     std::vector<PteWrite> w;
-    space(0).map(next_alias_, page, 4096, page < regs::kVramBase, w);
-    write_entries(w);
-    it = aliases_.emplace(page, next_alias_).first;
-    next_alias_ += 4096;
+    space(process).map(next, page, 4096, page < regs::kVramBase, w, read_only);
+    write_entries(w);  // a new mapping
+    it = aliases_.emplace(std::make_tuple(process, page, read_only), next).first;
+    next += 4096;
   }
   return it->second + (addr & 0xfff);
 }

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hw_model/core/params.h"
@@ -125,8 +126,9 @@ class VidMm {
         uint64_t page_table_bytes);
   ~VidMm();
   // A global allocation: returns its physical address, which is also its GPU VA in every space; a request
-  // that does not fit is a model fault (reported).
-  uint64_t allocate(Segment seg, uint64_t bytes, uint64_t align = 4096);
+  // that does not fit is a model fault (reported). `global` false: placed only, mapped in no space (a
+  // native fence's values, which each process reaches through its own mapping: map_process_alias).
+  uint64_t allocate(Segment seg, uint64_t bytes, uint64_t align = 4096, bool global = true);
   // GPU VA spaces: 0 = the system (paging) process, n > 0 an app process (created at first use).
   GpuVaSpace& space(int process);
   uint64_t system_root() { return space(0).root(); }
@@ -173,12 +175,19 @@ class VidMm {
   uint64_t budget_bytes() const { return budget_; }
   uint64_t resident_system_bytes() const { return resident_sys_; }
   // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its
-  // physical address, as the OS does with MapToGpuSystemProcess).
-  uint64_t map_system_alias(uint64_t addr);
+  // physical address, as the OS does with MapToGpuSystemProcess). `read_only`: a GPU write through it
+  // faults (a MonitoredValue: "readable using GPU VA, no write access").
+  uint64_t map_system_alias(uint64_t addr, bool read_only = false) { return map_alias(0, addr, read_only); }
+  // A process's own GPU VA for `addr` (a native fence's values as that process's packets name them,
+  // D3DDDI_NATIVEFENCE_MAPPING), one mapping per page, process and right.
+  uint64_t map_process_alias(int process, uint64_t addr, bool read_only) { return map_alias(process, addr, read_only); }
+  // The page of `addr` mapped at its own address in the system process (a driver's own mapping; idempotent).
+  void map_system_identity(uint64_t addr);
   static constexpr uint64_t kBigPageThreshold = 1ull << 20;        // allocate(): 64 KiB aligned from this size
   static constexpr uint64_t kPagingVaBase = 0xF000'0000'0000ull;   // the paging process's window (space 0)
   static constexpr uint64_t kProcessVaBase = 0x4000'0000'0000ull;  // app processes' private allocations
   static constexpr uint64_t kAliasVaBase = 0xE000'0000'0000ull;    // F10 aliases (space 0)
+  static constexpr uint64_t kFenceVaBase = 0x5000'0000'0000ull;    // app processes' fence value mappings
   // D3D11/12 CrossAdapter resource (CASO support, C1-C3): in system memory, visible to every adapter.
   CrossAdapterSurface allocate_cross_adapter(uint32_t width, uint32_t height, uint32_t bytes_per_pixel);
   uint64_t local_base() const { return local_.base(); }
@@ -234,8 +243,9 @@ class VidMm {
   uint64_t use_tick_ = 0;
   std::unique_ptr<KEvent> paging_done_;
   uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
-  std::map<uint64_t, uint64_t> aliases_;  // page -> alias page
-  uint64_t next_alias_ = kAliasVaBase;
+  uint64_t map_alias(int process, uint64_t addr, bool read_only);
+  std::map<std::tuple<int, uint64_t, bool>, uint64_t> aliases_;  // (process, page, read-only) -> alias page
+  std::map<int, uint64_t> next_alias_;                            // per process
   bool skip_notify_, early_iommu_unmap_;  // fault injection (vidmm.fault_*)
   int paging_node_ = 0;
 };

@@ -21,10 +21,11 @@ void VidSch::declare_params(ParamSet& ps) {
                   "CurrentValue and satisfies any waiters'; false is a test setting that leaves F7 "
                   "step 3's interrupt as the only report of a signal racing the update");
   ps.declare_bool(
-      "vidsch.native_fence_logs", false,
+      "vidsch.native_fence_logs", true,
       "Q: F16, Native GPU fence object 'Log buffer mechanism': Dxgkrnl allocates two 4-KB logs (waits, signals) "
-      "per HW queue and reads them in the native fence interrupt's DPC; false: a WDDM 3.2 stack "
-      "without logs (the earlier scenarios' setting, so their figures stay comparable)");
+      "per HW queue, the UMD logs every native fence signal and wait, and Dxgkrnl reads the logs in the native "
+      "fence interrupt's DPC; A: true, the document: 'Support for native fence logging for ..._WAITS and "
+      "..._SIGNALS is mandatory'; false: a stack without logs, to compare what they cost");
   ps.declare_enum(
       "vidsch.log_segment", "local", {"local", "system"},
       "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
@@ -238,16 +239,32 @@ uint64_t VidSch::mv_rule(const NativeFence& f) const {
   return f.waiters.empty() ? UINT64_MAX : f.waiters.begin()->first - 1;
 }
 
+bool VidSch::DxgkCbQueryFeatureInterface(DxgkFeature f, uint32_t version, DxgkCbIntFeatureNativeFence1* table) {
+  ++feature_queries_;
+  if (f != DxgkFeature::NativeFence || version != 1 || !table || !native_fence_feature_) return false;
+  // Version 1's table. This OS: DEFAULT fences only (INTRA_GPU "not currently supported"); fence storage in
+  // VRAM, as the document's feature list has it ("Fence value storage in the GPU local memory").
+  table->get_os_caps = [](DxgkNativeFenceOsCaps1* c) {
+    c->support_optimized_default_fence_type = true;
+    c->support_intra_gpu_fence_type = false;
+    return true;
+  };
+  return true;
+}
+
 bool VidSch::native_fences() const {
   return kmd_->DxgkDdiQueryAdapterInfoVidSchCaps().native_gpu_fence && native_fence_feature_;
 }
 
-uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool cv) {
+uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, Value kind) {
   const uint64_t stride = kmd_->DxgkDdiQueryAdapterInfoNativeFenceCaps().stride_bytes;
-  if (shareable) return mm_.allocate(storage, 4096, 4096);  // F6: a page of its own
-  Pool& p = pools_[{process, int(storage), cv}];            // F6: packed at the caps' stride
+  // A native fence's values are mapped per process that opens it (OpenNativeFence), with its rights, not
+  // globally; a monitored fence's CV is a global (mapped at its address in every space, writable).
+  const bool global = kind == Value::MonitoredCv;
+  if (shareable) return mm_.allocate(storage, 4096, 4096, global);  // F6: a page of its own
+  Pool& p = pools_[{process, int(storage), int(kind)}];              // F6: packed at the caps' stride
   if (p.next + stride > 4096) {
-    p.page = mm_.allocate(storage, 4096, 4096);
+    p.page = mm_.allocate(storage, 4096, 4096, global);
     p.next = 0;
   }
   const uint64_t a = p.page + p.next;
@@ -257,12 +274,39 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, bool 
 
 NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
   if (legacy || !native_fences()) return CreateMonitoredFence(process, storage, shareable);  // F9
+  return D3DKMTCreateNativeFence(process, NativeFenceType::Default, storage, shareable);
+}
+
+NativeFence* VidSch::D3DKMTCreateNativeFence(int process, NativeFenceType type, Segment storage, bool shared) {
+  if (type != NativeFenceType::Default || !native_fences()) {  // STATUS_INVALID_PARAMETER: not supported
+    ++refused_creates_;
+    return nullptr;
+  }
   auto f = std::make_unique<NativeFence>();
-  f->shareable = shareable;
+  f->type = type;
+  f->device = process;
+  f->shareable = shared;
   f->storage = storage;
-  f->cv_addr = alloc_value(process, storage, shareable, true);
-  f->mv_addr = alloc_value(process, storage, shareable, false);
+  f->cv_addr = alloc_value(process, storage, shared, Value::Cv);
+  f->mv_addr = alloc_value(process, storage, shared, Value::Mv);
   return register_fence(std::move(f), process, 0);
+}
+
+uint64_t VidSch::ShareObject(NativeFence* f) {
+  if (!f || !f->shareable || f->destroyed) return 0;
+  for (const auto& [h, g] : nt_handles_)
+    if (g == f) return h;
+  const uint64_t h = next_nt_handle_;
+  next_nt_handle_ += 4;  // NT handles are multiples of 4
+  nt_handles_[h] = f;
+  return h;
+}
+
+NativeFence* VidSch::D3DKMTOpenNativeFenceFromNTHandle(int process, uint64_t nt_handle) {
+  auto it = nt_handles_.find(nt_handle);
+  if (it == nt_handles_.end() || it->second->destroyed) return nullptr;
+  OpenNativeFence(process, it->second);
+  return it->second;
 }
 
 NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool shareable) {
@@ -270,7 +314,8 @@ NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool sha
   f->legacy = true;
   f->shareable = shareable;
   f->storage = storage;
-  f->cv_addr = alloc_value(process, storage, shareable, true);  // mapped at its address in every space
+  f->device = process;
+  f->cv_addr = alloc_value(process, storage, shareable, Value::MonitoredCv);  // mapped at its address in every space
   f->local_handles[process] = 0;
   NativeFence* raw = f.get();
   fences_.push_back(std::move(f));
@@ -278,9 +323,9 @@ NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool sha
   return raw;
 }
 
-void VidSch::gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value) {
+void VidSch::gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value, int process) {
   if (f.handle)
-    w.signal(f.slot, value);
+    w.signal(va(f, process), value);
   else
     w.write64(f.cv_addr, value).barrier().interrupt(regs::kMonitoredFenceSignalVector);
 }
@@ -295,7 +340,7 @@ NativeFence* VidSch::register_fence(std::unique_ptr<NativeFence> f, int process,
     // F10: the OS maps CV and MV into the system process's GPU VA for the CMP and passes those VAs (F15:
     // this adapter's own alias of a cross-adapter fence's shared CV page).
     a.current_value_system_process_gpu_va = mm_.map_system_alias(f->cv_addr);
-    a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);
+    a.monitored_value_system_process_gpu_va = mm_.map_system_alias(f->mv_addr);  // the CMP's: read/write
   }
   a.cross_adapter_id = cross_adapter_id;
   f->handle = kmd_->DxgkDdiCreateNativeFence(a);
@@ -327,7 +372,8 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
     fences_.push_back(std::move(f));
     return raw;
   }
-  f->mv_addr = alloc_value(process, Segment::System, true, false);  // one MV per GPU, its own page
+  f->device = process;
+  f->mv_addr = alloc_value(process, x.mv_segment, true, Value::Mv);  // one MV per GPU, its own page
   if (!register_fence(std::move(f), process, x.xid)) return nullptr;
   update_monitored_values({raw});  // F15: MV to 0 for the fence's lifetime (mv_rule)
   return raw;
@@ -340,7 +386,7 @@ void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const P
     w.interrupt(Kmd::kSoftwareSignalVector);
     software_signals_pending_.push_back({f, value});
   } else {
-    gpu_signal(w, *f, value);
+    gpu_signal(w, *f, value, q->process);
   }
   kmd_->DxgkDdiSubmitCommandToHwQueue(q, w);
 }
@@ -357,10 +403,27 @@ void VidSch::software_signal() {
 }
 
 uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
-  const uint32_t local = kmd_->DxgkDdiOpenNativeFence(f->handle, process);
-  f->local_handles[process] = local;
-  by_local_[{process, local}] = f;  // what a log entry's hNativeFence names
-  return local;
+  auto have = f->local_handles.find(process);
+  if (have != f->local_handles.end()) return have->second;
+  // The process's own mappings: CV read/write, MV read-only to the GPU (Native GPU fence object: MV is
+  // "readable using GPU VA, no write access").
+  DxgkOpenNativeFenceArgs a;
+  a.h_global_native_fence = f->handle;
+  a.h_local_native_fence = next_d3dkmt_handle_;
+  next_d3dkmt_handle_ += 4;
+  a.h_device = process;
+  a.current_value_gpu_va = mm_.map_process_alias(process, f->cv_addr, false);
+  a.monitored_value_gpu_va = mm_.map_process_alias(process, f->mv_addr, true);
+  const uint32_t d3dkmt = a.h_local_native_fence;
+  if (!kmd_->DxgkDdiOpenNativeFence(a)) {
+    SC_REPORT_ERROR("gpumodel/vidsch", "DxgkDdiOpenNativeFence refused a fence Dxgkrnl holds");
+    return 0;
+  }
+  f->local_handles[process] = d3dkmt;
+  f->kmd_handles[process] = a.h_local_native_fence;
+  f->va[process] = {f->slot, a.current_value_gpu_va, a.monitored_value_gpu_va};
+  by_local_[{process, d3dkmt}] = f;  // what a log entry's hNativeFence names
+  return d3dkmt;
 }
 
 KmdHwQueue* VidSch::CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
@@ -478,8 +541,9 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
 void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {
   auto it = f->local_handles.find(process);
   if (it == f->local_handles.end()) return;
-  if (f->handle) kmd_->DxgkDdiCloseNativeFence(it->second);  // a monitored fence: the OS's alone
+  if (f->handle) kmd_->DxgkDdiCloseNativeFence(f->kmd_handles[process]);  // a monitored fence: the OS's alone
   f->local_handles.erase(it);
+  f->kmd_handles.erase(process);
   if (!f->local_handles.empty()) return;  // another process still holds it: the global handle stays
   // The last close: the CPU waiters fail, the driver destroys its global object (F11).
   while (!f->waiters.empty()) {
@@ -569,7 +633,7 @@ void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
 void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
   if (!f->legacy) {  // native: the queue waits on the GPU
     PacketWriter w;
-    w.wait(slot(*f), value).append(work);
+    w.wait(va(*f, q->process), value).append(work);
     SubmitInOrder(q, w);
     return;
   }

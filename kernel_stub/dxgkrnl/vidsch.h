@@ -53,8 +53,26 @@ struct DxgkInterruptData {
 struct NativeFence;
 struct CrossAdapterFence;
 
-// DXGK_FEATURE_ID, the features the model asks about (DxgkCbIsFeatureEnabled).
+// DXGK_FEATURE_ID, the features the model asks about (DxgkCbIsFeatureEnabled2).
 enum class DxgkFeature { NativeFence };  // DXGK_FEATURE_NATIVE_FENCE (F9)
+// DXGKARGCB_ISFEATUREENABLED2's answer: enabled, and the version the OS implements.
+struct DxgkFeatureResult {
+  bool enabled = false;
+  uint32_t version = 0;
+};
+// DXGKARGCB_FEATURE_NATIVEFENCE_CAPS_1: the OS's native fence capabilities (version 1 of the feature).
+struct DxgkNativeFenceOsCaps1 {
+  bool support_optimized_default_fence_type = false;  // the OS allocates DEFAULT fences' storage in VRAM
+  bool support_intra_gpu_fence_type = false;          // D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU
+};
+// DXGKCBINT_FEATURE_NATIVEFENCE_1: the interface table QueryFeatureInterface fills for version 1.
+struct DxgkCbIntFeatureNativeFence1 {
+  std::function<bool(DxgkNativeFenceOsCaps1*)> get_os_caps;  // DXGKCB_FEATURE_NATIVEFENCE_CAPS_1
+};
+// D3DKMT_WDDM_3_1_CAPS (KMTQAITYPE_WDDM_3_1_CAPS): what user mode learns.
+struct D3dkmtWddm31Caps {
+  bool native_gpu_fence_supported = false;
+};
 
 struct CpuWaiter {
   uint64_t id = 0;
@@ -63,14 +81,26 @@ struct CpuWaiter {
   KEvent ev;
 };
 
+// D3DDDI_NATIVEFENCE_TYPE. The reference: DEFAULT "indicates full CPU and GPU interoperability"; INTRA_GPU, an
+// engine-to-engine fence with no CPU access, is "not currently supported": the OS refuses it.
+enum class NativeFenceType : uint32_t { Default = 0, IntraGpu = 1 };
+
 struct NativeFence {
   uint32_t handle = 0;  // hGlobalNativeFence; 0: a monitored fence, which the driver never hears of
   uint32_t slot = 0;    // CMP table slot the KMD gave it (SIGNAL/WAIT operand); reused after destroy (F11)
   bool legacy = false, shareable = false, destroyed = false;
+  NativeFenceType type = NativeFenceType::Default;
+  int device = 0;  // the parent device: the process that created it (the model: one device per process)
   Segment storage = Segment::System;
-  uint64_t cv_addr = 0, mv_addr = 0;
-  uint64_t mv = UINT64_MAX;                     // the MonitoredValue the OS set last
-  std::map<int, uint32_t> local_handles;        // process -> hLocalNativeFence
+  uint64_t cv_addr = 0, mv_addr = 0;  // physical; the kernel's CPU VA of each (the CPU model is physical)
+  uint64_t mv = UINT64_MAX;           // the MonitoredValue the OS set last
+  // Per process that opened it: its D3DKMT handle (what a log entry's hNativeFence names), the KMD's local
+  // handle (DxgkDdiOpenNativeFence's output, for DxgkDdiCloseNativeFence) and the process's own GPU VAs of
+  // CV (read/write) and MV (read-only: "readable using GPU VA, no write access"). MV has no user-mode
+  // mapping; CV's user-mode CPU mapping is read-only (the CPU model has no per-process CPU mappings).
+  std::map<int, uint32_t> local_handles;  // process -> D3DKMT handle
+  std::map<int, uint32_t> kmd_handles;    // process -> the KMD's hLocalNativeFence
+  std::map<int, FenceVa> va;              // process -> its GPU VAs (SIGNAL/WAIT operands)
   std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
   // F15: this adapter's instance of a cross-adapter fence (CV shared, MV its own), else null. On an
   // adapter without native fences the instance is a monitored fence (legacy) the OS alone tracks:
@@ -88,6 +118,9 @@ struct VidSchObserver {
   // the log was set, the entry as read), and an overrun it detected.
   std::function<void(int queue, uint32_t type, uint64_t position, const fence_log::Entry&)> log_entry_read;
   std::function<void(int queue, uint32_t type)> log_overrun;
+  // FENCE_SIGNAL_QUEUED / FENCE_WAIT_QUEUED: a fence operation queued to a HW queue (log type, the fence's
+  // D3DKMT handle, value), at its CPU time (now).
+  std::function<void(int queue, uint32_t type, uint32_t handle, uint64_t value)> fence_queued;
 };
 
 class VidSch {
@@ -120,9 +153,29 @@ class VidSch {
     bool resync = false;  // recreated: the next read takes the header as it finds it (a fallback scan)
   };
   const LogState* log_state(int queue, uint32_t type) const;
+  // FENCE_SIGNAL_QUEUED / FENCE_WAIT_QUEUED (Native GPU fence object 'CPU timestamps of fence queued operations'):
+  // "the runtime or UMD can emit a native fence-queued ETW event with the CPU timestamp", from the UMD's
+  // part of a submission. Counted and handed to the observer (a tool's timeline joins it to the log entry).
+  void FenceQueued(int queue, uint32_t type, uint32_t handle, uint64_t value) {
+    ++fence_ops_queued_;
+    if (observer.fence_queued) observer.fence_queued(queue, type, handle, value);
+  }
+  uint64_t fence_ops_queued() const { return fence_ops_queued_; }
   bool native_fence_logs() const { return logs_; }
-  // F9: the OS's feature switches (os.native_fence_feature), as DxgkCbIsFeatureEnabled answers the KMD.
+  // F9: the OS's feature switches (os.native_fence_feature), as Dxgkrnl itself knows them.
   bool DxgkCbIsFeatureEnabled(DxgkFeature f) const { return f == DxgkFeature::NativeFence && native_fence_feature_; }
+  // The feature interface the KMD queries at driver initialisation (Native GPU fence object 'Querying native fence
+  // feature enablement in OS'): DxgkCbIsFeatureEnabled2 (enabled, version 1), then QueryFeatureInterface
+  // for that version's table, whose GetOSCaps returns DXGKARGCB_FEATURE_NATIVEFENCE_CAPS_1. False: no table
+  // for that feature and version. Each call is counted: a driver asks once and caches the answer.
+  DxgkFeatureResult DxgkCbIsFeatureEnabled2(DxgkFeature f) {
+    ++feature_queries_;
+    return {DxgkCbIsFeatureEnabled(f), DxgkCbIsFeatureEnabled(f) ? 1u : 0u};
+  }
+  bool DxgkCbQueryFeatureInterface(DxgkFeature f, uint32_t version, DxgkCbIntFeatureNativeFence1* table);
+  uint64_t feature_queries() const { return feature_queries_; }
+  // D3DKMTQueryAdapterInfo(KMTQAITYPE_WDDM_3_1_CAPS): NativeGpuFenceSupported for user mode.
+  D3dkmtWddm31Caps D3DKMTQueryAdapterInfoWddm31Caps() const { return {native_fences()}; }
   // Native fences on this adapter: the driver advertises DXGK_VIDSCHCAPS::NativeGpuFence (and the OS
   // enabled the feature, or adapter start failed). Without them every fence is a monitored fence.
   bool native_fences() const;
@@ -139,14 +192,34 @@ class VidSch {
   // of the value to its GPU VA, a BARRIER (the write is visible before the interrupt tells the CPU),
   // then the monitored fence signaled interrupt (an INTERRUPT of regs::kMonitoredFenceSignalVector).
   // A cross-adapter fence opened as a monitored fence is signalled by VidSch instead (SubmitSignal).
-  static void gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value);
-  uint32_t OpenNativeFence(int process, NativeFence* f);  // returns the process's local handle
+  // `process`: the process whose queue runs the packet (the VAs it names are that process's).
+  static void gpu_signal(PacketWriter& w, const NativeFence& f, uint64_t value, int process);
+  // Opens f in `process` (DxgkDdiOpenNativeFence with the process's own mappings of CV and MV); returns the
+  // process's D3DKMT handle. Opening it again in the same process returns the same handle.
+  uint32_t OpenNativeFence(int process, NativeFence* f);
+  // D3DKMTCreateNativeFence with its type: INTRA_GPU is refused (null, counted) as the OS does today.
+  NativeFence* D3DKMTCreateNativeFence(int process, NativeFenceType type, Segment storage, bool shared);
+  uint64_t refused_creates() const { return refused_creates_; }
+  // Sharing (D3DKMTShareObjects / D3DKMTOpenNativeFenceFromNTHandle): an NT handle for a shared fence (0 for
+  // one created without the shared flag), and the fence opened from it in another process (null: no
+  // such handle).
+  uint64_t ShareObject(NativeFence* f);
+  NativeFence* D3DKMTOpenNativeFenceFromNTHandle(int process, uint64_t nt_handle);
   void DestroySynchronizationObject(int process, NativeFence* f);
   // The CMP slot a native fence's SIGNAL and WAIT name. A monitored fence has none (VidSch::gpu_signal).
   uint32_t slot(const NativeFence& f) const {
     if (!f.handle)
       SC_REPORT_ERROR("gpumodel/vidsch", "a monitored fence has no CMP slot: signal it with VidSch::gpu_signal");
     return f.slot;
+  }
+  // The fence as `process`'s packets name it: its slot and that process's GPU VAs (it must be open there).
+  static FenceVa va(const NativeFence& f, int process) {
+    auto it = f.va.find(process);
+    if (!f.handle || it == f.va.end()) {
+      SC_REPORT_ERROR("gpumodel/vidsch", "a SIGNAL or WAIT names a native fence its process has not opened");
+      return {};
+    }
+    return it->second;
   }
 
   // CPU wait (D3DKMTWaitForSynchronizationObjectFromCpu). Returns false on timeout.
@@ -223,7 +296,13 @@ class VidSch {
   bool logs_;
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
-  std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, hLocalNativeFence)
+  std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, D3DKMT handle)
+  uint32_t next_d3dkmt_handle_ = 0x4000'0000;                   // D3DKMT handles Dxgkrnl gives out
+  std::map<uint64_t, NativeFence*> nt_handles_;                 // shared fences' NT handles
+  uint64_t next_nt_handle_ = 0x800;
+  uint64_t refused_creates_ = 0;
+  uint64_t fence_ops_queued_ = 0;
+  uint64_t feature_queries_ = 0;
   std::vector<fence_log::Entry> entry_buf_;
   uint64_t log_headers_read_ = 0, log_entries_read_ = 0, log_overruns_ = 0, fallback_scans_ = 0, log_barriers_ = 0;
   void software_signal();  // the DPC of a kSoftwareSignalVector interrupt
@@ -235,7 +314,8 @@ class VidSch {
   std::deque<SoftwareSignal> software_signals_pending_;  // in submission order (one INTERRUPT each)
   uint64_t software_signals_ = 0;
   std::unique_ptr<PacketScheduler> packets_;
-  uint64_t alloc_value(int process, Segment storage, bool shareable, bool cv);
+  enum class Value { Cv, Mv, MonitoredCv };  // a native fence's CV or MV, a monitored fence's CV
+  uint64_t alloc_value(int process, Segment storage, bool shareable, Value kind);
   // Both ways a fence comes to this adapter: its MV at UINT64_MAX, DxgkDdiCreateNativeFence with the
   // values' mappings, then Dxgkrnl's book and the process's open. Null (reported) when the table is full.
   // A CPU waiter registered on f at value (its id, the fence's book, the observers); the caller moves MV.
@@ -271,7 +351,7 @@ class VidSch {
   struct Pool {  // F6: per process and segment, the page being filled and the next offset in it
     uint64_t page = 0, next = 4096;
   };
-  std::map<std::tuple<int, int, bool>, Pool> pools_;
+  std::map<std::tuple<int, int, int>, Pool> pools_;
   uint64_t null_scans_ = 0;
   uint64_t fence_interrupts_ = 0, spurious_ = 0, woken_ = 0, mv_updates_ = 0;
   std::vector<DmaFault> dma_faulted_;

@@ -183,8 +183,8 @@ bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
 DxgkVidSchCaps Kmd::DxgkDdiQueryAdapterInfoVidSchCaps() const {
   DxgkVidSchCaps c;
   switch (answers_.native_gpu_fence) {
-    case NativeGpuFenceAnswer::IfEnabled:
-      c.native_gpu_fence = sch_.DxgkCbIsFeatureEnabled(DxgkFeature::NativeFence);
+    case NativeGpuFenceAnswer::IfEnabled:  // the answer cached at initialisation, not asked again
+      c.native_gpu_fence = feature_state_.native_fence_enabled;
       break;
     case NativeGpuFenceAnswer::Always: c.native_gpu_fence = true; break;
     case NativeGpuFenceAnswer::Never: c.native_gpu_fence = false; break;
@@ -260,6 +260,7 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   cpu_.mmio_write64(bar0_ + kEventRingBase, ring_base_);
   cpu_.mmio_write32(bar0_ + kEventRingSize, event_entries_);
   cpu_.mmio_write64(bar0_ + kEventRingWptrAddr, ring_wptr_addr_);
+  query_features();
   // F19: the cap only where the hardware can name the queue.
   optimized_cap_ = want_optimized_interrupt_ && (caps & kCapsFenceIrqNamesQueue);
   if (optimized_cap_) cpu_.mmio_write32(bar0_ + kFenceIrqMode, kFenceIrqNamesQueue);
@@ -291,8 +292,14 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
   q->ring_base = mm_.allocate(Segment::System, ring_bytes_);
   q->rptr_addr = mm_.allocate(Segment::System, 64, 64);
   if (native_progress_fence) {  // DXGKARG_CREATEHWQUEUE::Flags.NativeProgressFence (F14)
-    q->has_progress_fence = true;
-    q->progress_slot = slot_of(native_progress_fence);
+    // The fence as the queue's process opened it: the KMD signals it through that process's VAs.
+    auto it = local_of_.find({slot_of(native_progress_fence), process});
+    if (it == local_of_.end()) {
+      SC_REPORT_ERROR("gpumodel/kmd", "a native progress fence the queue's process has not opened");
+    } else {
+      q->has_progress_fence = true;
+      q->progress = opened_.at(it->second).va;
+    }
   }
   cpu_.mmio_write64(queue_reg(q->id, kQRingBase), q->ring_base);
   cpu_.mmio_write32(queue_reg(q->id, kQRingSize), q->ring_size);
@@ -305,12 +312,15 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
-  PacketWriter with_progress;
-  const PacketWriter* pw = &packets;
+  PacketWriter with_progress;  // local: the ring-space wait below lets another thread submit meanwhile
   if (q->has_progress_fence) {
-    with_progress.append(packets).signal(q->progress_slot, ++q->submissions);
-    pw = &with_progress;
+    PacketWriter tail;
+    tail.append(packets).signal(q->progress, ++q->submissions);
+    log_fence_ops(q, tail, with_progress);
+  } else {
+    log_fence_ops(q, packets, with_progress);
   }
+  const PacketWriter* pw = &with_progress;
   const auto& dw = pw->dwords();
   const uint64_t bytes = dw.size() * 4;
   if (bytes > q->ring_size) {
@@ -424,7 +434,7 @@ void Kmd::DxgkDdiRestartFromTimeout() {
 }
 
 void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
-  if (op.wait_value) out.wait(op.wait_slot, op.wait_value);
+  if (op.wait_value) out.wait(op.wait_fence, op.wait_value);
   if (op.kind == DxgkPagingOp::Timestamp) {
     out.timestamp(op.dst);
   } else if (op.kind == DxgkPagingOp::Transfer) {
@@ -653,25 +663,6 @@ bool Kmd::isr_fence_events() {
   if (any_legacy) sch_.DxgkCbNotifyInterrupt(legacy);
   sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
   return true;
-}
-
-void Kmd::DxgkDdiSetNativeFenceLogBuffer(const DxgkSetNativeFenceLogBufferArgs& a) {
-  using namespace regs;
-  if (!a.hw_queue) return;
-  const int q = a.hw_queue->id;
-  // This hardware's engine writes signal entries in the process's space; its CMP writes wait entries
-  // (it unblocks the queue) in the system process's.
-  if (a.log_type == fence_log::kSignals)
-    cpu_.mmio_write64(queue_reg(q, kQSignalLog), a.log_buffer_gpu_va);
-  else
-    cpu_.mmio_write64(queue_reg(q, kQWaitLog), a.log_buffer_system_process_gpu_va);
-  cpu_.mmio_write32(queue_reg(q, kQLogEntries), a.number_of_entries);
-}
-
-void Kmd::DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues) {
-  if (!log_barrier_) return;
-  for (KmdHwQueue* q : queues)  // a read-to-flush per queue: it completes once the log writes are visible
-    cpu_.mmio_read32(queue_reg(q->id, regs::kQLogFlush));
 }
 
 void Kmd::DxgkDdiDpcRoutine() {

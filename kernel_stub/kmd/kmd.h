@@ -47,8 +47,12 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   uint64_t rptr_addr = 0;      // where the hardware writes back its read pointer
   uint64_t wptr = 0;           // bytes written, monotonic
   uint64_t rptr_cached = 0;    // last read pointer the driver read back
-  uint32_t progress_slot = 0;  // F14: native progress fence (slot), if any
+  FenceVa progress;  // F14: the native progress fence, as the queue's process names it, if any
   bool has_progress_fence = false;
+  // Native fence logs (F16): which of the queue's logs the OS set, and the UMD's next entry in each
+  // (waits, signals): the UMD "determines the next free entry to write to".
+  bool log_set[2] = {false, false};
+  uint64_t log_seq[2] = {0, 0};
   uint64_t submissions = 0;  // the progress fence's value after the last submission
   int process = 0;           // the GPU VA space it runs in
 };
@@ -74,6 +78,14 @@ struct DxgkCreateNativeFenceArgs {
   uint64_t monitored_value_system_process_gpu_va = 0;
   uint64_t current_value_cpu_va = 0, monitored_value_cpu_va = 0;  // the kernel's CPU addresses of the values
   uint32_t cross_adapter_id = 0;  // F20: the cross-adapter fence this instance belongs to (0: none)
+};
+
+// DXGKARG_OPENNATIVEFENCE: a process's instance of a fence, with the process's own GPU VAs of its values.
+struct DxgkOpenNativeFenceArgs {
+  uint32_t h_global_native_fence = 0;
+  uint32_t h_local_native_fence = 0;  // in: Dxgkrnl's handle (the process's D3DKMT handle); out: the KMD's
+  int h_device = 0;                   // the parent device (the model: one device per process, its process)
+  uint64_t current_value_gpu_va = 0, monitored_value_gpu_va = 0;
 };
 
 struct DxgkMonitoredValueUpdate {  // one element of DXGKARG_UPDATEMONITOREDVALUES
@@ -208,7 +220,8 @@ class Kmd {
   // Native fences (F11): returns the global handle, 0 when the table (or the handle space) is full.
   // Handles are never reused, so a stale event entry cannot name a later fence in the same slot.
   uint32_t DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& args);
-  uint32_t DxgkDdiOpenNativeFence(uint32_t h_global, int process);
+  // Fills a.h_local_native_fence with the KMD's handle; false: the global handle is not the KMD's.
+  bool DxgkDdiOpenNativeFence(DxgkOpenNativeFenceArgs& a);
   void DxgkDdiCloseNativeFence(uint32_t h_local);
   void DxgkDdiDestroyNativeFence(uint32_t h_global);
   // At device IRQL (the caller raises it). Returns after the CMP has applied every update (F8).
@@ -217,8 +230,8 @@ class Kmd {
 
   // CASO support (C1, C5): what this driver reports and answers, from <key>.kmd_* parameters.
   DxgkDriverCaps DxgkDdiQueryAdapterInfoDriverCaps() const { return answers_.caps; }
-  // F9: DXGK_VIDSCHCAPS. NativeGpuFence as this build decides it: IfEnabled asks the OS
-  // (DxgkCbIsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE)) first.
+  // F9: DXGK_VIDSCHCAPS. NativeGpuFence as this build decides it: IfEnabled advertises it only if the OS
+  // enabled DXGK_FEATURE_NATIVE_FENCE, as the driver learned once at initialisation (native_fence_feature_version()).
   DxgkVidSchCaps DxgkDdiQueryAdapterInfoVidSchCaps() const;
   // F20 (the document's future design; no DDI is named): the OS tells the driver where the peer adapter's
   // cross-adapter doorbell is (a physical address); the KMD programs it into the CMP through BAR0.
@@ -276,6 +289,9 @@ class Kmd {
   uint64_t driver_last_completed(uint32_t node) const { return rings_.at(node).last_completed; }  // T5, driver side
 
   const DxgkAdapterInfo& info() const { return info_; }
+  // F9: what the driver negotiated at initialisation (its cache; the feature's version, 0 if not enabled).
+  uint32_t native_fence_feature_version() const { return feature_state_.native_fence_version; }
+  const DxgkNativeFenceOsCaps1& native_fence_os_caps() const { return feature_state_.native_fence_os_caps; }
   uint64_t scratch() const { return scratch_; }  // a driver-owned page of system memory
   uint32_t slot_of(uint32_t h_global) const;     // the CMP table slot of a live fence (SIGNAL/WAIT operand)
   uint64_t unclaimed_interrupts() const { return unclaimed_; }
@@ -314,6 +330,14 @@ class Kmd {
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
   bool optimized_cap_ = false;             // F19, decided at adapter start
+  // F9: the driver's cache of the feature it negotiated at initialisation (the document's FEATURE_STATE):
+  // enabled, the version, the OS's caps from that version's interface table. Queried once.
+  struct FeatureState {
+    bool queried = false, native_fence_enabled = false;
+    uint32_t native_fence_version = 0;
+    DxgkNativeFenceOsCaps1 native_fence_os_caps;
+  } feature_state_;
+  void query_features();  // at DxgkDdiStartDevice
   bool log_barrier_ = true;                // kmd.native_fence_log_barrier
   bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
@@ -323,8 +347,17 @@ class Kmd {
   uint32_t next_slot_ = 0;
   uint64_t native_fences_created_ = 0;
   uint32_t next_handle_ = 1;  // F11: monotonic; 0 once 2^32 - 1 handles were issued
-  std::map<uint32_t, uint32_t> local_to_global_;
+  struct Opened {  // per KMD local handle: DXGKARG_OPENNATIVEFENCE as the driver keeps it
+    uint32_t h_global = 0, d3dkmt = 0;
+    int process = 0;
+    FenceVa va;
+  };
+  std::map<uint32_t, Opened> opened_;
+  std::map<std::pair<uint32_t, int>, uint32_t> local_of_;  // (slot, process) -> KMD local handle
   uint32_t next_local_ = 0x1000;
+  // The UMD's part of a user-mode submission (kmd_fence_log.cpp): every plain SIGNAL and WAIT of `in` in its
+  // logged form, with the queue's next entry and the fence's D3DKMT handle in the queue's process (F16).
+  void log_fence_ops(KmdHwQueue* q, const PacketWriter& in, PacketWriter& out);
   uint64_t ack_addr_ = 0, acks_expected_ = 0;
   struct Fence {  // per live global handle (created, not destroyed)
     uint32_t slot = 0;

@@ -10,6 +10,24 @@ namespace gpumodel {
 
 using namespace sc_core;
 
+void Kmd::query_features() {
+  // Native GPU fence object 'Querying native fence feature enablement in OS': once, at initialisation, before the
+  // driver advertises NativeGpuFence: is the feature enabled (and its version), then that version's
+  // interface table and the OS's caps through it; the driver keeps the answers.
+  if (feature_state_.queried) return;
+  feature_state_.queried = true;
+  const DxgkFeatureResult r = sch_.DxgkCbIsFeatureEnabled2(DxgkFeature::NativeFence);
+  feature_state_.native_fence_enabled = r.enabled;
+  if (!r.enabled) return;
+  DxgkCbIntFeatureNativeFence1 table;
+  if (!sch_.DxgkCbQueryFeatureInterface(DxgkFeature::NativeFence, r.version, &table) || !table.get_os_caps) {
+    feature_state_.native_fence_enabled = false;  // no table for the version: the driver cannot use it
+    return;
+  }
+  feature_state_.native_fence_version = r.version;
+  table.get_os_caps(&feature_state_.native_fence_os_caps);
+}
+
 uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   using namespace regs;
   if (next_handle_ == 0) return 0;
@@ -27,11 +45,16 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   fence_regs_.acquire();
   cpu_.mmio_write32(bar0_ + kFenceSelect, slot);
   // F10: the system process's VAs the OS mapped (MapToGpuSystemProcess), else the driver's own mapping
-  // of the values (the allocations' mapping in the system process, at their address).
+  // of the values: the pages in the system process at their address, which the driver maps itself (the
+  // values are mapped in no space until a process opens the fence).
   const uint64_t cv_va =
       caps_.map_to_gpu_system_process ? a.current_value_system_process_gpu_va : a.current_value_cpu_va;
   const uint64_t mv_va =
       caps_.map_to_gpu_system_process ? a.monitored_value_system_process_gpu_va : a.monitored_value_cpu_va;
+  if (!caps_.map_to_gpu_system_process) {
+    mm_.map_system_identity(cv_va);
+    mm_.map_system_identity(mv_va);
+  }
   cpu_.mmio_write64(bar0_ + kFenceCvAddr, cv_va);
   cpu_.mmio_write64(bar0_ + kFenceMvAddr, mv_va);
   cpu_.mmio_write32(bar0_ + kFenceHandle, h);  // F11: event entries name h, not the reused slot
@@ -49,14 +72,27 @@ uint32_t Kmd::DxgkDdiCreateNativeFence(const DxgkCreateNativeFenceArgs& a) {
   return h;
 }
 
-uint32_t Kmd::DxgkDdiOpenNativeFence(uint32_t h_global, int process) {
-  (void)process;
+bool Kmd::DxgkDdiOpenNativeFence(DxgkOpenNativeFenceArgs& a) {
+  auto it = fences_.find(a.h_global_native_fence);
+  if (it == fences_.end()) return false;
   const uint32_t local = next_local_++;
-  local_to_global_[local] = h_global;
-  return local;
+  Opened& o = opened_[local];
+  o.h_global = a.h_global_native_fence;
+  o.d3dkmt = a.h_local_native_fence;
+  o.process = a.h_device;
+  // The process's packets name the fence by its slot and these VAs (the UMD learns them at open).
+  o.va = {it->second.slot, a.current_value_gpu_va, a.monitored_value_gpu_va};
+  local_of_[{it->second.slot, a.h_device}] = local;
+  a.h_local_native_fence = local;
+  return true;
 }
 
-void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) { local_to_global_.erase(h_local); }
+void Kmd::DxgkDdiCloseNativeFence(uint32_t h_local) {
+  auto it = opened_.find(h_local);
+  if (it == opened_.end()) return;
+  local_of_.erase({it->second.va.slot, it->second.process});
+  opened_.erase(it);
+}
 
 void Kmd::DxgkDdiDestroyNativeFence(uint32_t h_global) {
   using namespace regs;

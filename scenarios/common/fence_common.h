@@ -85,7 +85,7 @@ struct StreamQueue {
 inline StreamQueue make_stream_queue(Platform& p, int node, int process) {
   StreamQueue s;
   s.progress = p.vidsch.CreateNativeFence(process, Segment::System, false);
-  s.q = p.kmd.DxgkDdiCreateHwQueue(node, 0, s.progress->handle);
+  s.q = p.vidsch.CreateHwQueue(node, 0, s.progress->handle, process);
   // The scenarios' validate refuses too few queues before elaboration; this is the backstop.
   if (!s.q)
     throw std::runtime_error("DxgkDdiCreateHwQueue failed for node " + std::to_string(node) + ": no free HW queue");

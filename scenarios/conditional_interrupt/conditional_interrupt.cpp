@@ -71,12 +71,12 @@ class ConditionalInterrupt : public ScenarioDriver {
       fence_ = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
       ready_ = true;
       p.cpu.signal(ready_ev_);
-      KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+      KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
       if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       const uint64_t cycles = engine_cycles(p.params, interval_ns_);
       auto unit = [&](PacketWriter& w, uint64_t i) {
         w.compute(cycles);
-        VidSch::gpu_signal(w, *fence_, i);
+        VidSch::gpu_signal(w, *fence_, i, 1);
       };
       // The whole stream, in submissions of half a ring; between them the thread sleeps for the time
       // the GPU needs, so the CPU is idle unless an interrupt wakes it.

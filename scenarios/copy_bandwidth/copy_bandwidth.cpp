@@ -37,7 +37,7 @@ class CopyBandwidth : public ScenarioDriver {
     DxgkAdapterInfo info;
     if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start: BAR0 did not identify the adapter")) return;
     const int copy_node = int(info.nodes) - 1;  // the last node serves as the copy engine
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(copy_node);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(copy_node, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t sys = p.vidmm.allocate(Segment::System, bytes_);
     const uint64_t vid = p.vidmm.allocate(Segment::Local, bytes_);

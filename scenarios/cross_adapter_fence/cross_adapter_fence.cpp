@@ -155,7 +155,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
   KmdHwQueue* qw = nullptr;
   KmdHwQueue* qs = nullptr;
   if (waiter_gpu_) {
-    qw = kmd(p, waiter_).DxgkDdiCreateHwQueue(0);
+    qw = sch(p, waiter_).CreateHwQueue(0, 0, 0, 1);
     probe_ = p.vidmm.allocate(Segment::System, 8 * (signals_ + 1), 64);
     for (uint64_t i = 1; i <= signals_; ++i)
       p.sysmem.watch(probe_ + 8 * i, 8, [this, &p, i](uint64_t, unsigned) {
@@ -166,7 +166,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
         }
       });
   }
-  if (signaller_gpu_) qs = kmd(p, signaller_).DxgkDdiCreateHwQueue(0);
+  if (signaller_gpu_) qs = sch(p, signaller_).CreateHwQueue(0, 0, 0, 1);
   if (!r.check((!waiter_gpu_ || qw) && (!signaller_gpu_ || qs), "DxgkDdiCreateHwQueue failed: no free HW queue"))
     return;
   const sc_time t0 = sc_time_stamp() + period_;

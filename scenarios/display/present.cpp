@@ -49,19 +49,19 @@ bool create_present_surfaces(Platform& p, Results& r, const DisplayGeometry& g, 
   Kmd& ikmd = p.igpu_driver->kmd;
   VidMm& imm = p.igpu_driver->vidmm;
   const int dnodes = int(s.render_start.info.nodes), inodes = int(s.display_start.info.nodes);
-  s.render_q = p.kmd.DxgkDdiCreateHwQueue(0);
-  s.copy_q = p.kmd.DxgkDdiCreateHwQueue(dnodes - 1);  // the last node serves as the copy engine
-  s.copy2_q = ikmd.DxgkDdiCreateHwQueue(inodes - 1);
-  s.compose_q = ikmd.DxgkDdiCreateHwQueue(0);
+  s.render_q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+  s.copy_q = p.vidsch.CreateHwQueue(dnodes - 1, 0, 0, 1);  // the last node serves as the copy engine
+  s.copy2_q = p.igpu_driver->vidsch.CreateHwQueue(inodes - 1, 0, 0, 1);
+  s.compose_q = p.igpu_driver->vidsch.CreateHwQueue(0, 0, 0, 1);
   if (!r.check(s.render_q && s.copy_q && s.copy2_q && s.compose_q, "DxgkDdiCreateHwQueue failed: no free HW queue"))
     return false;
   s.render_fence = p.vidsch.CreateNativeFence(1, Segment::System, false);
   s.copy1_fence = p.vidsch.CreateNativeFence(1, Segment::System, false);
   s.copy2_fence = p.igpu_driver->vidsch.CreateNativeFence(1, Segment::System, false);
   if (!r.check(s.render_fence && s.copy1_fence && s.copy2_fence, "native fence creation failed")) return false;
-  s.render_fence_slot = p.vidsch.slot(*s.render_fence);
-  s.copy1_fence_slot = p.vidsch.slot(*s.copy1_fence);
-  s.copy2_fence_slot = p.igpu_driver->vidsch.slot(*s.copy2_fence);
+  s.render_fence_slot = VidSch::va(*s.render_fence, 1);
+  s.copy1_fence_slot = VidSch::va(*s.copy1_fence, 1);
+  s.copy2_fence_slot = VidSch::va(*s.copy2_fence, 1);
   for (unsigned b = 0; b < buffers; ++b) {
     s.xsurf.push_back(p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel));
     const uint64_t bytes = s.xsurf.back().bytes();

@@ -30,7 +30,7 @@ struct PresentSetup {
   KmdHwQueue *render_q = nullptr, *copy_q = nullptr;    // dGPU: 3D engine, copy engine
   KmdHwQueue *copy2_q = nullptr, *compose_q = nullptr;  // iGPU: copy engine, 3D engine
   NativeFence *render_fence = nullptr, *copy1_fence = nullptr, *copy2_fence = nullptr;
-  uint32_t render_fence_slot = 0, copy1_fence_slot = 0, copy2_fence_slot = 0;
+  FenceVa render_fence_slot, copy1_fence_slot, copy2_fence_slot;  // as process 1's packets name them
   std::vector<uint64_t> rt;                // dGPU render targets (VRAM), one per buffer
   std::vector<CrossAdapterSurface> xsurf;  // cross-adapter surfaces (system memory)
   std::vector<uint64_t> primary, dwm;      // iGPU primaries and DWM surfaces (stolen memory)

@@ -56,7 +56,7 @@ class ScanoutUnderflow : public ScenarioDriver {
     if (!r.check(s.started, s.reason)) return;
     const DisplayGeometry g = display_geometry(p.params);
     const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(int(s.info.nodes) - 1);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(int(s.info.nodes) - 1, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_),
                    vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);

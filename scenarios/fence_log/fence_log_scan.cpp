@@ -111,7 +111,7 @@ class FenceLogScan : public ScenarioDriver {
     std::map<NativeFence*, uint64_t> value;
     const uint64_t ts = p.kmd.scratch();
     auto sig = [&](Q& q, PacketWriter& w, NativeFence* f) {
-      const uint32_t slot = p.vidsch.slot(*f);
+      const FenceVa slot = VidSch::va(*f, 1);
       if (logs)
         w.signal_logged(slot, ++value[f], q.seq++, f->local_handles.at(1));
       else

@@ -73,7 +73,7 @@ class FenceRace : public ScenarioDriver {
         const uint64_t count = signals_ / uint64_t(nodes_) + (uint64_t(n) < signals_ % uint64_t(nodes_));
         submit_stream(p, s, count, [&](uint64_t i, PacketWriter& w) {
           const size_t k = i % mine.size();
-          w.compute(engine_cycles(p.params, gap(rng))).signal(p.vidsch.slot(*mine[k]), ++value[k]);
+          w.compute(engine_cycles(p.params, gap(rng))).signal(VidSch::va(*mine[k], 1), ++value[k]);
         });
         p.vidsch.WaitFromCpu(s.progress, s.q->submissions);
         ++done_;

@@ -26,7 +26,7 @@ class FenceSignal : public ScenarioDriver {
  private:
   void app(Platform& p, Results& r) {
     if (!start_adapter(p, r)) return;
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
     Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
@@ -36,7 +36,7 @@ class FenceSignal : public ScenarioDriver {
     });
     PacketWriter w;
     w.compute(engine_cycles(p.params, delay_ * 1000));  // the GPU works, then signals
-    VidSch::gpu_signal(w, *f, 1);
+    VidSch::gpu_signal(w, *f, 1, 1);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     const sc_core::sc_time asked = sc_core::sc_time_stamp();
     r.check(p.vidsch.WaitFromCpu(f, 1), "the CPU wait did not complete");

@@ -38,7 +38,7 @@ class FenceStress : public ScenarioDriver {
           // This node's queues k = n, n + nodes, ...: each with its fences and its share of the signals.
           struct Feed {
             StreamQueue s;
-            std::vector<uint32_t> mine;
+            std::vector<FenceVa> mine;
             std::vector<uint64_t> value;
             uint64_t count = 0, next = 0;
           };
@@ -46,7 +46,7 @@ class FenceStress : public ScenarioDriver {
           for (uint64_t k = n; k < queues; k += nodes) {
             Feed f;
             f.s = make_stream_queue(p, int(n), 1);
-            for (uint64_t i = k; i < fences_; i += queues) f.mine.push_back(p.vidsch.slot(*fence[i]));
+            for (uint64_t i = k; i < fences_; i += queues) f.mine.push_back(VidSch::va(*fence[i], 1));
             f.value.assign(f.mine.size(), 0);
             f.count = signals_ / queues + (k < signals_ % queues);
             feeds.push_back(std::move(f));

@@ -184,7 +184,7 @@ bool Loop::setup() {
   std::map<EngineKind, int> nth;
   for (const WorkloadQueue& q : w.queues) {
     const int node = dir.node(q.engine, 0);
-    KmdHwQueue* h = node < 0 ? nullptr : p.kmd.DxgkDdiCreateHwQueue(node);
+    KmdHwQueue* h = node < 0 ? nullptr : p.vidsch.CreateHwQueue(node, 0, 0, 1);
     if (!r.check(h != nullptr, "no HW queue for '" + q.name + "'")) return false;
     m.hq.push_back(h);
     m.node_of.push_back(node);
@@ -237,7 +237,7 @@ bool Loop::setup() {
   const uint32_t clock =
       d.refresh_hz > 0 ? uint32_t(std::llround(double(dm.h_total()) * double(dm.v_total()) * d.refresh_hz)) : 0;
   if (m.hybrid) {
-    m.copy_q = p.kmd.DxgkDdiCreateHwQueue(dir.node(EngineKind::Copy, 0));
+    m.copy_q = p.vidsch.CreateHwQueue(dir.node(EngineKind::Copy, 0), 0, 0, 1);
     m.copy_fence = p.vidsch.CreateNativeFence(1, Segment::System, false, m.legacy);
     if (!r.check(m.copy_q && m.copy_fence, "the present copy's queue or fence could not be created")) return false;
     m.disp_kmd->DxgkDdiCommitVidPn(m.xsurf[0].pitch, p.igpu_driver->vidmm.allocate(Segment::Local, m.surface_bytes),
@@ -326,7 +326,7 @@ void Loop::frame(uint64_t n) {
       }
       case WorkloadStep::Kind::Signal: {
         const size_t f = size_t(st.fence);
-        VidSch::gpu_signal(m.pending[q], *m.fence[f], ++m.count[f]);
+        VidSch::gpu_signal(m.pending[q], *m.fence[f], ++m.count[f], 1);
         m.dirty[q] = true;
         flush(q);
         break;
@@ -348,13 +348,13 @@ void Loop::frame(uint64_t n) {
         ft[n].present = to_ns(sc_time_stamp());
         const unsigned b = unsigned(n % B);
         m.pending[q].write64(m.rt[b], n).barrier();
-        VidSch::gpu_signal(m.pending[q], *m.present_fence, n);
+        VidSch::gpu_signal(m.pending[q], *m.present_fence, n, 1);
         m.dirty[q] = true;
         flush_all();
         if (m.hybrid) {  // one copy: the dGPU's copy engine, after the render on the GPU
           PacketWriter c;
           c.copy(m.rt[b], m.xsurf[b].address, m.surface_bytes).barrier();
-          VidSch::gpu_signal(c, *m.copy_fence, n);
+          VidSch::gpu_signal(c, *m.copy_fence, n, 1);
           m.dsch->SubmitAfterWait(m.copy_q, m.present_fence, n, c);
         }
         m.to_present.push_back(n);

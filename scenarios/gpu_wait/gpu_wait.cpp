@@ -21,8 +21,8 @@ class GpuWait : public ScenarioDriver {
     p.cpu.spawn_thread("app", [this, &p, &r] {
       DxgkAdapterInfo info;
       if (!start_adapter(p, r, &info) || !r.check(info.nodes >= 2, "fewer than 2 nodes")) return;
-      KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
-      KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+      KmdHwQueue* qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+      KmdHwQueue* qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
       if (!r.check(qa && qb, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       NativeFence* f = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
       Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
@@ -33,7 +33,7 @@ class GpuWait : public ScenarioDriver {
       PacketWriter b, a;
       b.timestamp(ts_).interrupt(3);  // B's work after the wait: note when it starts, then tell the app
       a.compute(engine_cycles(p.params, delay_us_ * 1000));
-      VidSch::gpu_signal(a, *f, 1);
+      VidSch::gpu_signal(a, *f, 1, 1);
       p.vidsch.SubmitAfterWait(qb, f, 1, b);
       p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, a);
       if (cpu_waiter_)

@@ -29,7 +29,7 @@ class MmioRoundtrip : public ScenarioDriver {
     const sc_core::sc_time cpu_read = sc_core::sc_time_stamp() - t0;
     r.check(id == kIdValue, "BAR0 ID register read back wrong");
 
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t src = p.vidmm.allocate(Segment::System, 4096);
     const uint64_t dst = p.vidmm.allocate(Segment::Local, 4096);

@@ -180,7 +180,7 @@ class TdrScenario : public ScenarioDriver {
   std::vector<const Allocation*> healthy_allocs_;
   const Allocation* hang_alloc_ = nullptr;
   const Allocation* system_alloc_ = nullptr;
-  uint32_t never_slot_ = 0;  // a fence nothing signals (the WAIT hangs)
+  FenceVa never_app_, never_paging_;  // a fence nothing signals (the WAIT hangs), as the app's and the paging process's packets name it
   uint64_t ts_base_ = 0;     // the hang packets' start timestamps, one slot per hang
   uint64_t paging_dst_ = 0;
   uint64_t hangs_done_ = 0, hang_fence_id_ = 0, paging_packets_ = 0;
@@ -212,7 +212,8 @@ void TdrScenario::setup(Platform& p, Results& r) {
   ts_base_ = p.vidmm.allocate(Segment::System, 8 * (hangs_ + 1), 64);
   paging_dst_ = p.vidmm.allocate(Segment::System, paging_bytes_);
   NativeFence* never = p.vidsch.CreateNativeFence(1, Segment::System, false);
-  never_slot_ = p.vidsch.slot(*never);
+  p.vidsch.OpenNativeFence(0, never);  // the paging process waits on it too
+  never_app_ = VidSch::va(*never, 1), never_paging_ = VidSch::va(*never, 0);
   system_ = ps.CreateDevice(true);
   for (uint32_t e = 0; e < engines_; ++e)
     for (uint32_t n = 0; n < render_nodes_; ++n) {
@@ -257,7 +258,7 @@ PacketWriter TdrScenario::hang_packet(Platform& p) {
   PacketWriter w;
   w.timestamp(ts_base_ + 8 * hangs_done_);  // when the hang starts on the GPU (a timestamp query)
   if (hang_ == "wait") {
-    w.wait(never_slot_, 1);
+    w.wait(never_app_, 1);
   } else if (hang_ == "finite") {
     const double ns = to_ns(quantum_ + tdr_delay_) + overrun_us_ * 1000;
     w.compute(engine_cycles(p.params, std::max(0.0, ns)));
@@ -335,7 +336,7 @@ void TdrScenario::paging(Platform& p) {
       ts.dst = ts_base_;
       op.kind = DxgkPagingOp::Transfer;
       op.src = hang_alloc_->address, op.dst = paging_dst_, op.bytes = paging_bytes_;
-      op.wait_slot = never_slot_, op.wait_value = 1;
+      op.wait_fence = never_paging_, op.wait_value = 1;
       ps.SubmitPaging(paging_ctx_, {ts, op}, {hang_alloc_, system_alloc_},
                       [this](const DmaPacket& pk) { hang_fence_id_ = pk.fence_id; });
     } else if (paging_every_ == sc_core::SC_ZERO_TIME) {

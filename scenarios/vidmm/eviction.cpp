@@ -63,7 +63,7 @@ class Eviction : public ScenarioDriver {
 
     // The app writes a pattern into the flagged allocation through its process's GPU VA (a HW queue of
     // process 1): the mapping works, and the in-place pass must leave the data as they were.
-    KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(1);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(1, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     PacketWriter w;
     for (uint64_t i = 0; i < 8; ++i) w.write64(flagged_->va + (bytes_ / 8) * i, pattern(i));

@@ -53,15 +53,18 @@ expect(1, [a_path, moved], "signal_to_wake_ns 2 % higher, default tolerance 0", 
 expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=0.03"], "the same within a 3 % tolerance")
 expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=0.01"], "the same past a 1 % tolerance")
 expect(0, [a_path, moved, "--default-tol", "0.05"], "the same within a 5 % default tolerance")
-expect(0, [a_path, moved, "--tol", "signal_*=abs:300"], "an absolute tolerance by glob (delta 266 ns)")
-expect(1, [a_path, moved, "--tol", "signal_*=abs:100"], "past an absolute tolerance by glob")
-# Both tolerances given: either suffices, and they do not add up. The move is 2 % (266 ns of ~13.3 us):
-# 3 % alone covers it, 300 ns alone covers it; 1.5 % (~200 ns) and 150 ns each fall short, and so must
-# the pair, although together (~350 ns) they would cover it.
-expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.03,abs:100"], "relative suffices beside a short absolute")
-expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.01,abs:300"], "absolute suffices beside a short relative")
-expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.01,abs:100"], "neither suffices")
-expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=rel:0.015,abs:150"], "two short tolerances do not add up")
+# The move in ns: 2 % of the default run's figure (whatever the model's figure is today).
+delta = A["metrics"]["signal_to_wake_ns"] * 0.02
+over, under, part = f"{delta * 1.15:.0f}", f"{delta * 0.4:.0f}", f"{delta * 0.6:.0f}"
+expect(0, [a_path, moved, "--tol", f"signal_*=abs:{over}"], f"an absolute tolerance by glob (delta {delta:.0f} ns)")
+expect(1, [a_path, moved, "--tol", f"signal_*=abs:{under}"], "past an absolute tolerance by glob")
+# Both tolerances given: either suffices, and they do not add up. The move is 2 %: 3 % alone covers it,
+# 115 % of the move alone covers it; 1.5 % and 60 % of the move each fall short, and so must the pair,
+# although together (135 %) they would cover it.
+expect(0, [a_path, moved, "--tol", f"signal_to_wake_ns=rel:0.03,abs:{under}"], "relative suffices beside a short absolute")
+expect(0, [a_path, moved, "--tol", f"signal_to_wake_ns=rel:0.01,abs:{over}"], "absolute suffices beside a short relative")
+expect(1, [a_path, moved, "--tol", f"signal_to_wake_ns=rel:0.01,abs:{under}"], "neither suffices")
+expect(1, [a_path, moved, "--tol", f"signal_to_wake_ns=rel:0.015,abs:{part}"], "two short tolerances do not add up")
 tol_file = t.write("tol.json", json.dumps({"default": 0, "metrics": {"signal_to_wake_ns": {"rel": 0.03}}}))
 expect(0, [a_path, moved, "--tolerances", tol_file], "a tolerance from a file")
 expect(1, [a_path, moved, "--tolerances", tol_file, "--tol", "signal_to_wake_ns=0"], "--tol overrides the file")
