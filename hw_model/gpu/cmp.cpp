@@ -440,8 +440,12 @@ void Cmp::barrier() {
 
 void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by) {
   Event e{regs::kEventNativeFence, report_set_ ? fence_names_[slot].handle : 0, value};
-  if (cfg.names_queue && logged_by)  // F19: the queue whose log holds the signal
-    e = {regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1), uint64_t(logged_by->node)};
+  // F19: the queue whose log holds the signal, never the fence. A raise no queue's log explains (F7 step 3
+  // after an MV update, a CPU notification, a peer's doorbell) names a NULL queue on every node.
+  if (cfg.names_queue)
+    e = logged_by ? Event{regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1),
+                          uint64_t(logged_by->node)}
+                  : Event{regs::kEventNativeFenceQueue, 0u, regs::kEventAllNodes};
   raise_event(e);
 }
 

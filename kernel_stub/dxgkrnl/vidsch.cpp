@@ -111,28 +111,18 @@ void VidSch::dpc() {
         continue;
       case DxgkInterruptData::NativeFenceSignaled:
         if (logs_) {
-          // F17: the logs of every HW queue (whose index moved, after the KMD's barrier); F19: of the
-          // queues the interrupt names, or of every queue of a node it names with a NULL queue.
-          std::vector<int> qs;
-          const bool f19 = !d.hw_queues.empty() || !d.null_queue_nodes.empty();
-          if (f19) qs = d.hw_queues;
-          if (!f19 || !d.null_queue_nodes.empty())  // a named queue alone walks no list
-            for (const auto& [id, st] : logs_of_) {
-              if (!f19)
-                qs.push_back(id);
-              else
-                for (int n : d.null_queue_nodes)
-                  if (n < 0 || kmd_->queue(id)->node == n) qs.push_back(id);
-            }
-          std::sort(qs.begin(), qs.end());
-          qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
           std::vector<NativeFence*> touched;
-          if (read_logs(qs, touched)) {
-            // F18: an overrun lost entries: read the live value of every fence of the device.
+          std::set<int> lost;
+          read_logs(log_scope(d), touched, lost);
+          if (!lost.empty()) {
+            // F18: an overrun lost entries: read the live value of every fence of the overrun queue's
+            // device ("the nonoptimized path that reads the live value of every fence owned by the same
+            // device").
             ++fallback_scans_;
             for (auto& f : fences_)
-              if (!f->destroyed && !f->legacy) list.push_back(f.get());
-            break;
+              if (!f->destroyed && !f->legacy && lost.count(f->device)) list.push_back(f.get());
+            fallback_fences_read_ += list.size();
+            if (!d.signaled_array_null && d.signaled.empty()) break;
           }
           update_monitored_values(touched);
           if (!d.signaled_array_null && d.signaled.empty()) break;  // the logs were all there was to read
@@ -140,6 +130,7 @@ void VidSch::dpc() {
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;
           for (auto& f : fences_)
+            if (std::find(list.begin(), list.end(), f.get()) == list.end())
             if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
                 (!f->legacy || d.evaluate_legacy_monitored_fences))
               list.push_back(f.get());
@@ -150,7 +141,7 @@ void VidSch::dpc() {
               bug_check(kBugCheckDxgkrnlFatal, {kInvalidSignaledHandle, h, 0, 0});
               return;
             }
-            list.push_back(it->second);
+            if (std::find(list.begin(), list.end(), it->second) == list.end()) list.push_back(it->second);
           }
         }
         break;
@@ -431,111 +422,6 @@ KmdHwQueue* VidSch::CreateHwQueue(int node, uint32_t priority, uint32_t native_p
   if (!q || !logs_) return q;
   for (uint32_t type : {uint32_t(fence_log::kWaits), uint32_t(fence_log::kSignals)}) RecreateNativeFenceLog(q, type);
   return q;
-}
-
-void VidSch::RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type) {
-  auto& pair = logs_of_[q->id];
-  LogState& st = pair[type == fence_log::kWaits ? 0 : 1];
-  const bool first = st.cpu_va == 0;
-  // The buffer: a 4 KiB allocation (a global, mapped at its address in every process's space: the
-  // engine's GPU VA) with its alias in the system process for the CMP (F10's mapping).
-  st.cpu_va = mm_.allocate(log_segment_, fence_log::kBufferBytes, fence_log::kBufferBytes);
-  st.sys_va = mm_.map_system_alias(st.cpu_va);
-  fence_log::Header h{};
-  h.type = type;
-  h.number_of_entries = fence_log::kEntries;
-  cpu_.mem_write(st.cpu_va, &h, sizeof h);
-  st.cached = 0;
-  st.resync = !first;
-  DxgkSetNativeFenceLogBufferArgs a;
-  a.hw_queue = q;
-  a.log_type = type;
-  a.log_buffer_cpu_va = st.cpu_va;
-  a.log_buffer_gpu_va = st.cpu_va;
-  a.log_buffer_system_process_gpu_va = st.sys_va;
-  a.number_of_entries = fence_log::kEntries;
-  kmd_->DxgkDdiSetNativeFenceLogBuffer(a);
-}
-
-const VidSch::LogState* VidSch::log_state(int queue, uint32_t type) const {
-  auto it = logs_of_.find(queue);
-  return it == logs_of_.end() ? nullptr : &it->second[type == fence_log::kWaits ? 0 : 1];
-}
-
-bool VidSch::read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched) {
-  struct Moved {
-    int q;
-    uint32_t type;
-    LogState* st;
-    uint64_t pos;
-  };
-  std::vector<Moved> moved;
-  std::vector<KmdHwQueue*> barrier;
-  for (int id : queues) {
-    auto it = logs_of_.find(id);
-    if (it == logs_of_.end()) continue;
-    bool any = false;
-    for (uint32_t type : {uint32_t(fence_log::kSignals), uint32_t(fence_log::kWaits)}) {
-      LogState& st = it->second[type == fence_log::kWaits ? 0 : 1];
-      // FirstFreeEntryIndex and WraparoundCount: one 64-bit read (AtomicWraparoundAndEntryIndex).
-      const uint64_t pos = fence_log::position(cpu_.mem_read64(st.cpu_va), fence_log::kEntries);
-      ++log_headers_read_;
-      if (pos == st.cached) continue;
-      moved.push_back({id, type, &st, pos});
-      any = true;
-    }
-    if (any) barrier.push_back(kmd_->queue(id));
-  }
-  // F17: before reading entries, the KMD's barrier on every queue whose index moved.
-  if (!barrier.empty()) {
-    log_barriers_ += barrier.size();
-    kmd_->DxgkDdiUpdateNativeFenceLogs(barrier);
-  }
-  bool fallback = false;
-  for (const Moved& m : moved) {
-    LogState& st = *m.st;
-    if (st.resync) {  // a recreated log: what is new in it is unknown
-      fallback = true;
-      st.resync = false;
-      st.cached = m.pos;
-      continue;
-    }
-    if (m.pos < st.cached || m.pos - st.cached > fence_log::kEntries) {
-      // F18: the GPU overwrote entries not yet read (WraparoundCount moved past the cached one).
-      ++log_overruns_;
-      if (observer.log_overrun) observer.log_overrun(m.q, m.type);
-      fallback = true;
-      st.cached = m.pos;
-      continue;
-    }
-    read_entries(m.q, m.type, st, m.pos, touched);
-  }
-  return fallback;
-}
-
-void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched) {
-  const uint32_t n = fence_log::kEntries;
-  const uint64_t from = st.cached, count = pos - from;
-  entry_buf_.resize(count);
-  // One load per entry (48 B, under a cache line; log memory is not cached): in local memory each is a
-  // read across the link.
-  for (uint64_t i = 0; i < count; ++i)
-    cpu_.mem_read(st.cpu_va + fence_log::entry_offset(uint32_t((from + i) % n)), &entry_buf_[i],
-                  sizeof(fence_log::Entry));
-  log_entries_read_ += count;
-  st.cached = pos;
-  const KmdHwQueue* q = kmd_->queue(queue);
-  for (uint64_t i = 0; i < count; ++i) {
-    const fence_log::Entry& e = entry_buf_[i];
-    if (observer.log_entry_read) observer.log_entry_read(queue, type, from + i, e);
-    if (type != fence_log::kSignals || e.operation_type != fence_log::kSignalExecuted) continue;
-    auto it = by_local_.find({q->process, e.h_native_fence});
-    if (it == by_local_.end() || it->second->destroyed) continue;
-    NativeFence* f = it->second;
-    // The logged value is one the fence reached: what it satisfies is satisfied (CV only grows).
-    wake_satisfied(*f, e.fence_value);
-    touched.push_back(f);
-  }
 }
 
 void VidSch::DestroySynchronizationObject(int process, NativeFence* f) {

@@ -46,6 +46,9 @@ struct DxgkInterruptData {
   // ids), and the nodes whose every queue's log is to be rescanned (a NULL hHWQueue; -1: every node).
   std::vector<int> hw_queues;
   std::vector<int> null_queue_nodes;
+  // DXGKARGCB_NOTIFY_INTERRUPT_DATA's NodeOrdinal and EngineOrdinal of a native fence signal with
+  // OptimizedNativeFenceSignaledInterrupt (-1: not carried, or the engine is unknown).
+  int node_ordinal = -1, engine_ordinal = -1;
   int fault_node = -1;  // DmaFaulted: the node whose access faulted, and the GPU VA
   uint64_t fault_va = 0;
 };
@@ -269,6 +272,10 @@ class VidSch {
   uint64_t log_entries_read() const { return log_entries_read_; }
   uint64_t log_overruns() const { return log_overruns_; }
   uint64_t fallback_scans() const { return fallback_scans_; }
+  // F18: fences whose live value a fallback read (every fence of the overrun queue's device), and the
+  // queues' logs a DPC read (per interrupt: the queues the interrupt's scope names).
+  uint64_t fallback_fences_read() const { return fallback_fences_read_; }
+  uint64_t log_queues_scanned() const { return log_queues_scanned_; }
   uint64_t log_barriers() const { return log_barriers_; }
   uint64_t mv_updates() const { return mv_updates_; }
   size_t waiter_count() const { return waiter_count_; }
@@ -291,7 +298,9 @@ class VidSch {
   void release_held(NativeFence& f, uint64_t cv);
   // F17/F18: read the logs of `queues` whose index moved (after the KMD's barrier) and wake what their
   // signal entries satisfy; true if one overran (or was recreated): the caller scans every fence.
-  bool read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched);
+  // `lost`: the devices (processes) whose queue's log overran or was recreated: their fences are read.
+  void read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched, std::set<int>& lost);
+  std::vector<int> log_scope(const DxgkInterruptData& d) const;  // the queues whose logs an interrupt's DPC reads
   void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched);
   bool logs_;
   Segment log_segment_;
@@ -304,6 +313,7 @@ class VidSch {
   uint64_t fence_ops_queued_ = 0;
   uint64_t feature_queries_ = 0;
   std::vector<fence_log::Entry> entry_buf_;
+  uint64_t fallback_fences_read_ = 0, log_queues_scanned_ = 0;
   uint64_t log_headers_read_ = 0, log_entries_read_ = 0, log_overruns_ = 0, fallback_scans_ = 0, log_barriers_ = 0;
   void software_signal();  // the DPC of a kSoftwareSignalVector interrupt
   uint64_t mv_rule(const NativeFence& f) const;

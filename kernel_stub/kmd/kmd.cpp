@@ -17,6 +17,11 @@ void Kmd::declare_params(ParamSet& ps) {
                   "Q: Native GPU fence object 'Optimized native fence signaled interrupt': DXGK_VIDSCHCAPS::"
                   "OptimizedNativeFenceSignaledInterrupt, optional; the driver reports it and sets the CMP "
                   "to name the HW queue (needs vidsch.native_fence_logs)");
+  ps.declare_enum("kmd.native_fence_interrupt", "distinct", {"distinct", "combined"},
+                  "Q: Native GPU fence object 'Native fence signaled interrupt': distinct = the hardware tells a "
+                  "monitored fence's signal from a native fence's (two interrupt types); combined = hardware that "
+                  "cannot: the KMD raises only DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, with a NULL array and "
+                  "EvaluateLegacyMonitoredFences = 1, as the document allows");
   ps.declare_bool("kmd.native_fence_log_barrier", true,
                   "Q: F17, Native GPU fence object 'Synchronously updating the native fence log': in "
                   "DxgkDdiUpdateNativeFenceLogs the KMD inserts a memory barrier per HW queue; false is a "
@@ -221,6 +226,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
       adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
   log_barrier_ = ps.get_bool("kmd.native_fence_log_barrier");
+  combined_fence_interrupt_ = ps.get_enum("kmd.native_fence_interrupt") == "combined";
   want_optimized_interrupt_ = ps.get_bool("kmd.optimized_native_fence_signaled_interrupt");
   caps_.stride_bytes = uint32_t(ps.get_int("kmd.fence_stride_bytes"));
   caps_.map_to_gpu_system_process = ps.get_bool("kmd.native_fence_map_to_system_process");
@@ -601,68 +607,6 @@ bool Kmd::isr_dma_preempted(uint32_t node) {
   d.preemption_fence_id = r.preemption_fence;
   d.last_completed_fence_id = last;
   return notify(d);
-}
-
-bool Kmd::isr_fence_events() {
-  // Fence events: read the CMP's write index (and its drop count), then the new entries.
-  const uint64_t w = cpu_.mem_read64(ring_wptr_addr_);
-  const uint32_t wptr = uint32_t(w), dropped = uint32_t(w >> 32);
-  if (wptr == ring_rptr_ && dropped == ring_dropped_) {
-    ++unclaimed_;  // an MSI whose entries an earlier ISR already took
-    return false;
-  }
-  struct Entry {
-    uint32_t type, handle;
-    uint64_t value;
-  };
-  std::vector<Entry> entries(wptr - ring_rptr_);
-  for (uint32_t i = 0; i < entries.size();) {  // at most two reads: the ring wraps
-    const uint32_t idx = (ring_rptr_ + i) & (event_entries_ - 1);
-    const uint32_t n = std::min<uint32_t>(uint32_t(entries.size()) - i, event_entries_ - idx);
-    cpu_.mem_read(ring_base_ + 16ull * idx, &entries[i], 16 * n);
-    i += n;
-  }
-  ring_rptr_ = wptr;
-  cpu_.mmio_write32(bar0_ + regs::kEventRingRptr, ring_rptr_);
-
-  DxgkInterruptData native, legacy;
-  native.type = DxgkInterruptData::NativeFenceSignaled;
-  legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
-  const bool overflow = dropped != ring_dropped_;
-  // F12: the CMP counts the monitored fence events it dropped apart from the native ones: only a dropped
-  // monitored fence event can hide a legacy signal, so only then must the NULL scan take legacy waiters.
-  const bool legacy_dropped = (dropped >> 16) != (ring_dropped_ >> 16);
-  bool any_native = false, any_legacy = false, null_array = overflow;
-  ring_dropped_ = dropped;
-  for (const Entry& e : entries) {
-    if (e.type == regs::kEventMonitoredFence) {
-      any_legacy = true;
-    } else if (e.type == regs::kEventNativeFenceQueue) {  // F19: the queue whose log holds the signal
-      any_native = true;
-      if (e.handle == 0)
-        native.null_queue_nodes.push_back(e.value == regs::kEventAllNodes ? -1 : int(e.value));
-      else
-        native.hw_queues.push_back(int(e.handle) - 1);
-    } else if (e.type == regs::kEventNativeFence) {
-      any_native = true;
-      if (e.handle == 0)
-        null_array = true;
-      else if (!validate_handles_ || fences_.count(e.handle))
-        native.signaled.push_back(e.handle);
-    }
-  }
-  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
-    native.signaled_array_null = true;
-    native.signaled.clear();
-    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones hide a
-    // legacy signal.
-    native.evaluate_legacy_monitored_fences = legacy_dropped;
-    any_native = true;
-  }
-  if (any_native) sch_.DxgkCbNotifyInterrupt(native);
-  if (any_legacy) sch_.DxgkCbNotifyInterrupt(legacy);
-  sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
-  return true;
 }
 
 void Kmd::DxgkDdiDpcRoutine() {

@@ -339,6 +339,7 @@ class Kmd {
   } feature_state_;
   void query_features();  // at DxgkDdiStartDevice
   bool log_barrier_ = true;                // kmd.native_fence_log_barrier
+  bool combined_fence_interrupt_ = false;  // kmd.native_fence_interrupt = combined
   bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
   std::vector<std::unique_ptr<KmdHwQueue>> queues_;
   uint64_t scratch_ = 0;

@@ -156,4 +156,96 @@ void Kmd::DxgkDdiUpdateCurrentValuesFromCpu(const std::vector<DxgkCurrentValueUp
   }
 }
 
+bool Kmd::isr_fence_events() {
+  // Fence events: read the CMP's write index (and its drop count), then the new entries.
+  const uint64_t w = cpu_.mem_read64(ring_wptr_addr_);
+  const uint32_t wptr = uint32_t(w), dropped = uint32_t(w >> 32);
+  if (wptr == ring_rptr_ && dropped == ring_dropped_) {
+    ++unclaimed_;  // an MSI whose entries an earlier ISR already took
+    return false;
+  }
+  struct Entry {
+    uint32_t type, handle;
+    uint64_t value;
+  };
+  std::vector<Entry> entries(wptr - ring_rptr_);
+  for (uint32_t i = 0; i < entries.size();) {  // at most two reads: the ring wraps
+    const uint32_t idx = (ring_rptr_ + i) & (event_entries_ - 1);
+    const uint32_t n = std::min<uint32_t>(uint32_t(entries.size()) - i, event_entries_ - idx);
+    cpu_.mem_read(ring_base_ + 16ull * idx, &entries[i], 16 * n);
+    i += n;
+  }
+  ring_rptr_ = wptr;
+  cpu_.mmio_write32(bar0_ + regs::kEventRingRptr, ring_rptr_);
+
+  DxgkInterruptData native, legacy;
+  native.type = DxgkInterruptData::NativeFenceSignaled;
+  legacy.type = DxgkInterruptData::MonitoredFenceSignaled;
+  const bool overflow = dropped != ring_dropped_;
+  // F12: the CMP counts the monitored fence events it dropped apart from the native ones: only a dropped
+  // monitored fence event can hide a legacy signal, so only then must the NULL scan take legacy waiters.
+  const bool legacy_dropped = (dropped >> 16) != (ring_dropped_ >> 16);
+  bool any_native = false, any_legacy = false, null_array = overflow;
+  ring_dropped_ = dropped;
+  std::vector<DxgkInterruptData> per_queue;  // F19: one notification per HW queue the hardware named
+  for (const Entry& e : entries) {
+    if (e.type == regs::kEventMonitoredFence) {
+      any_legacy = true;
+    } else if (e.type == regs::kEventNativeFenceQueue) {
+      // F19: DXGKARGCB_NOTIFY_INTERRUPT_DATA with the queue's kernel handle (or NULL), its NodeOrdinal and
+      // EngineOrdinal, and no fence array.
+      DxgkInterruptData q;
+      q.type = DxgkInterruptData::NativeFenceSignaled;
+      const int node = e.handle ? queue(int(e.handle) - 1)->node : e.value == regs::kEventAllNodes ? -1 : int(e.value);
+      if (e.handle == 0)
+        q.null_queue_nodes.push_back(node);
+      else
+        q.hw_queues.push_back(int(e.handle) - 1);
+      if (node >= 0) {
+        q.node_ordinal = node % int(nodes_per_engine());
+        q.engine_ordinal = node / int(nodes_per_engine());
+      }
+      per_queue.push_back(std::move(q));
+    } else if (e.type == regs::kEventNativeFence) {
+      any_native = true;
+      if (e.handle == 0)
+        null_array = true;
+      else if (!validate_handles_ || fences_.count(e.handle))
+        native.signaled.push_back(e.handle);
+    }
+  }
+  if (optimized_cap_ && overflow) {
+    // F19: dropped events named queues the KMD never saw: a NULL queue, every node.
+    DxgkInterruptData q;
+    q.type = DxgkInterruptData::NativeFenceSignaled;
+    q.null_queue_nodes.push_back(-1);
+    q.evaluate_legacy_monitored_fences = legacy_dropped;
+    per_queue.push_back(std::move(q));
+    null_array = false;
+  }
+  if (null_array) {  // F12: NULL array -> the OS scans every native fence waiter
+    native.signaled_array_null = true;
+    native.signaled.clear();
+    // F12: legacy entries that reached the ring go as MonitoredFenceSignaled; only dropped ones hide a
+    // legacy signal.
+    native.evaluate_legacy_monitored_fences = legacy_dropped;
+    any_native = true;
+  }
+  if (combined_fence_interrupt_ && (any_native || any_legacy || !per_queue.empty())) {
+    // Hardware that cannot tell a monitored fence's signal from a native one's: the KMD raises only the
+    // native interrupt, with a NULL array and EvaluateLegacyMonitoredFences = 1 ("scan all waiters").
+    DxgkInterruptData all;
+    all.type = DxgkInterruptData::NativeFenceSignaled;
+    all.signaled_array_null = true;
+    all.evaluate_legacy_monitored_fences = true;
+    sch_.DxgkCbNotifyInterrupt(all);
+  } else {
+    for (const DxgkInterruptData& q : per_queue) sch_.DxgkCbNotifyInterrupt(q);
+    if (any_native) sch_.DxgkCbNotifyInterrupt(native);
+    if (any_legacy) sch_.DxgkCbNotifyInterrupt(legacy);
+  }
+  sch_.DxgkCbQueueDpc([this] { DxgkDdiDpcRoutine(); });
+  return true;
+}
+
 }  // namespace gpumodel
