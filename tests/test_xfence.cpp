@@ -405,3 +405,92 @@ TEST_CASE(
   CHECK(gw.out.empty());
   CHECK(hp.out.empty());
 }
+
+TEST_CASE("F15: each GPU's own MonitoredValue of a cross-adapter fence may live in its local memory", "[F15]") {
+  FenceBench b(Overrides{{"platform.topology", "hybrid"}});
+  auto& p = b.p;
+  CrossAdapterFence* x = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    DxgkrnlStartAdapter(p.kmd, "dGPU");
+    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
+    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr, Segment::Local);
+    p.xfences.Open(*x, 1, 1);
+  });
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(x);
+  REQUIRE(x->instances[1]);
+  // "Each GPU gets its own copy of MonitoredValue ... in system memory or local memory": the dGPU's in its
+  // VRAM, the iGPU's in its stolen memory; the one CurrentValue stays in system memory.
+  CHECK(x->instances[0]->mv_addr >= regs::kVramBase);
+  CHECK(x->instances[1]->mv_addr >= p.igpu->local_base());
+  CHECK(x->instances[1]->mv_addr < p.igpu->local_base() + p.igpu_driver->vidmm.local_size());
+  CHECK(x->cv_addr < p.igpu->local_base());
+  // Held at 0 for the fence's lifetime wherever it lives.
+  CHECK(p.gpu.vram.peek64(x->instances[0]->mv_addr) == 0);
+  CHECK(p.sysmem.peek64(x->instances[1]->mv_addr) == 0);
+  // The scenario with both MVs local: every pair unblocks.
+  const auto j = run_json(xfence("1", "gpu_gpu") + " --xfence.mv_segment=local", "mv_local")["metrics"];
+  CHECK(j["unblocked"] == 20);
+  CHECK(j["cpu_interrupts"] == 20);
+}
+
+TEST_CASE(
+    "F15: a wait and a signal of a cross-adapter fence on the same GPU stay on that GPU: the WAIT unblocks before "
+    "the CPU hears of the signal",
+    "[F15]") {
+  FenceBench b(Overrides{{"platform.topology", "hybrid"}});
+  auto& p = b.p;
+  CrossAdapterFence* x = nullptr;
+  uint64_t marker = 0;
+  sc_time marked = SC_ZERO_TIME;
+  p.cpu.spawn_thread("app", [&] {
+    DxgkrnlStartAdapter(p.kmd, "dGPU");
+    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
+    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
+    p.xfences.Open(*x, 1, 1);
+    marker = p.vidmm.allocate(Segment::System, 64, 64);
+    p.sysmem.watch(marker, 8, [&](uint64_t, unsigned) { marked = sc_time_stamp(); });
+    KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
+    KmdHwQueue* qb = p.kmd.DxgkDdiCreateHwQueue(1);
+    PacketWriter wa, wb;
+    wa.wait(VidSch::va(*x->instances[0], 1), 1).write64(marker, 1);  // blocks: CV is 0
+    wb.compute(40000).signal(VidSch::va(*x->instances[0], 1), 1);    // 20 us later, the same GPU signals
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
+  });
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(marked != SC_ZERO_TIME);
+  // The dGPU's CMP unblocked its own queue: "wait and signals submitted on the same GPU still benefit from
+  // faster on GPU synchronization". MV = 0, so the signal still interrupts ("the power benefit ... is
+  // lost"), but the waiter did not wait for it: the marker landed before the OS was notified.
+  CHECK(p.gpu.cmp.gpu_unblocks() == 1);
+  const auto native = [](const DxgkInterruptData& d) { return d.type == DxgkInterruptData::NativeFenceSignaled; };
+  REQUIRE(b.count_notified(native) >= 1);
+  CHECK(marked < b.first_native_notification());
+}
+
+TEST_CASE(
+    "F15: scenario 2's variant with both GPUs native and the iGPU's queue kernel-mode: Dxgkrnl writes the iGPU's "
+    "signals and holds its waits on the CPU",
+    "[F15]") {
+  const std::string base = tb::scenario("cross_adapter_fence") +
+                           " --cpu.idle_governor=fixed --cpu.idle_state=C1 --xfence.igpu_queue=kernel";
+  // 2b: the iGPU signals (a kernel-mode queue: an INTERRUPT after the work, then VidSch writes CV through
+  // DxgkDdiUpdateCurrentValuesFromCpu), the dGPU's queue waits on its GPU.
+  const auto sig = run_json(base + " --xfence.scenario=2b --xfence.pair=gpu_gpu", "kq_2b")["metrics"];
+  CHECK(sig["igpu_native_fences"] == true);
+  CHECK(sig["unblocked"] == 20);
+  CHECK(sig["software_signals"] == 20);
+  CHECK(sig["waiter_gpu_unblocks"] == 20);
+  CHECK(sig["cpu_interrupts"] == 20);
+  CHECK(sig["signal_to_unblock_ns"].get<double>() >= kInterruptPath);
+  // 2a: the iGPU waits (held by VidSch, released when the dGPU's signal is forwarded): no WAIT runs on it.
+  const auto wait = run_json(base + " --xfence.scenario=2a --xfence.pair=gpu_gpu", "kq_2a")["metrics"];
+  CHECK(wait["unblocked"] == 20);
+  CHECK(wait["waiter_gpu_unblocks"] == 0);
+  CHECK(wait["cpu_interrupts"] == 20);
+  CHECK(wait["signal_to_unblock_ns"].get<double>() >= kInterruptPath);
+  // The variant needs both GPUs native, and is scenario 2's only.
+  CHECK(run_cli(base + " --xfence.scenario=1").code == 2);
+  CHECK(run_cli(base + " --xfence.scenario=2b --igpu.kmd_native_gpu_fence=never").code == 2);
+}

@@ -161,10 +161,8 @@ void VidSch::scan(std::vector<NativeFence*> list) {
   for (NativeFence* f : list) {
     const uint64_t cv = cpu_.mem_read64(f->cv_addr);
     wake_satisfied(*f, cv);
-    if (f->legacy)
-      release_held(*f, cv);
-    else
-      native.push_back(f);
+    release_held(*f, cv);  // work held behind it: a monitored fence's, or a kernel-mode queue's
+    if (!f->legacy) native.push_back(f);
     if (f->cross) f->cross->observed(*this, cv);  // F15: Dxgkrnl forwards a new value to the other adapters
   }
   update_monitored_values(native);  // F4: MV moves to the least outstanding value - 1
@@ -373,7 +371,8 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
 void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
   PacketWriter w;
   w.append(work);
-  if (f->cross && !f->handle) {  // 2b: the signal at the head of the software context, written by VidSch
+  if ((f->cross && !f->handle) || q->kernel_mode) {  // 2b (or a kernel-mode queue): the signal at the head of
+                                                     // the software context, written by VidSch
     w.interrupt(Kmd::kSoftwareSignalVector);
     software_signals_pending_.push_back({f, value});
   } else {
@@ -389,7 +388,10 @@ void VidSch::software_signal() {
   ++software_signals_;
   // Native GPU fence object, scenario 2b: "VidSch updates fence value directly from CPU" (one aligned 64-bit store,
   // F1), then wakes this adapter's waiters and propagates the value (scan).
-  cpu_.mem_write(s.f->cv_addr, &s.value, 8);
+  if (s.f->handle)  // a native fence (a kernel-mode queue's): through the KMD, so its CMP rescans its waiters
+    kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{s.f->handle, s.value}}, false);
+  else
+    cpu_.mem_write(s.f->cv_addr, &s.value, 8);
   scan({s.f});
 }
 
@@ -517,7 +519,7 @@ void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
-  if (!f->legacy) {  // native: the queue waits on the GPU
+  if (!f->legacy && !q->kernel_mode) {  // native: the queue waits on the GPU
     PacketWriter w;
     w.wait(va(*f, q->process), value).append(work);
     SubmitInOrder(q, w);

@@ -55,6 +55,9 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   uint64_t log_seq[2] = {0, 0};
   uint64_t submissions = 0;  // the progress fence's value after the last submission
   int process = 0;           // the GPU VA space it runs in
+  // A kernel-mode queue (the native fence document's cross-adapter tables): its native fence waits and signals
+  // are Dxgkrnl's on the CPU (held work, CV written from the CPU), not WAIT/SIGNAL packets.
+  bool kernel_mode = false;
 };
 
 // DXGKARG_SETNATIVEFENCELOGBUFFER (F16): one of the queue's two logs, with its three mappings.

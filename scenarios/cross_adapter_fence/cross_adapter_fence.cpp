@@ -5,6 +5,9 @@
 //                     2a  the iGPU without native fences (a monitored fence there); the iGPU waits, the dGPU signals
 //                     2b  the iGPU without native fences; the iGPU signals, the dGPU waits
 //   xfence.pair = <waiter>_<signaller>, each gpu or cpu: gpu_gpu, gpu_cpu, cpu_gpu, cpu_cpu
+//   xfence.igpu_queue = kernel: 2a/2b's variant where both GPUs support native fences but the iGPU's wait or
+//                     signal goes to a kernel-mode queue: Dxgkrnl holds the wait and writes the signal on the CPU
+//   xfence.mv_segment = system or local: where each native instance's own MonitoredValue lives
 // A GPU waiter is a queue whose work after its wait is one WRITE64 to a probe word; a CPU waiter a thread
 // in D3DKMTWaitForSynchronizationObjectFromCpu. A GPU signaller computes workload.signal_delay_us then
 // signals; a CPU signaller sleeps as long, then D3DKMTSignalSynchronizationObjectFromCpu. workload.signals
@@ -34,6 +37,8 @@ class CrossAdapterFenceScenario : public ScenarioDriver {
         waiter_gpu_(ps.get_enum("xfence.pair").rfind("gpu_", 0) == 0),
         signaller_gpu_(ps.get_enum("xfence.pair").size() > 4 && ps.get_enum("xfence.pair").substr(4) == "gpu"),
         doorbell_(ps.get_bool("xfence.gpu_doorbell")),
+        igpu_kernel_queue_(ps.get_enum("xfence.igpu_queue") == "kernel"),
+        mv_segment_(ps.get_enum("xfence.mv_segment") == "local" ? Segment::Local : Segment::System),
         signals_(uint64_t(ps.get_int("workload.signals"))),
         period_(sc_time(ps.get_real("workload.signal_interval_us"), SC_US)),
         delay_(sc_time(ps.get_real("workload.signal_delay_us"), SC_US)) {
@@ -68,7 +73,8 @@ class CrossAdapterFenceScenario : public ScenarioDriver {
   static Snapshot snapshot(const Cpu& c) { return {c.interrupts(), c.wakeups(), c.residency(), sc_time_stamp()}; }
 
   const std::string scenario_;
-  const bool waiter_gpu_, signaller_gpu_, doorbell_;
+  const bool waiter_gpu_, signaller_gpu_, doorbell_, igpu_kernel_queue_;
+  const Segment mv_segment_;
   const uint64_t signals_;
   const sc_time period_, delay_;
   int waiter_ = kIgpu, signaller_ = kDgpu;
@@ -110,7 +116,7 @@ void CrossAdapterFenceScenario::watch_mv(Platform& p, int a, NativeFence* f) {
       if (w->armed && w->last != 0) ++w->left_zero;
     });
   };
-  add(p.sysmem, f->mv_addr, "OS MonitoredValue");
+  add(f->mv_addr >= regs::kVramBase ? p.gpu.vram : p.sysmem, f->mv_addr, "OS MonitoredValue");
   // The CMP's shadow MV: the dGPU's in VRAM, the iGPU's in its stolen system memory (cmp.mv_source = shadow).
   if (!p.params.get_enum("cmp.mv_source").compare("shadow")) {
     Cmp& cmp = hw(p, a).cmp;
@@ -130,7 +136,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
     if (!r.check(p.xfences.EnableGpuDoorbell(&why), "F20 GPU doorbell: " + why)) return;
   }
   std::string err;
-  x_ = p.xfences.Create(1, kDgpu, NativeFenceType::Default, &err);
+  x_ = p.xfences.Create(1, kDgpu, NativeFenceType::Default, &err, mv_segment_);
   if (!r.check(x_ != nullptr, err)) return;
   p.xfences.Open(*x_, kIgpu, 1);
   fw_ = x_->instances[size_t(waiter_)];
@@ -148,7 +154,8 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
       // INTERRUPT whose MSI tells VidSch the signal reached the head (Native GPU fence object 2b): the CMP's last MSI.
       if (signaller_gpu_)
         signalled_[next_cv_] =
-            fs_->handle ? hw(p, signaller_).nodes[0]->last_signal_start() : hw(p, signaller_).cmp.last_msi_issued();
+            fs_->handle && !(signaller_ == kIgpu && igpu_kernel_queue_) ? hw(p, signaller_).nodes[0]->last_signal_start()
+                                                                        : hw(p, signaller_).cmp.last_msi_issued();
       ++next_cv_;
     }
   });
@@ -156,6 +163,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
   KmdHwQueue* qs = nullptr;
   if (waiter_gpu_) {
     qw = sch(p, waiter_).CreateHwQueue(0, 0, 0, 1);
+    if (qw && waiter_ == kIgpu && igpu_kernel_queue_) qw->kernel_mode = true;
     probe_ = p.vidmm.allocate(Segment::System, 8 * (signals_ + 1), 64);
     for (uint64_t i = 1; i <= signals_; ++i)
       p.sysmem.watch(probe_ + 8 * i, 8, [this, &p, i](uint64_t, unsigned) {
@@ -167,6 +175,7 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
       });
   }
   if (signaller_gpu_) qs = sch(p, signaller_).CreateHwQueue(0, 0, 0, 1);
+  if (qs && signaller_ == kIgpu && igpu_kernel_queue_) qs->kernel_mode = true;
   if (!r.check((!waiter_gpu_ || qw) && (!signaller_gpu_ || qs), "DxgkDdiCreateHwQueue failed: no free HW queue"))
     return;
   const sc_time t0 = sc_time_stamp() + period_;
@@ -345,6 +354,16 @@ ScenarioInfo cross_adapter_fence_scenario() {
             "rings the other adapter's doorbell register with the fence's cross-adapter id, so MV "
             "leaves 0; needs both adapters native (xfence.scenario = 1)",
             o);
+        ps.declare_enum("xfence.igpu_queue", "user", {"user", "kernel"},
+                        "Q: Native GPU fence object, 'Cross-adapter wait/signal combinations': user = the iGPU's wait or "
+                        "signal is a WAIT/SIGNAL in its HW queue; kernel = both GPUs native but the iGPU's goes to a "
+                        "kernel-mode queue (the document: 'similar to' scenario 2: Dxgkrnl holds the wait and "
+                        "writes the signal on the CPU); needs xfence.scenario = 2a or 2b",
+                        o);
+        ps.declare_enum("xfence.mv_segment", "system", {"system", "local"},
+                        "Q: Native GPU fence object 'Cross-adapter native fences': 'Each GPU gets its own copy of "
+                        "MonitoredValue ... can be allocated in system memory or local memory'; A: system",
+                        o);
         ps.declare_int("workload.signals", 20, "signals", 1, 100000,
                        "A: 20 wait/signal pairs: the first pays cold TLBs, the mean is over the rest", o);
         ps.declare_real("workload.signal_interval_us", 1000, "us", 100, 1e6,
@@ -384,9 +403,19 @@ ScenarioInfo cross_adapter_fence_scenario() {
               "igpu.kmd_native_gpu_fence = never: xfence.scenario = 1 has both GPUs support native "
               "fences; allowed: igpu.kmd_native_gpu_fence = if_enabled or always, or xfence.scenario = "
               "2a or 2b");
-        if (sc != "1" && ia != "never")
+        const bool kernel_queue = ps.get_enum("xfence.igpu_queue") == "kernel";
+        if (kernel_queue && sc == "1")
+          throw ConfigError(
+              "xfence.igpu_queue = kernel: a kernel-mode queue on the iGPU is scenario 2's variant; allowed: "
+              "xfence.igpu_queue = user, or xfence.scenario = 2a or 2b");
+        if (kernel_queue && ia == "never")
+          throw ConfigError(
+              "xfence.igpu_queue = kernel: the variant has both GPUs support native fences; allowed: "
+              "igpu.kmd_native_gpu_fence = if_enabled or always, or xfence.igpu_queue = user");
+        if (sc != "1" && ia != "never" && !kernel_queue)
           throw ConfigError("igpu.kmd_native_gpu_fence = " + ia + ": xfence.scenario = " + sc +
-                            " has an iGPU without native fences; allowed: igpu.kmd_native_gpu_fence = never, or "
+                            " has an iGPU without native fences; allowed: igpu.kmd_native_gpu_fence = never, "
+                            "xfence.igpu_queue = kernel (both native, the iGPU's queue kernel-mode), or "
                             "xfence.scenario = 1");
         if (ps.get_bool("xfence.gpu_doorbell") && sc != "1")
           throw ConfigError(
