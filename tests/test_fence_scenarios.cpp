@@ -59,46 +59,58 @@ size_t rises(const std::string& values) {
 }
 }  // namespace
 
-TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from the default parameters",
-          "[F3][F8][H2]") {
+namespace {
+// fence_signal's DPC after an MV update's MMIO writes begin at `mmio_start` (the DPC's start): two 100 ns
+// MMIO writes (select, MV), the second reaching BAR0 (root complex, 32-byte TLP, hop, 20 ns register
+// write) and the CMP: 40 cycles, the shadow write (VRAM), the 200 ns barrier, step 3's CV read, the
+// acknowledgement up the link (the CMP's TLB holds those pages since the fence's creation and the wait's
+// arming: no walk). The KMD polls it with back-to-back loads from the end of the second MMIO write; the
+// first load sampled at or after the acknowledgement's visibility returns (the poll's end).
+sc_time mv_update_acknowledged(sc_time before_mmio) {
   using namespace tb::dflt;
-  auto j = run("fence_signal", "--vidsch.native_fence_logs=false", "sig");
-  // The SIGNAL's CV write is node 0's first touch of the fence's CV page: a cold TLB, one walk before
-  // it enters the write buffer (a full walk: the CV's system-process alias, F10, lies in a 2 MiB region
-  // the node never walked); it leaves the 100 ns write buffer and crosses to DRAM.
-  const sc_time cv_visible = walk() + sc_time(100, SC_NS) + up_write(8);
-  const sc_time fence_write = cv_visible;
-  // Then the engine's shadow check: its first read of the shadow MV table's page walks too (in full:
-  // VRAM, a region the node never walked), then the VRAM read returns. The CMP spends 20 cycles, then
-  // barriers: the CV write is visible by then, and the read-pointer write-back of the drained queue is
-  // not in the buffer yet (the node's first write to that page: a PTE read, its region's PDE cached
-  // since the ring's fetch), so the barrier is its 200 ns handshake alone. The interrupt firmware (32
-  // cycles) then writes the event entry and the ring's write index, each the CMP's first write to its
-  // page (the fence's creation warmed only the shadow MV, CV and acknowledgement pages): a translation
-  // before each, one PTE read apiece, as both pages share the KMD's 2 MiB region of system memory with
-  // the acknowledgement word, whose walk at the creation left the region's PDE in the CMP's page-walk
-  // cache; then the MSI (tb::dflt::cmp_first_fence_interrupt). Measured from CV's visibility.
-  const sc_time msi_issued = walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + cmp_first_fence_interrupt();
-  const sc_time cmp_decision = msi_issued - cv_visible;
-  // The 16-byte event entry left a PTE read (250 ns) before the write index: only the 8-byte write
-  // index's TLP is still ahead of the 4-byte MSI on the link (tb::dflt::first_msi_delivery).
-  const sc_time msi_delivery = first_msi_delivery();
-  // The CPU idles in C1 (2 us exit); the ISR: 500 ns entry, the KMD reads the ring's write index (8 B)
-  // and one 16-byte entry, writes its read index (100 ns MMIO), and the 2 us ISR cost.
-  const sc_time isr = sc_time(500 + 2000 + 100, SC_NS) + cpu_read(8) + cpu_read(16);
-  // The DPC: 1 us, CV read, the waiter woken; MV back up to UINT64_MAX: the OS's copy (8 B at 20 GB/s),
-  // two 100 ns MMIO writes (select, MV); the second reaches BAR0 (root complex, 32-byte TLP, hop, 20 ns
-  // register write) and the CMP: 40 cycles, the shadow write (VRAM), the 200 ns barrier, step 3's CV
-  // read, the acknowledgement up the link (the CMP's TLB holds those three pages since the fence's
-  // creation and the wait's arming: no walk). The KMD polls it with back-to-back loads from the end of the
-  // second MMIO write; the first load sampled (120.104 ns into it) at or after the acknowledgement's
-  // visibility returns; then the F8 re-read of CV.
-  const sc_time mmio2 = sc_time(1000, SC_NS) + cpu_read(8) + sc_time(0.4, SC_NS) + sc_time(100, SC_NS);
+  const sc_time mmio2 = before_mmio + sc_time(0.4, SC_NS) + sc_time(100, SC_NS);
   const sc_time ack = mmio2 + kRc + ser(8 + 24, kRate) + kHop + kBarWrite + sc_time(40, SC_NS) + kShadowCheck +
                       kCmpBarrier + sysmem_read(8) + up_write(8);
   sc_time poll = mmio2 + sc_time(100, SC_NS);
   while (poll + kRc + dram_xfer(8) + kDram < ack) poll += cpu_read(8);
-  const sc_time dpc = poll + cpu_read(8) + cpu_read(8);
+  return poll + cpu_read(8);
+}
+// A CPU load of `bytes` from the dGPU's VRAM (a native fence log): root complex, the 24-byte read request
+// down the link, hop, VRAM (250 ns + the transfer), the completion (payload + 20 B) up, hop, root complex.
+sc_time cpu_vram_read(double bytes) {
+  using namespace tb::dflt;
+  return kRc + ser(24, kRate) + kHop + kVram + vram_xfer(bytes) + ser(bytes + 20, kRate) + kHop + kRc;
+}
+// A CPU read of a BAR0 register (the KMD's log barrier, a read-to-flush): the same way, 540 ns register read.
+sc_time cpu_bar0_read() {
+  using namespace tb::dflt;
+  return kRc + ser(24, kRate) + kHop + sc_time(540, SC_NS) + ser(4 + 20, kRate) + kHop + kRc;
+}
+}  // namespace
+
+TEST_CASE("fence_signal: each warm part and the cold total equal their derivation from the default parameters",
+          "[F3][F8][H2]") {
+  using namespace tb::dflt;
+  // Without logs first (vidsch.native_fence_logs = false): the interrupt path alone.
+  auto j = run("fence_signal", "--vidsch.native_fence_logs=false", "sig");
+  // The warm round (the second signal; every page it touches is in the TLBs since the first): the CV
+  // write leaves the 100 ns write buffer and crosses to DRAM.
+  const sc_time fence_write = kWb + up_write(8);
+  // The engine's shadow check returns (VRAM read); the queue is then drained, so the engine writes back
+  // its read pointer (system memory: the write buffer, then up the link). The CMP's 20 decision cycles
+  // end long before its barrier can: the barrier completes 200 ns after the read-pointer write is
+  // visible; then the interrupt firmware's 32 cycles, the event entry and the write index posted (warm
+  // pages), the MSI. Measured from CV's visibility (the same write-buffer-and-link time as the read
+  // pointer's, so they cancel).
+  const sc_time cmp_decision = kShadowCheck + kCmpBarrier + kCmpInterrupt;
+  // The 16-byte event entry, the 8-byte write index and the 4-byte MSI leave back to back.
+  const sc_time msi_delivery = tb::dflt::msi_delivery();
+  // The CPU idles in C1 (2 us exit); the ISR: 500 ns entry, the KMD reads the ring's write index (8 B)
+  // and one 16-byte entry, writes its read index (100 ns MMIO), and the 2 us ISR cost.
+  const sc_time isr = sc_time(500 + 2000 + 100, SC_NS) + cpu_read(8) + cpu_read(16);
+  // The DPC: 1 us, CV read, the waiter woken; MV back up to UINT64_MAX: the OS's copy (8 B at 20 GB/s),
+  // the MMIO writes and the acknowledgement's poll; then the F8 re-read of CV.
+  const sc_time dpc = mv_update_acknowledged(sc_time(1000, SC_NS) + cpu_read(8)) + cpu_read(8);
   const std::pair<const char*, sc_time> parts[] = {{"fence_write_ns", fence_write},
                                                    {"cmp_decision_ns", cmp_decision},
                                                    {"msi_delivery_ns", msi_delivery},
@@ -113,8 +125,49 @@ TEST_CASE("fence_signal: each part of signal-to-wake equals its derivation from 
     total += want;
   }
   CHECK(m(j, "signal_to_wake_ns") == Approx(to_ns(total)).margin(1e-3));
-  CHECK(m(j, "interrupts_raised") == 1);
+  // The cold round (the first signal): the same path with its walks. The SIGNAL's CV write is node 0's
+  // first touch of the fence's CV page (the process's own mapping of it, a 2 MiB region the node never
+  // walked): a full walk before it enters the write buffer. Then the engine's shadow check: its first
+  // read of the shadow MV table's page walks too (in full: VRAM, a region the node never walked). The
+  // CMP spends 20 cycles, then barriers: the CV write is visible by then, and the read-pointer
+  // write-back of the drained queue is not in the buffer yet (the node's first write to that page: a PTE
+  // read, its region's PDE cached since the ring's fetch), so the barrier is its 200 ns handshake alone.
+  // The interrupt firmware (32 cycles) then writes the event entry and the ring's write index, each the
+  // CMP's first write to its page: one PTE read apiece (tb::dflt::cmp_first_fence_interrupt); only the
+  // write index's TLP is then still ahead of the MSI (tb::dflt::first_msi_delivery).
+  const sc_time cold_cv = walk() + kWb + up_write(8);
+  const sc_time cold_msi = walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier + cmp_first_fence_interrupt();
+  const sc_time cold = cold_cv + (cold_msi - cold_cv) + first_msi_delivery() + sc_time(2000, SC_NS) + isr + dpc +
+                       sc_time(2000, SC_NS);
+  CHECK(m(j, "signal_to_wake_cold_ns") == Approx(to_ns(cold)).margin(1e-3));
+  CHECK(m(j, "interrupts_raised") == 2);
   CHECK(m(j, "spurious_interrupts") == 0);
+
+  // With logs (the default: logging is mandatory). On the GPU, the F17 order: after the CV write the
+  // engine writes the log entry (into its write-combiner) and FirstFreeEntryIndex (VRAM), then barriers:
+  // its system-scope barrier (node.barrier_system_ns, 200 ns: a system-memory write is outstanding) ends
+  // 200 ns after the CV write is visible; only then does it read the shadow MV. The rest as above: the
+  // CMP's barrier waits for the read-pointer write-back, issued when the shadow check returns.
+  auto l = run("fence_signal", "", "sig_logs");
+  const sc_time node_barrier(200, SC_NS);
+  CHECK(m(l, "fence_write_ns") == Approx(to_ns(fence_write)).margin(1e-3));
+  CHECK(m(l, "cmp_decision_ns") == Approx(to_ns(node_barrier + cmp_decision + fence_write)).margin(1e-3));
+  // In the DPC, before anything else, Dxgkrnl reads the logs of the fence's device (its one HW queue):
+  // both logs' FirstFreeEntryIndex (8 B each, VRAM across the link), then, the signal log having moved,
+  // DxgkDdiUpdateNativeFenceLogs (the KMD's read-to-flush of the queue's BAR0 register), then the new
+  // 48-byte entry. The entry names the fence at 2: the waiter wakes from the log, and MV goes back up
+  // (the same MMIO, acknowledgement and F8 re-read). The interrupt's fence array is then scanned too: one
+  // more CV read, nothing left to wake, MV unchanged.
+  const sc_time logs_read = cpu_vram_read(8) + cpu_vram_read(8) + cpu_bar0_read() + cpu_vram_read(48);
+  const sc_time dpc_logs = mv_update_acknowledged(sc_time(1000, SC_NS) + logs_read) + cpu_read(8) + cpu_read(8);
+  CHECK(m(l, "dpc_ns") == Approx(to_ns(dpc_logs)).margin(1e-3));
+  for (const char* k : {"msi_delivery_ns", "idle_exit_ns", "isr_ns", "thread_wake_ns"}) {
+    INFO(k);
+    CHECK(m(l, k) == Approx(m(j, k)).margin(1e-3));
+  }
+  CHECK(m(l, "signal_to_wake_ns") == Approx(m(j, "signal_to_wake_ns") + to_ns(node_barrier + fence_write) +
+                                            to_ns(dpc_logs) - to_ns(dpc))
+                                         .margin(1e-3));
 }
 
 TEST_CASE("fence_signal: each part's parameter moves that part and the total by exactly its change", "[F3][H2]") {
