@@ -144,7 +144,7 @@ struct PwcTrace {
 // write and MV check issued) to node B's next packet starting (before its decode). The CV write and
 // the read of the shadow MV are each A's first touch of their page: a walk apiece holds A's executor,
 // before the write enters the buffer and before the read (VRAM read + 8 B at 1008 GB/s). Full walks:
-// the CV's system-process alias (F10, at 0xE000'0000'0000 up) and the shadow MV table in VRAM are
+// the CV's mapping in A's process (at 0x5000'0000'0000 up) and the shadow MV table in VRAM are
 // 2 MiB regions A's node never walked (its walks so far were of the KMD's system-memory region). The CMP
 // spends 20 cycles on the notification, then barriers: the CV write has been visible since before
 // (it left the buffer a walk, a shadow check and the decision earlier, more than its
@@ -154,6 +154,10 @@ struct PwcTrace {
 // barrier costs its system-scope handshake alone. B, blocked on the GPU with its packets already
 // fetched, resumes at once.
 inline sc_time gpu_wait_unblock() { return walk() + walk() + kShadowCheck + kCmpDecision + kCmpBarrier; }
+// ... on A's second SIGNAL (every page warm): A's shadow check returns, its queue drains, and its
+// read-pointer write-back, now translated at once, enters the write buffer then; the CMP's 20 cycles end
+// long before its barrier can: 200 ns after that write is visible (write buffer, up the link to DRAM).
+inline sc_time gpu_wait_unblock_warm() { return kShadowCheck + kWb + up_write(8) + kCmpBarrier; }
 // The CMP's first fence interrupt of a run (its TLB cold for the event ring's page and for its write
 // index's; the fence's creation warmed only the shadow MV, CV and acknowledgement pages): the 32 cycles
 // of interrupt firmware, then a translation before the event entry's write and one before the write

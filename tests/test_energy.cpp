@@ -293,15 +293,15 @@ TEST_CASE("energy: the laptop video player at 5 fps self-refreshes and its displ
             .epsilon(1e-9));
 }
 
-// Gating's wake latency: with a 1 us gating delay the engine gates before its only work arrives, and
-// that work waits node.gate_wake_us (100 us) in state `wake`: the whole rest of the run, its end
-// included, moves by exactly that, while the signal's own stages do not change.
+// Gating's wake latency: with a 1 us gating delay the engine gates before each of its two rounds' work
+// arrives, and that work waits node.gate_wake_us (100 us) in state `wake`: the whole rest of the run, its
+// end included, moves by exactly twice that, while the signal's own stages do not change.
 TEST_CASE("energy: work that finds its engine gated waits the wake latency, and only that", "[H5]") {
   const std::string args = scenario("fence_signal") + " --node.gate_delay_us=1 --quiet";
   const nlohmann::json off = run_json(args + " --node.power_gating=off", "gate_off");
   const nlohmann::json on = run_json(args + " --node.power_gating=on", "gate_on");
-  REQUIRE(on["metrics"]["power_states"]["gpu_node0_gate_wakes"] == 1);
-  CHECK(on["sim_time_ns"].get<double>() - off["sim_time_ns"].get<double>() == Approx(100000).margin(1e-3));
+  REQUIRE(on["metrics"]["power_states"]["gpu_node0_gate_wakes"] == 2);
+  CHECK(on["sim_time_ns"].get<double>() - off["sim_time_ns"].get<double>() == Approx(200000).margin(1e-3));
   CHECK(on["metrics"]["signal_to_wake_ns"].get<double>() ==
         Approx(off["metrics"]["signal_to_wake_ns"].get<double>()).margin(1e-3));
 }

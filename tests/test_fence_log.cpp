@@ -224,7 +224,8 @@ TEST_CASE(
     const uint32_t h = f->local_handles.at(1);
     p.gpu.vram.watch(f->cv_addr, 8, [&](uint64_t, unsigned) { cv_at.push_back(sc_time_stamp()); });
     p.gpu.vram.watch(log, 8, [&](uint64_t, unsigned) { index_at.push_back(sc_time_stamp()); });
-    p.gpu.vram.watch_reads(p.gpu.cmp.shadow_mv_addr(slot.slot), [&](uint64_t) { mv_read_at.push_back(sc_time_stamp()); });
+    p.gpu.vram.watch_reads(p.gpu.cmp.shadow_mv_addr(slot.slot),
+                           [&](uint64_t) { mv_read_at.push_back(sc_time_stamp()); });
     PacketWriter w;
     w.signal_logged(slot, 1, 0, h).signal_logged(slot, 2, 1, h);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);

@@ -353,7 +353,7 @@ TEST_CASE("Event ring overflow: a NULL array with EvaluateLegacyMonitoredFences 
     f.push_back(p.vidsch.CreateNativeFence(1, Segment::System, false, /*legacy*/ true));
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.compute(100000);                               // 50 us: every waiter is registered first
+    w.compute(100000);                                  // 50 us: every waiter is registered first
     for (auto* x : f) VidSch::gpu_signal(w, *x, 1, 1);  // the monitored fence's: WRITE64, BARRIER, INTERRUPT
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     for (size_t i = 1; i < f.size(); ++i)

@@ -181,9 +181,7 @@ TEST_CASE("MonitoredValue is read-only to the GPU: an engine's write through its
   write_through_mapping(true);
 }
 
-TEST_CASE("CurrentValue is writable through the same process's mapping", "[F1][F10]") {
-  write_through_mapping(false);
-}
+TEST_CASE("CurrentValue is writable through the same process's mapping", "[F1][F10]") { write_through_mapping(false); }
 
 TEST_CASE(
     "Logging is mandatory: every signal and wait is logged with the KMD's progress fence and the OS's held work "
@@ -251,9 +249,8 @@ TEST_CASE(
   CHECK(p.vidsch.fence_ops_queued() == 4);
   const uint64_t tick_ps = uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
   for (const auto& e : {sig[0], sig[1], wai[0], sig2[0]}) {
-    auto it = std::find_if(queued.begin(), queued.end(), [&](const Queued& x) {
-      return x.handle == e.h_native_fence && x.value == e.fence_value;
-    });
+    auto it = std::find_if(queued.begin(), queued.end(),
+                           [&](const Queued& x) { return x.handle == e.h_native_fence && x.value == e.fence_value; });
     REQUIRE(it != queued.end());
     CHECK(uint64_t(it->at.value()) / tick_ps <= e.fence_end_gpu_timestamp);
   }

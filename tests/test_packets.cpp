@@ -60,7 +60,7 @@ TEST_CASE("Packet decoder: each malformed packet is a named error", "[H1]") {
   CHECK(err({header(Op::Nop, 17)}) == PacketError::TooLong);
   CHECK(err({0x2a000001}) == PacketError::UnknownOpcode);
   CHECK(err({header(Op::Signal, 3), 0, 0}) == PacketError::WrongLength);
-  CHECK(err({header(Op::Signal, 4), 0, 0, 0}) == PacketError::WrongLength);  // the old VA-less form
+  CHECK(err({header(Op::Signal, 4), 0, 0, 0}) == PacketError::WrongLength);     // the old VA-less form
   CHECK(err({header(Op::Wait, 8), 0, 0, 0, 0, 0, 0, 0}) == PacketError::None);  // WAIT's logged form
   CHECK(err({header(Op::Barrier, 2), 0}) == PacketError::WrongLength);
   CHECK(err({header(Op::Write64, 5), 0, 0}) == PacketError::Truncated);
@@ -85,11 +85,11 @@ TEST_CASE("Node fault: a malformed packet stops its queue, is named, and the nod
   // One queue per kind of fault (a NOP first, so the bad packet sits at ring offset 4), then a
   // TIMESTAMP that must not run; the eighth queue, on the same node, runs after them.
   const std::vector<std::vector<uint32_t>> bad = {
-      {0x2a000001},                         // unknown opcode
-      {header(Op::Nop, 0)},                 // zero length
-      {header(Op::Nop, 17)},                // too long
-      {header(Op::Signal, 3), 0, 0},        // wrong length for the opcode
-      {header(Op::Write64, 5), 0, 0},       // runs past the write pointer (the submission's end)
+      {0x2a000001},                                     // unknown opcode
+      {header(Op::Nop, 0)},                             // zero length
+      {header(Op::Nop, 17)},                            // too long
+      {header(Op::Signal, 3), 0, 0},                    // wrong length for the opcode
+      {header(Op::Write64, 5), 0, 0},                   // runs past the write pointer (the submission's end)
       {header(Op::Signal, 8), 4242, 1, 0, 0, 0, 0, 0},  // a fence slot the CMP does not hold
       {header(Op::Wait, 6), 4243, 1, 0, 0, 0},
   };

@@ -473,8 +473,8 @@ TEST_CASE(
     "F15: scenario 2's variant with both GPUs native and the iGPU's queue kernel-mode: Dxgkrnl writes the iGPU's "
     "signals and holds its waits on the CPU",
     "[F15]") {
-  const std::string base = tb::scenario("cross_adapter_fence") +
-                           " --cpu.idle_governor=fixed --cpu.idle_state=C1 --xfence.igpu_queue=kernel";
+  const std::string base =
+      tb::scenario("cross_adapter_fence") + " --cpu.idle_governor=fixed --cpu.idle_state=C1 --xfence.igpu_queue=kernel";
   // 2b: the iGPU signals (a kernel-mode queue: an INTERRUPT after the work, then VidSch writes CV through
   // DxgkDdiUpdateCurrentValuesFromCpu), the dGPU's queue waits on its GPU.
   const auto sig = run_json(base + " --xfence.scenario=2b --xfence.pair=gpu_gpu", "kq_2b")["metrics"];

@@ -8,9 +8,9 @@
 //   dual PDEs: small and big pages share a 2 MiB region). The walk reads the small PTE when the small
 //   table exists, and the big PTE when there is no valid small one: 4 reads, 5 on that fallback.
 //   An entry: bit 0 valid, bit 1 read-only (a GPU write to the page faults: a native fence's MonitoredValue,
-//   which the document makes readable to the GPU with no write access), bit 2 system (the address is a bus address in system memory: the DMA goes
-//   up to the host, through the IOMMU under an IOMMU addressing model), bits [51:12] the page (a PTE) or
-//   bits [51:8] the next table (a PDE; a 64 KiB-page table is 256 B).
+//   which the document makes readable to the GPU with no write access), bit 2 system (the address is a bus address in
+//   system memory: the DMA goes up to the host, through the IOMMU under an IOMMU addressing model), bits [51:12] the
+//   page (a PTE) or bits [51:8] the next table (a PDE; a 64 KiB-page table is 256 B).
 // A translation is (root, VA) -> address; the root is the physical address of a process's L3 table
 // (the HW queue's, or one a SET_PAGE_TABLE packet installs); root 0 = the MMU is off (bring-up: VAs
 // are physical; the KMD always programs roots).

@@ -596,7 +596,7 @@ void Node::wait_fence(const DecodedPacket& d) {
   const uint64_t observed = sc_time_stamp().value() / tick_ps_;
   bool ok = false;
   const uint64_t cv = tm_.read64(root_, cv_va, ok);  // the process's VA, in its space
-  if (!ok) return;    // a page fault, which stops the queue
+  if (!ok) return;                                   // a page fault, which stops the queue
   if (cv >= value) {  // satisfied at once: the engine logs WAIT_UNBLOCKED itself; it never stalled: observed = end
     if (logged && q_->wait_log && q_->log_entries)
       write_log(false, uint32_t(payload), uint32_t(payload >> 32), value, sc_time_stamp().value() / tick_ps_,

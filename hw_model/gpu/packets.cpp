@@ -10,18 +10,18 @@ struct Layout {
   uint8_t width[4];  // dwords each
 };
 constexpr Layout kLayouts[] = {
-    {0, {}},         // Nop (padding: any length)
-    {2, {2, 2}},     // Write64 addr value
-    {1, {2}},        // Timestamp addr
-    {0, {}},         // Barrier
-    {1, {2}},        // Compute cycles
-    {3, {2, 2, 2}},  // Copy src dst bytes
-    {1, {1}},        // Interrupt vector
+    {0, {}},            // Nop (padding: any length)
+    {2, {2, 2}},        // Write64 addr value
+    {1, {2}},           // Timestamp addr
+    {0, {}},            // Barrier
+    {1, {2}},           // Compute cycles
+    {3, {2, 2, 2}},     // Copy src dst bytes
+    {1, {1}},           // Interrupt vector
     {4, {1, 2, 2, 2}},  // Signal slot value cv_va mv_va
     {3, {1, 2, 2}},     // Wait slot value cv_va
-    {3, {2, 2, 1}},  // Fence addr id vector
-    {1, {2}},        // SetPageTable root
-    {1, {2}},        // FlushTlb root
+    {3, {2, 2, 1}},     // Fence addr id vector
+    {1, {2}},           // SetPageTable root
+    {1, {2}},           // FlushTlb root
 };
 constexpr uint32_t kOpcodes = sizeof kLayouts / sizeof kLayouts[0];
 

@@ -72,8 +72,9 @@ enum class PacketError : uint8_t {
 const char* to_string(PacketError e);
 
 // A decoded packet. Operands in the order PacketWriter writes them; SIGNAL/WAIT: arg[0] fence slot,
-// arg[1] value, arg[2] CV's VA, arg[3] (SIGNAL) MV's VA, and `log` in the logged form; INTERRUPT: arg[0] vector; FENCE: arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB:
-// arg[0] root; NOP (padding, any length) and BARRIER have none.
+// arg[1] value, arg[2] CV's VA, arg[3] (SIGNAL) MV's VA, and `log` in the logged form; INTERRUPT: arg[0] vector; FENCE:
+// arg[0] addr, arg[1] id, arg[2] vector; SET_PAGE_TABLE, FLUSH_TLB: arg[0] root; NOP (padding, any length) and BARRIER
+// have none.
 struct DecodedPacket {
   Op op = Op::Nop;
   uint32_t dwords = 0;  // length including the header; what the engine consumes (0 on error)

@@ -25,8 +25,8 @@ namespace gpumodel {
 class CrossAdapterFences;
 
 struct CrossAdapterFence {
-  uint32_t xid = 0;                     // the cross-adapter id (F20's doorbell payload; 1, 2, ... never reused)
-  uint64_t cv_addr = 0;                 // the one CurrentValue, system memory
+  uint32_t xid = 0;      // the cross-adapter id (F20's doorbell payload; 1, 2, ... never reused)
+  uint64_t cv_addr = 0;  // the one CurrentValue, system memory
   // "Each GPU gets its own copy of MonitoredValue. Hence, MonitoredValue storage can be allocated in system
   // memory or local memory": where each native instance's MV goes.
   Segment mv_segment = Segment::System;

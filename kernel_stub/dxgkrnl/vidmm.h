@@ -245,8 +245,8 @@ class VidMm {
   uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
   uint64_t map_alias(int process, uint64_t addr, bool read_only);
   std::map<std::tuple<int, uint64_t, bool>, uint64_t> aliases_;  // (process, page, read-only) -> alias page
-  std::map<int, uint64_t> next_alias_;                            // per process
-  bool skip_notify_, early_iommu_unmap_;  // fault injection (vidmm.fault_*)
+  std::map<int, uint64_t> next_alias_;                           // per process
+  bool skip_notify_, early_iommu_unmap_;                         // fault injection (vidmm.fault_*)
   int paging_node_ = 0;
 };
 

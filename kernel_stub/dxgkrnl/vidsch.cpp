@@ -131,9 +131,9 @@ void VidSch::dpc() {
           ++null_scans_;
           for (auto& f : fences_)
             if (std::find(list.begin(), list.end(), f.get()) == list.end())
-            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
-                (!f->legacy || d.evaluate_legacy_monitored_fences))
-              list.push_back(f.get());
+              if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
+                  (!f->legacy || d.evaluate_legacy_monitored_fences))
+                list.push_back(f.get());
         } else {
           for (uint32_t h : d.signaled) {
             auto it = by_handle_.find(h);
@@ -251,7 +251,7 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, Value
   // globally; a monitored fence's CV is a global (mapped at its address in every space, writable).
   const bool global = kind == Value::MonitoredCv;
   if (shareable) return mm_.allocate(storage, 4096, 4096, global);  // F6: a page of its own
-  Pool& p = pools_[{process, int(storage), int(kind)}];              // F6: packed at the caps' stride
+  Pool& p = pools_[{process, int(storage), int(kind)}];             // F6: packed at the caps' stride
   if (p.next + stride > 4096) {
     p.page = mm_.allocate(storage, 4096, 4096, global);
     p.next = 0;

@@ -101,9 +101,9 @@ struct NativeFence {
   // handle (DxgkDdiOpenNativeFence's output, for DxgkDdiCloseNativeFence) and the process's own GPU VAs of
   // CV (read/write) and MV (read-only: "readable using GPU VA, no write access"). MV has no user-mode
   // mapping; CV's user-mode CPU mapping is read-only (the CPU model has no per-process CPU mappings).
-  std::map<int, uint32_t> local_handles;  // process -> D3DKMT handle
-  std::map<int, uint32_t> kmd_handles;    // process -> the KMD's hLocalNativeFence
-  std::map<int, FenceVa> va;              // process -> its GPU VAs (SIGNAL/WAIT operands)
+  std::map<int, uint32_t> local_handles;        // process -> D3DKMT handle
+  std::map<int, uint32_t> kmd_handles;          // process -> the KMD's hLocalNativeFence
+  std::map<int, FenceVa> va;                    // process -> its GPU VAs (SIGNAL/WAIT operands)
   std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
   // F15: this adapter's instance of a cross-adapter fence (CV shared, MV its own), else null. On an
   // adapter without native fences the instance is a monitored fence (legacy) the OS alone tracks:
@@ -306,8 +306,8 @@ class VidSch {
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, D3DKMT handle)
-  uint32_t next_d3dkmt_handle_ = 0x4000'0000;                   // D3DKMT handles Dxgkrnl gives out
-  std::map<uint64_t, NativeFence*> nt_handles_;                 // shared fences' NT handles
+  uint32_t next_d3dkmt_handle_ = 0x4000'0000;                  // D3DKMT handles Dxgkrnl gives out
+  std::map<uint64_t, NativeFence*> nt_handles_;                // shared fences' NT handles
   uint64_t next_nt_handle_ = 0x800;
   uint64_t refused_creates_ = 0;
   uint64_t fence_ops_queued_ = 0;

@@ -44,10 +44,10 @@ struct KmdHwQueue {  // the driver's view of one HW queue
   int node = 0;
   uint64_t ring_base = 0;
   uint32_t ring_size = 0;
-  uint64_t rptr_addr = 0;      // where the hardware writes back its read pointer
-  uint64_t wptr = 0;           // bytes written, monotonic
-  uint64_t rptr_cached = 0;    // last read pointer the driver read back
-  FenceVa progress;  // F14: the native progress fence, as the queue's process names it, if any
+  uint64_t rptr_addr = 0;    // where the hardware writes back its read pointer
+  uint64_t wptr = 0;         // bytes written, monotonic
+  uint64_t rptr_cached = 0;  // last read pointer the driver read back
+  FenceVa progress;          // F14: the native progress fence, as the queue's process names it, if any
   bool has_progress_fence = false;
   // Native fence logs (F16): which of the queue's logs the OS set, and the UMD's next entry in each
   // (waits, signals): the UMD "determines the next free entry to write to".
@@ -332,7 +332,7 @@ class Kmd {
   static MvUpdateWait mv_update_wait(const std::string& v);
   DxgkAdapterInfo info_;
   DxgkNativeFenceCaps caps_;
-  bool optimized_cap_ = false;             // F19, decided at adapter start
+  bool optimized_cap_ = false;  // F19, decided at adapter start
   // F9: the driver's cache of the feature it negotiated at initialisation (the document's FEATURE_STATE):
   // enabled, the version, the OS's caps from that version's interface table. Queried once.
   struct FeatureState {
@@ -340,7 +340,7 @@ class Kmd {
     uint32_t native_fence_version = 0;
     DxgkNativeFenceOsCaps1 native_fence_os_caps;
   } feature_state_;
-  void query_features();  // at DxgkDdiStartDevice
+  void query_features();                   // at DxgkDdiStartDevice
   bool log_barrier_ = true;                // kmd.native_fence_log_barrier
   bool combined_fence_interrupt_ = false;  // kmd.native_fence_interrupt = combined
   bool want_optimized_interrupt_ = false;  // kmd.optimized_native_fence_signaled_interrupt
@@ -351,7 +351,7 @@ class Kmd {
   uint32_t next_slot_ = 0;
   uint64_t native_fences_created_ = 0;
   uint32_t next_handle_ = 1;  // F11: monotonic; 0 once 2^32 - 1 handles were issued
-  struct Opened {  // per KMD local handle: DXGKARG_OPENNATIVEFENCE as the driver keeps it
+  struct Opened {             // per KMD local handle: DXGKARG_OPENNATIVEFENCE as the driver keeps it
     uint32_t h_global = 0, d3dkmt = 0;
     int process = 0;
     FenceVa va;

@@ -153,9 +153,9 @@ void CrossAdapterFenceScenario::app(Platform& p, Results& r) {
       // A GPU signal starts when the signaller's engine executes it: its SIGNAL packet (native), or the
       // INTERRUPT whose MSI tells VidSch the signal reached the head (Native GPU fence object 2b): the CMP's last MSI.
       if (signaller_gpu_)
-        signalled_[next_cv_] =
-            fs_->handle && !(signaller_ == kIgpu && igpu_kernel_queue_) ? hw(p, signaller_).nodes[0]->last_signal_start()
-                                                                        : hw(p, signaller_).cmp.last_msi_issued();
+        signalled_[next_cv_] = fs_->handle && !(signaller_ == kIgpu && igpu_kernel_queue_)
+                                   ? hw(p, signaller_).nodes[0]->last_signal_start()
+                                   : hw(p, signaller_).cmp.last_msi_issued();
       ++next_cv_;
     }
   });
@@ -354,12 +354,13 @@ ScenarioInfo cross_adapter_fence_scenario() {
             "rings the other adapter's doorbell register with the fence's cross-adapter id, so MV "
             "leaves 0; needs both adapters native (xfence.scenario = 1)",
             o);
-        ps.declare_enum("xfence.igpu_queue", "user", {"user", "kernel"},
-                        "Q: Native GPU fence object, 'Cross-adapter wait/signal combinations': user = the iGPU's wait or "
-                        "signal is a WAIT/SIGNAL in its HW queue; kernel = both GPUs native but the iGPU's goes to a "
-                        "kernel-mode queue (the document: 'similar to' scenario 2: Dxgkrnl holds the wait and "
-                        "writes the signal on the CPU); needs xfence.scenario = 2a or 2b",
-                        o);
+        ps.declare_enum(
+            "xfence.igpu_queue", "user", {"user", "kernel"},
+            "Q: Native GPU fence object, 'Cross-adapter wait/signal combinations': user = the iGPU's wait or "
+            "signal is a WAIT/SIGNAL in its HW queue; kernel = both GPUs native but the iGPU's goes to a "
+            "kernel-mode queue (the document: 'similar to' scenario 2: Dxgkrnl holds the wait and "
+            "writes the signal on the CPU); needs xfence.scenario = 2a or 2b",
+            o);
         ps.declare_enum("xfence.mv_segment", "system", {"system", "local"},
                         "Q: Native GPU fence object 'Cross-adapter native fences': 'Each GPU gets its own copy of "
                         "MonitoredValue ... can be allocated in system memory or local memory'; A: system",

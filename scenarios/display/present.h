@@ -31,11 +31,11 @@ struct PresentSetup {
   KmdHwQueue *copy2_q = nullptr, *compose_q = nullptr;  // iGPU: copy engine, 3D engine
   NativeFence *render_fence = nullptr, *copy1_fence = nullptr, *copy2_fence = nullptr;
   FenceVa render_fence_slot, copy1_fence_slot, copy2_fence_slot;  // as process 1's packets name them
-  std::vector<uint64_t> rt;                // dGPU render targets (VRAM), one per buffer
-  std::vector<CrossAdapterSurface> xsurf;  // cross-adapter surfaces (system memory)
-  std::vector<uint64_t> primary, dwm;      // iGPU primaries and DWM surfaces (stolen memory)
-  uint64_t blank = 0;                      // what the panel shows before the first flip
-  uint64_t ts_base = 0;                    // GPU timestamps: 6 qwords a frame
+  std::vector<uint64_t> rt;                                       // dGPU render targets (VRAM), one per buffer
+  std::vector<CrossAdapterSurface> xsurf;                         // cross-adapter surfaces (system memory)
+  std::vector<uint64_t> primary, dwm;                             // iGPU primaries and DWM surfaces (stolen memory)
+  uint64_t blank = 0;                                             // what the panel shows before the first flip
+  uint64_t ts_base = 0;                                           // GPU timestamps: 6 qwords a frame
   static constexpr unsigned kTsPerFrame = 6;
   uint64_t ts(uint64_t frame, unsigned k) const { return ts_base + (frame * kTsPerFrame + k) * 8; }
   uint64_t read_ts(Platform& p, uint64_t frame, unsigned k) const { return p.sysmem.peek64(ts(frame, k)); }

@@ -72,14 +72,15 @@ class FenceSignal : public ScenarioDriver {
   // The parts of one round; checked: in order, and each at least what its parameters alone cost.
   std::vector<double> parts(Platform& p, Results& r, const Round& x, const char* which) {
     const auto& s = x.irq;
-    const std::vector<double> v = {ns_between(x.start, x.cv_visible), ns_between(x.cv_visible, x.msi),
-                                   ns_between(x.msi, s.msi_arrival),  ns_between(s.msi_arrival, s.isr_start),
+    const std::vector<double> v = {ns_between(x.start, x.cv_visible),  ns_between(x.cv_visible, x.msi),
+                                   ns_between(x.msi, s.msi_arrival),   ns_between(s.msi_arrival, s.isr_start),
                                    ns_between(s.isr_start, s.isr_end), ns_between(s.isr_end, s.dpc_end),
                                    ns_between(s.dpc_end, x.woke)};
     // The parts are consecutive differences of the same stamps, so they sum to the total by
     // construction; what can fail is their order: a negative part means the stages ran out of order.
     for (int i = 0; i < 7; ++i)
-      r.check(v[size_t(i)] >= 0, std::string(which) + " " + kNames[i] + " is negative: the stages happened out of order");
+      r.check(v[size_t(i)] >= 0,
+              std::string(which) + " " + kNames[i] + " is negative: the stages happened out of order");
     // Each part against what its parameters alone cost, a lower bound (the exact derivations, with the
     // walks, transfers and register accesses on the way, are the tests'): a part below it skipped a cost.
     //  fence_write: the CV write waits node.write_buffer_ns, then reaches the fence's memory: system
@@ -102,9 +103,9 @@ class FenceSignal : public ScenarioDriver {
         ns("cpu.thread_wake_ns")};
     for (int i = 0; i < 7; ++i)
       r.check(v[size_t(i)] >= least[i] - 1e-6, std::string(which) + " " + kNames[i] + " = " +
-                                                    std::to_string(v[size_t(i)]) +
-                                                    " ns is below what its parameters alone cost (" +
-                                                    std::to_string(least[i]) + " ns): the model skipped a cost");
+                                                   std::to_string(v[size_t(i)]) +
+                                                   " ns is below what its parameters alone cost (" +
+                                                   std::to_string(least[i]) + " ns): the model skipped a cost");
     return v;
   }
 
@@ -126,14 +127,15 @@ class FenceSignal : public ScenarioDriver {
     if (!cold.ok) return;
     round(p, r, q, f, rounds_[1], 2);
     if (!warm.ok) return;
-    parts(p, r, cold, "cold");
+    const std::vector<double> c = parts(p, r, cold, "cold");
     const std::vector<double> v = parts(p, r, warm, "warm");
     r.metric("signal_to_wake_ns", ns_between(warm.start, warm.woke));
     r.metric("signal_to_wake_cold_ns", ns_between(cold.start, cold.woke));
     for (int i = 0; i < 7; ++i) r.metric(kNames[i], v[size_t(i)]);
-    // The cold signal pays what the warm one does plus its walks: never less.
-    r.check(ns_between(cold.start, cold.woke) >= ns_between(warm.start, warm.woke),
-            "the cold signal woke its waiter sooner than the warm one: a translation cost nothing");
+    // The cold signal's GPU stages pay what the warm one's do plus their walks: never less. (The CPU's
+    // stages may differ either way: an idle governor picks each round's state from its history.)
+    r.check(c[0] + c[1] >= v[0] + v[1],
+            "the cold signal's GPU stages were faster than the warm one's: a translation cost nothing");
     r.metric("interrupts_raised", p.gpu.cmp.fence_interrupts());
     r.metric("spurious_interrupts", spurious_interrupts(p));
     // One waiter per round, one signal past its MV each: exactly one interrupt per round, and each woke

@@ -180,8 +180,9 @@ class TdrScenario : public ScenarioDriver {
   std::vector<const Allocation*> healthy_allocs_;
   const Allocation* hang_alloc_ = nullptr;
   const Allocation* system_alloc_ = nullptr;
-  FenceVa never_app_, never_paging_;  // a fence nothing signals (the WAIT hangs), as the app's and the paging process's packets name it
-  uint64_t ts_base_ = 0;     // the hang packets' start timestamps, one slot per hang
+  FenceVa never_app_,
+      never_paging_;  // a fence nothing signals (the WAIT hangs), as the app's and the paging process's packets name it
+  uint64_t ts_base_ = 0;  // the hang packets' start timestamps, one slot per hang
   uint64_t paging_dst_ = 0;
   uint64_t hangs_done_ = 0, hang_fence_id_ = 0, paging_packets_ = 0;
   int hang_device_id_ = -1;
