@@ -46,7 +46,6 @@ bool start_hybrid(Platform& p, Results& r, PresentSetup& s) {
 
 bool create_present_surfaces(Platform& p, Results& r, const DisplayGeometry& g, unsigned buffers, PresentSetup& s,
                              uint64_t frames) {
-  Kmd& ikmd = p.igpu_driver->kmd;
   VidMm& imm = p.igpu_driver->vidmm;
   const int dnodes = int(s.render_start.info.nodes), inodes = int(s.display_start.info.nodes);
   s.render_q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
