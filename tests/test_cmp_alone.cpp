@@ -240,3 +240,69 @@ TEST_CASE("CMP alone: a signal below the waited value leaves the GPU wait blocke
   CHECK(g.unblocks == 0);
   CHECK(g.blocked_after);
 }
+
+namespace {
+// The CMP's fence slot, event ring and MSI programmed through its registers as the KMD does; CV = `cv` in
+// memory. An MV update to `mv` then runs F7: shadow write, barrier, step 3's CV read. Returns the event
+// entries the CMP wrote.
+struct RaisedEvent {
+  uint32_t type = 0, handle = 0;
+  uint64_t value = 0;
+};
+std::vector<RaisedEvent> step3_raise(bool names_queue) {
+  Rig rig("rig");
+  check_defaults(rig.ps);
+  constexpr uint64_t kMv = kMem + 0x2000, kShadow = kMem + 0x3000, kAck = kMem + 0x4000, kRing = kMem + 0x5000,
+                     kWptr = kMem + 0x6000, kMsi = kMem + 0x7000;
+  const uint64_t cv = 1;
+  rig.mem.poke(kCv, &cv, 8);
+  rig.body = [&](Rig& r) {
+    using namespace regs;
+    r.cmp.set_msi(kMsi, 0x40);  // what BAR0's MSI registers program (the adapter's, not the CMP's)
+    r.regs.write(kFenceAckAddr, kAck, 8);
+    r.regs.write(kShadowMvBase, kShadow, 8);
+    r.regs.write(kEventRingBase, kRing, 8);
+    r.regs.write(kEventRingSize, 16, 4);
+    r.regs.write(kEventRingWptrAddr, kWptr, 8);
+    if (names_queue) r.regs.write(kFenceIrqMode, kFenceIrqNamesQueue, 4);
+    r.regs.write(kFenceSelect, kSlot, 4);
+    r.regs.write(kFenceCvAddr, kCv, 8);
+    r.regs.write(kFenceMvAddr, kMv, 8);
+    r.regs.write(kFenceHandle, 77, 4);
+    r.regs.write(kFenceFlags, kFenceValid, 4);
+    r.regs.write(kFenceMvUpdate, 0, 8);  // a waiter on 1 arrives: MV 0 < CV 1, step 3 raises
+    wait(sc_time(10, SC_US));
+  };
+  sc_start(sc_time(20, SC_US));
+  std::vector<RaisedEvent> out;
+  const uint32_t n = uint32_t(rig.mem.peek64(kWptr));
+  for (uint32_t i = 0; i < n; ++i) {
+    RaisedEvent e;
+    uint32_t th[2];
+    rig.mem.peek(kRing + 16ull * i, th, 8);
+    e.type = th[0], e.handle = th[1];
+    e.value = rig.mem.peek64(kRing + 16ull * i + 8);
+    out.push_back(e);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CMP alone: F7 step 3 raises for the fence it found past the new MV", "[F7][F12][cmp]") {
+  const auto ev = step3_raise(false);
+  REQUIRE(ev.size() == 1);
+  CHECK(ev[0].type == regs::kEventNativeFence);
+  CHECK(ev[0].handle == 77);
+  CHECK(ev[0].value == 1);
+}
+
+TEST_CASE(
+    "CMP alone: with the optimized interrupt a raise no queue's log explains names a NULL queue on every node and "
+    "never the fence",
+    "[F19][cmp]") {
+  const auto ev = step3_raise(true);
+  REQUIRE(ev.size() == 1);
+  CHECK(ev[0].type == regs::kEventNativeFenceQueue);
+  CHECK(ev[0].handle == 0);                    // a NULL HW queue ...
+  CHECK(ev[0].value == regs::kEventAllNodes);  // ... on every node: the engine is unknown
+}

@@ -132,15 +132,16 @@ TEST_CASE("Each process's packets reach the fence through that process's VAs, in
     p.vidsch.OpenNativeFence(2, f);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0, 0, 0, 2);
     PacketWriter w;
-    w.signal(VidSch::va(*f, 2), 3);
+    w.signal(VidSch::va(*f, 2), 3).wait(VidSch::va(*f, 2), 3);  // the WAIT is satisfied at once
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     wait(us(20));
   });
   sc_start();
-  // The CV write translated once, in process 2's space at process 2's VA; nothing in process 1's space;
-  // in the system process's only the CMP's shadow MV the conditional check reads (the CMP's memory).
+  // The CV write and the WAIT's CV read each translated once, in process 2's space at process 2's VA;
+  // nothing in process 1's space; in the system process's only the CMP's shadow MV the conditional check
+  // reads (the CMP's memory).
   const uint64_t root2 = p.vidmm.space(2).root();
-  CHECK(std::count(seen.begin(), seen.end(), std::make_pair(root2, f->va.at(2).cv)) == 1);
+  CHECK(std::count(seen.begin(), seen.end(), std::make_pair(root2, f->va.at(2).cv)) == 2);
   for (const auto& [root, va] : seen) {
     CHECK(root != p.vidmm.space(1).root());
     if (root == p.vidmm.system_root()) CHECK(va == p.gpu.cmp.shadow_mv_addr(f->slot));
@@ -149,8 +150,9 @@ TEST_CASE("Each process's packets reach the fence through that process's VAs, in
 }
 
 namespace {
-// A WRITE64 of 5 to the process's mapping of f's MV (mv) or CV (cv).
-void write_through_mapping(bool mv) {
+// A WRITE64 of 5 to the process's mapping of f's MV (mv) or CV (cv); `warm`: after a COPY that read the
+// same page through the same MMU, so the write's translation is a TLB hit.
+void write_through_mapping(bool mv, bool warm = false) {
   FenceBench b;
   auto& p = b.p;
   NativeFence* f = nullptr;
@@ -159,7 +161,9 @@ void write_through_mapping(bool mv) {
     f = p.vidsch.CreateNativeFence(1, Segment::System, false);
     KmdHwQueue* q = p.kmd.DxgkDdiCreateHwQueue(0);
     PacketWriter w;
-    w.write64(mv ? VidSch::va(*f, 1).mv : VidSch::va(*f, 1).cv, 5);
+    const uint64_t va = mv ? VidSch::va(*f, 1).mv : VidSch::va(*f, 1).cv;
+    if (warm) w.copy(va, p.kmd.scratch(), 8).barrier();
+    w.write64(va, 5);
     p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
     wait(us(20));
   });
@@ -179,6 +183,10 @@ void write_through_mapping(bool mv) {
 
 TEST_CASE("MonitoredValue is read-only to the GPU: an engine's write through its mapping faults", "[F2][F10]") {
   write_through_mapping(true);
+}
+
+TEST_CASE("MonitoredValue stays read-only on a TLB hit: a write after a read of its page faults", "[F2][F10]") {
+  write_through_mapping(true, true);
 }
 
 TEST_CASE("CurrentValue is writable through the same process's mapping", "[F1][F10]") { write_through_mapping(false); }
@@ -389,4 +397,33 @@ TEST_CASE(
   CHECK(shadow_after == 42);
   CHECK_FALSE(woke43);  // nothing signals 43: it times out
   CHECK(b.mon.lost_interrupts() == 0);
+}
+
+TEST_CASE(
+    "Without the optimized interrupt the OS reads the logs of the signaled fence's device only: not another "
+    "process's queues",
+    "[F16][F17]") {
+  FenceBench b;
+  auto& p = b.p;
+  bool woke = false;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    p.vidsch.CreateHwQueue(1, 0, 0, 2);  // process 2's two queues: another device
+    p.vidsch.CreateHwQueue(1, 0, 0, 2);
+    PacketWriter w;
+    w.compute(40000);
+    VidSch::gpu_signal(w, *f, 1, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+    woke = p.vidsch.WaitFromCpu(f, 1, us(200));
+  });
+  sc_start();
+  CHECK(woke);
+  const auto with_array = [](const DxgkInterruptData& d) {
+    return d.type == DxgkInterruptData::NativeFenceSignaled && !d.signaled.empty();
+  };
+  REQUIRE(b.count_notified(with_array) == 1);
+  CHECK(p.vidsch.log_queues_scanned() == 1);  // the fence's parent device has one queue
+  CHECK(p.vidsch.log_headers_read() == 2);    // its two logs' headers
 }

@@ -494,3 +494,35 @@ TEST_CASE(
   CHECK(run_cli(base + " --xfence.scenario=1").code == 2);
   CHECK(run_cli(base + " --xfence.scenario=2b --igpu.kmd_native_gpu_fence=never").code == 2);
 }
+
+TEST_CASE("F15: a kernel-mode queue's signal of a native fence reaches the CMP: a WAIT on the same GPU unblocks",
+          "[F15]") {
+  // The iGPU's kernel-mode queue signals the cross-adapter fence: VidSch writes CV after the work, through
+  // DxgkDdiUpdateCurrentValuesFromCpu, so the iGPU's CMP rescans its queues waiting on it; a user-mode
+  // queue of the same iGPU blocked on the value runs on.
+  FenceBench b(Overrides{{"platform.topology", "hybrid"}});
+  auto& p = b.p;
+  CrossAdapterFence* x = nullptr;
+  uint64_t marker = 0;
+  p.cpu.spawn_thread("app", [&] {
+    DxgkrnlStartAdapter(p.kmd, "dGPU");
+    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
+    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
+    p.xfences.Open(*x, 1, 1);
+    VidSch& is = p.igpu_driver->vidsch;
+    KmdHwQueue* kq = is.CreateHwQueue(0, 0, 0, 1);
+    kq->kernel_mode = true;
+    KmdHwQueue* uq = is.CreateHwQueue(1, 0, 0, 1);
+    marker = p.vidmm.allocate(Segment::System, 64, 64);
+    PacketWriter wait, work;
+    wait.write64(marker, 1);
+    is.SubmitAfterWait(uq, x->instances[1], 1, wait);  // a WAIT packet on the user-mode queue
+    work.compute(20000);
+    is.SubmitSignal(kq, x->instances[1], 1, work);
+  });
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(x);
+  CHECK(p.igpu_driver->vidsch.software_signals() == 1);
+  CHECK(p.igpu->cmp.gpu_unblocks() == 1);
+  CHECK(p.sysmem.peek64(marker) == 1);
+}
