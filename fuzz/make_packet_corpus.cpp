@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 15; ++i) nop16.raw(0xdeadbeef);
   put(dir, "nop_padding16", 0, ring_of(nop16));
   PacketWriter stress;
-  for (uint32_t i = 0; i < 16; ++i) stress.signal({i % 4, 0x5000'0000'0000 + 8 * (i % 4), 0x5000'0000'1000}, i + 1);
+  for (uint32_t i = 0; i < 16; ++i)
+    stress.signal({i % 4, 0x5000'0000'0000ull + 8ull * (i % 4), 0x5000'0000'1000ull}, i + 1);
   put(dir, "signals", 0, ring_of(stress));
   put(dir, "bad_unknown_opcode", 0, ring_of(PacketWriter().nop().raw(0x2a000001)));
   put(dir, "bad_zero_length", 0, ring_of(PacketWriter().nop().raw(header(Op::Nop, 0))));
