@@ -68,6 +68,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
       reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
   log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
+  wb_.on_empty = [this] { barrier_done(); };
   gating_ = ps.get_enum(instance_, "node.power_gating") == "on";
   gate_delay_ = ps.get_ns(instance_, "node.gate_delay_us") * 1000.0;
   gate_wake_ = ps.get_ns(instance_, "node.gate_wake_us") * 1000.0;
@@ -625,10 +626,27 @@ void Node::hold_blocked_queue() {
   if (q_->blocked) finish_queue();
 }
 
+void Node::barrier_done() {
+  // The write buffer has just emptied while a device-side barrier (no logs) waits: its end is known now,
+  // as drain_write_buffer would compute it on waking.
+  if (!barrier_pending_) return;
+  barrier_pending_ = false;
+  const sc_time now = sc_time_stamp();
+  const sc_time latest = max_time(wb_.visible(), dma_.visible());
+  const sc_time done = max_time(now, latest) + (last_visible_system_ > now ? barrier_sys_ : barrier_);
+  barrier_ev_.notify(done - now);
+}
+
 void Node::drain_write_buffer(bool logs) {
   // The barrier completes when every earlier write has left the write buffer and is visible, plus the
   // handshake of its scope: system scope while a system-memory write is outstanding, else device scope.
   if (logs) flush_logs();
+  if (!logs && !wb_.empty()) {
+    // The write buffer computes the barrier's end when it empties (barrier_done): one wake, at the end.
+    barrier_pending_ = true;
+    wait(barrier_ev_);
+    return;
+  }
   wb_.wait_empty();
   const sc_time now = sc_time_stamp();
   sc_time latest = max_time(wb_.visible(), dma_.visible());

@@ -204,6 +204,9 @@ class Node : public sc_core::sc_module, public EnginePort {
   // BARRIER: every earlier write visible, the log entries in the write-combining buffer too (`logs`);
   // without them it is F17's barrier after FirstFreeEntryIndex (the entry is the OS's to flush).
   void drain_write_buffer(bool logs = true);
+  void barrier_done();  // the write buffer's on_empty: ends a pending device-side barrier
+  bool barrier_pending_ = false;
+  sc_core::sc_event barrier_ev_;
   // A log entry (48 B, a partial-line write): it waits in the write-combining buffer for
   // node.log_entry_wc_ns, or until a full barrier or the OS's flush, then goes out as one posted write.
   bool post_log_entry(uint64_t root, uint64_t va, const void* entry, const sc_core::sc_time& offset);

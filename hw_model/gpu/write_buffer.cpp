@@ -57,9 +57,10 @@ void WriteBuffer::drain() {
       }
     }
   }
-  if (wb_.empty())
+  if (wb_.empty()) {
+    if (on_empty) on_empty();
     empty_ev_.notify(SC_ZERO_TIME);
-  else
+  } else
     ev_.notify(wb_.front().leave_at - sc_time_stamp());
 }
 

@@ -48,6 +48,9 @@ class WriteBuffer : public sc_core::sc_module {
   void wait_flushed();
   void wait_empty();
   bool empty() const { return wb_.empty(); }
+  // Called by the drain when the buffer has just become empty (its last write's visibility known), before
+  // wait_empty()'s waiters wake: lets the owner finish a barrier without waking a thread first.
+  std::function<void()> on_empty;
   // When the last write that left becomes visible.
   sc_core::sc_time visible() const { return visible_; }
   uint64_t entered() const { return entered_; }
