@@ -109,7 +109,7 @@ void VidSch::dpc() {
       case DxgkInterruptData::DmaFaulted:  // the faulting context's packet never completes: the TDR recovers it
         dma_faulted_.push_back({d.fault_node, d.fault_va, sc_core::sc_time_stamp()});
         continue;
-      case DxgkInterruptData::NativeFenceSignaled:
+      case DxgkInterruptData::NativeFenceSignaled: {
         if (logs_) {
           std::vector<NativeFence*> touched;
           std::set<int> lost;
@@ -122,18 +122,19 @@ void VidSch::dpc() {
             for (auto& f : fences_)
               if (!f->destroyed && !f->legacy && lost.count(f->device)) list.push_back(f.get());
             fallback_fences_read_ += list.size();
-            if (!d.signaled_array_null && d.signaled.empty()) break;
           }
           update_monitored_values(touched);
           if (!d.signaled_array_null && d.signaled.empty()) break;  // the logs were all there was to read
         }
+        // Each fence is read once (each read is a CPU load, simulated time): one the fallback listed, or one
+        // the array names twice, is not read again.
+        std::set<const NativeFence*> listed(list.begin(), list.end());
         if (d.signaled_array_null) {  // F12: scan every native fence waiter (and legacy ones if asked)
           ++null_scans_;
           for (auto& f : fences_)
-            if (std::find(list.begin(), list.end(), f.get()) == list.end())
-              if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
-                  (!f->legacy || d.evaluate_legacy_monitored_fences))
-                list.push_back(f.get());
+            if (!f->destroyed && (!f->waiters.empty() || held_.count(f.get()) || f->cross) &&  // F15: forward
+                (!f->legacy || d.evaluate_legacy_monitored_fences) && !listed.count(f.get()))
+              list.push_back(f.get());
         } else {
           for (uint32_t h : d.signaled) {
             auto it = by_handle_.find(h);
@@ -141,10 +142,11 @@ void VidSch::dpc() {
               bug_check(kBugCheckDxgkrnlFatal, {kInvalidSignaledHandle, h, 0, 0});
               return;
             }
-            if (std::find(list.begin(), list.end(), it->second) == list.end()) list.push_back(it->second);
+            if (listed.insert(it->second).second) list.push_back(it->second);
           }
         }
         break;
+      }
       case DxgkInterruptData::MonitoredFenceSignaled:
         for (auto& f : fences_)
           if (f->legacy && !f->destroyed && (!f->waiters.empty() || held_.count(f.get()))) list.push_back(f.get());
@@ -283,12 +285,12 @@ NativeFence* VidSch::D3DKMTCreateNativeFence(int process, NativeFenceType type, 
 
 uint64_t VidSch::ShareObject(NativeFence* f) {
   if (!f || !f->shareable || f->destroyed) return 0;
-  for (const auto& [h, g] : nt_handles_)
-    if (g == f) return h;
-  const uint64_t h = next_nt_handle_;
-  next_nt_handle_ += 4;  // NT handles are multiples of 4
-  nt_handles_[h] = f;
-  return h;
+  if (!f->nt_handle) {
+    f->nt_handle = next_nt_handle_;
+    next_nt_handle_ += 4;  // NT handles are multiples of 4
+    nt_handles_[f->nt_handle] = f;
+  }
+  return f->nt_handle;
 }
 
 NativeFence* VidSch::D3DKMTOpenNativeFenceFromNTHandle(int process, uint64_t nt_handle) {

@@ -104,6 +104,7 @@ struct NativeFence {
   std::map<int, uint32_t> local_handles;        // process -> D3DKMT handle
   std::map<int, uint32_t> kmd_handles;          // process -> the KMD's hLocalNativeFence
   std::map<int, FenceVa> va;                    // process -> its GPU VAs (SIGNAL/WAIT operands)
+  uint64_t nt_handle = 0;                       // ShareObject's NT handle (0: not shared yet)
   std::multimap<uint64_t, CpuWaiter*> waiters;  // by waited value
   // F15: this adapter's instance of a cross-adapter fence (CV shared, MV its own), else null. On an
   // adapter without native fences the instance is a monitored fence (legacy) the OS alone tracks:

@@ -43,8 +43,9 @@ std::vector<int> VidSch::log_scope(const DxgkInterruptData& d) const {
   // unknown); an array, the queues of each named fence's parent device ("for the parent device of this
   // fence, the OS scans the log buffers of all its HWQueues").
   std::vector<int> qs = d.hw_queues;
-  std::set<int> devices;
   const bool f19 = !d.hw_queues.empty() || !d.null_queue_nodes.empty();
+  if (f19 && d.null_queue_nodes.empty()) return qs;  // named queues alone walk no list
+  std::set<int> devices;
   if (!f19 && !d.signaled_array_null)
     for (uint32_t h : d.signaled) {
       auto it = by_handle_.find(h);

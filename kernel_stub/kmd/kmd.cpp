@@ -318,15 +318,20 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
-  PacketWriter with_progress;  // local: the ring-space wait below lets another thread submit meanwhile
-  if (q->has_progress_fence) {
-    PacketWriter tail;
-    tail.append(packets).signal(q->progress, ++q->submissions);
-    log_fence_ops(q, tail, with_progress);
-  } else {
-    log_fence_ops(q, packets, with_progress);
+  // The stream as the UMD writes it into the ring: its fence operations logged, then the progress fence's
+  // SIGNAL (F14), logged too. Local: the ring-space wait below lets another thread submit meanwhile. A
+  // queue with neither logs nor a progress fence writes the caller's packets as they are.
+  PacketWriter staged;
+  const PacketWriter* pw = &packets;
+  if (q->has_progress_fence || q->log_set[0] || q->log_set[1]) {
+    log_fence_ops(q, packets, staged);
+    if (q->has_progress_fence) {
+      PacketWriter progress;
+      progress.signal(q->progress, ++q->submissions);
+      log_fence_ops(q, progress, staged);
+    }
+    pw = &staged;
   }
-  const PacketWriter* pw = &with_progress;
   const auto& dw = pw->dwords();
   const uint64_t bytes = dw.size() * 4;
   if (bytes > q->ring_size) {

@@ -352,7 +352,7 @@ class Kmd {
   uint64_t native_fences_created_ = 0;
   uint32_t next_handle_ = 1;  // F11: monotonic; 0 once 2^32 - 1 handles were issued
   struct Opened {             // per KMD local handle: DXGKARG_OPENNATIVEFENCE as the driver keeps it
-    uint32_t h_global = 0, d3dkmt = 0;
+    uint32_t d3dkmt = 0;
     int process = 0;
     FenceVa va;
   };

@@ -77,7 +77,6 @@ bool Kmd::DxgkDdiOpenNativeFence(DxgkOpenNativeFenceArgs& a) {
   if (it == fences_.end()) return false;
   const uint32_t local = next_local_++;
   Opened& o = opened_[local];
-  o.h_global = a.h_global_native_fence;
   o.d3dkmt = a.h_local_native_fence;
   o.process = a.h_device;
   // The process's packets name the fence by its slot and these VAs (the UMD learns them at open).

@@ -55,6 +55,7 @@ class FenceLogScan : public ScenarioDriver {
     }
     r.metric("log_overruns", overruns_);
     r.metric("fallback_scans", fallbacks_);
+    r.metric("fallback_fences_read", fallback_fences_);  // F18: every fence of the overrun queue's device
     r.metric("log_headers_read", headers_);
     r.metric("log_entries_read", entries_);
     r.metric("log_barriers", barriers_);
@@ -120,6 +121,7 @@ class FenceLogScan : public ScenarioDriver {
     // The measured window: counters now, and again after the last round.
     const auto res0 = p.cpu.residency();
     const uint64_t irq0 = p.cpu.interrupts(), reads0 = p.cpu.interrupt_device_reads();
+    const uint64_t ff0 = p.vidsch.fallback_fences_read();
     const uint64_t ov0 = p.vidsch.log_overruns(), fb0 = p.vidsch.fallback_scans(), h0 = p.vidsch.log_headers_read(),
                    e0 = p.vidsch.log_entries_read(), b0 = p.vidsch.log_barriers();
     const bool null_queue = p.params.get_enum("cmp.fence_irq_queue") == "null";
@@ -162,6 +164,7 @@ class FenceLogScan : public ScenarioDriver {
     reads_ = p.cpu.interrupt_device_reads() - reads0;
     overruns_ = p.vidsch.log_overruns() - ov0;
     fallbacks_ = p.vidsch.fallback_scans() - fb0;
+    fallback_fences_ = p.vidsch.fallback_fences_read() - ff0;
     headers_ = p.vidsch.log_headers_read() - h0;
     entries_ = p.vidsch.log_entries_read() - e0;
     barriers_ = p.vidsch.log_barriers() - b0;
@@ -277,7 +280,7 @@ class FenceLogScan : public ScenarioDriver {
   bool optimized_ = false, done_ = false;
   uint64_t expected_headers_ = 0;
   uint64_t irqs_ = 0, reads_ = 0, overruns_ = 0, fallbacks_ = 0, headers_ = 0, entries_ = 0, barriers_ = 0,
-           timeouts_ = 0, walk_reads_ = 0;
+           timeouts_ = 0, walk_reads_ = 0, fallback_fences_ = 0;
   double isr_dpc_ns_ = 0, gpu_ns_ = 0;
 };
 
