@@ -41,6 +41,15 @@ constexpr double kThreadWake = 2000;  // cpu.thread_wake_ns: a CPU waiter's thre
 // in the dGPU's VRAM: each read crosses the link, under 1.2 us), the KMD's log barrier (a BAR0 read:
 // 540 ns plus a link round trip), and the new entry (48 B, one read across the link): under 5 us more.
 constexpr double kHardwareSlack = 5000 + 5000;
+// Both adapters started, then a cross-adapter fence created on the dGPU (its MVs in `mv`) and opened on
+// the iGPU, from a CPU thread of process 1.
+CrossAdapterFence* start_both_and_share(Platform& p, Segment mv = Segment::System) {
+  DxgkrnlStartAdapter(p.kmd, "dGPU");
+  DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
+  CrossAdapterFence* x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr, mv);
+  p.xfences.Open(*x, 1, 1);
+  return x;
+}
 }  // namespace
 
 TEST_CASE(
@@ -127,10 +136,7 @@ TEST_CASE("F15: one CurrentValue page in system memory for both GPUs: each GPU's
   CrossAdapterFence* x = nullptr;
   uint64_t marker = 0;
   p.cpu.spawn_thread("app", [&] {
-    DxgkrnlStartAdapter(p.kmd, "dGPU");
-    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
-    p.xfences.Open(*x, 1, 1);
+    x = start_both_and_share(p);
     KmdHwQueue* qd = p.kmd.DxgkDdiCreateHwQueue(0);
     KmdHwQueue* qi = p.igpu_driver->kmd.DxgkDdiCreateHwQueue(0);
     marker = p.vidmm.allocate(Segment::System, 64, 64);
@@ -218,10 +224,7 @@ TEST_CASE("F15: each native instance's MonitoredValue is 0 for the fence's lifet
     }
   };
   p.cpu.spawn_thread("app", [&] {
-    DxgkrnlStartAdapter(p.kmd, "dGPU");
-    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
-    p.xfences.Open(*x, 1, 1);
+    x = start_both_and_share(p);
     p.igpu_driver->vidsch.WaitFromCpu(x->instances[1], 100, us(50));  // nobody signals: times out
     p.vidsch.WaitFromCpu(x->instances[0], 7, us(50));
     sample();
@@ -410,12 +413,7 @@ TEST_CASE("F15: each GPU's own MonitoredValue of a cross-adapter fence may live 
   FenceBench b(Overrides{{"platform.topology", "hybrid"}});
   auto& p = b.p;
   CrossAdapterFence* x = nullptr;
-  p.cpu.spawn_thread("app", [&] {
-    DxgkrnlStartAdapter(p.kmd, "dGPU");
-    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr, Segment::Local);
-    p.xfences.Open(*x, 1, 1);
-  });
+  p.cpu.spawn_thread("app", [&] { x = start_both_and_share(p, Segment::Local); });
   sc_start(sc_time(5, SC_MS));
   REQUIRE(x);
   REQUIRE(x->instances[1]);
@@ -444,10 +442,7 @@ TEST_CASE(
   uint64_t marker = 0;
   sc_time marked = SC_ZERO_TIME;
   p.cpu.spawn_thread("app", [&] {
-    DxgkrnlStartAdapter(p.kmd, "dGPU");
-    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
-    p.xfences.Open(*x, 1, 1);
+    x = start_both_and_share(p);
     marker = p.vidmm.allocate(Segment::System, 64, 64);
     p.sysmem.watch(marker, 8, [&](uint64_t, unsigned) { marked = sc_time_stamp(); });
     KmdHwQueue* qa = p.kmd.DxgkDdiCreateHwQueue(0);
@@ -505,10 +500,7 @@ TEST_CASE("F15: a kernel-mode queue's signal of a native fence reaches the CMP: 
   CrossAdapterFence* x = nullptr;
   uint64_t marker = 0;
   p.cpu.spawn_thread("app", [&] {
-    DxgkrnlStartAdapter(p.kmd, "dGPU");
-    DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-    x = p.xfences.Create(1, 0, NativeFenceType::Default, nullptr);
-    p.xfences.Open(*x, 1, 1);
+    x = start_both_and_share(p);
     VidSch& is = p.igpu_driver->vidsch;
     KmdHwQueue* kq = is.CreateHwQueue(0, 0, 0, 1);
     kq->kernel_mode = true;
