@@ -23,6 +23,9 @@
 
 namespace tb {
 
+// Parameter overrides for a bench (key -> value as a string), as params() takes them.
+using Overrides = std::map<std::string, std::string>;
+
 using namespace gpumodel;
 using sc_core::SC_NS;
 using sc_core::SC_PS;

@@ -21,8 +21,6 @@ const sc_time kRegWrite(20, SC_NS);           // display.reg_write_latency_ns
 const sc_time kRegRead(540, SC_NS);           // display.reg_read_latency_ns
 const sc_time kDram(90, SC_NS);               // sysmem.read_latency_ns
 
-using Overrides = std::map<std::string, std::string>;
-
 ParamSet display_params(const Overrides& o) {
   ParamSet ps;
   Memory::declare_params(ps, "sysmem.", false);

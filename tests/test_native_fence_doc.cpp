@@ -17,7 +17,7 @@ sc_time us(double v) { return sc_time(v, SC_US); }
 namespace {
 // Adapter start, then `calls` caps queries; the OS's feature switch as given.
 void feature_negotiation(const char* feature, bool want_enabled) {
-  FenceBench b(std::map<std::string, std::string>{{"os.native_fence_feature", feature}});
+  FenceBench b(Overrides{{"os.native_fence_feature", feature}});
   auto& p = b.p;
   std::vector<bool> answers;
   p.cpu.spawn_thread("app", [&] {
@@ -72,7 +72,7 @@ TEST_CASE(
   // The optimized interrupt names the signalling queue, so the OS reads process 2's log. (Without it the
   // OS reads "the log buffers of all [the] HWQueues" of the fence's parent device, process 1: a shared
   // fence signalled from another process's queue leaves its entry unread there; CV still wakes the waiter.)
-  FenceBench b(std::map<std::string, std::string>{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
+  FenceBench b(Overrides{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
   auto& p = b.p;
   NativeFence *f = nullptr, *opened = nullptr, *unshared_open = nullptr, *bogus = nullptr;
   uint64_t nt = 0, nt_unshared = 0;
@@ -267,7 +267,7 @@ TEST_CASE(
 TEST_CASE(
     "Optimized interrupt: it names the HW queue with its NodeOrdinal and EngineOrdinal and carries no fence array",
     "[F19]") {
-  FenceBench b(std::map<std::string, std::string>{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
+  FenceBench b(Overrides{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
   auto& p = b.p;
   KmdHwQueue* q = nullptr;
   bool woke = false;
@@ -299,7 +299,7 @@ TEST_CASE(
 TEST_CASE("A log overrun's fallback reads the fences of the overrun queue's device, not of the adapter", "[F18]") {
   // Process 1 signals its fence 90 times (84 entries: an overrun) while process 2 holds ten fences of its
   // own; the fallback reads process 1's fences only.
-  FenceBench b(std::map<std::string, std::string>{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
+  FenceBench b(Overrides{{"kmd.optimized_native_fence_signaled_interrupt", "true"}});
   auto& p = b.p;
   NativeFence* f = nullptr;
   bool woke = false;
@@ -327,7 +327,7 @@ TEST_CASE(
     "Combined interrupt caps: hardware that cannot tell the fences apart raises only the native interrupt with a "
     "NULL array and EvaluateLegacyMonitoredFences and both kinds of waiter wake",
     "[F12]") {
-  FenceBench b(std::map<std::string, std::string>{{"kmd.native_fence_interrupt", "combined"}});
+  FenceBench b(Overrides{{"kmd.native_fence_interrupt", "combined"}});
   auto& p = b.p;
   bool woke_native = false, woke_legacy = false;
   p.cpu.spawn_thread("app", [&] {

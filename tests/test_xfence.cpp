@@ -13,7 +13,6 @@ using namespace tb;
 using namespace sc_core;
 
 namespace {
-using Overrides = std::map<std::string, std::string>;
 sc_time us(double v) { return sc_time(v, SC_US); }
 
 std::string xfence(const std::string& scenario, const std::string& pair, bool doorbell = false) {
