@@ -30,6 +30,14 @@ void DisplayEngine::declare_params(ParamSet& ps) {
                  "active-line rate");
   ps.declare_int("display.watermark_pct", 50, "%", 0, 100,
                  "A: refill when the fetch buffer falls below half (0: only once it is empty)");
+  ps.declare_int_choices("display.rotation", 0, "degrees", {0, 90, 180, 270},
+                         "A: the desktop is not rotated; CASO support names rotation a presentation-bandwidth-limited "
+                         "configuration whose overlay checks the driver fails (the scan-out itself is modelled "
+                         "unrotated)");
+  ps.declare_int("display.other_outputs", 0, "displays", 0, 3,
+                 "A: no other display active on the adapter; CASO support names several displays a "
+                 "presentation-bandwidth-limited configuration whose overlay checks the driver fails (the other "
+                 "displays' scan-out is not modelled)");
   ps.declare_enum("display.psr", "off", {"off", "on"},
                   "Q: eDP Panel Self Refresh (VESA eDP 1.3 PSR1; Linux i915 intel_psr.c): off, the "
                   "mechanism scenarios' default, or on for a panel that has it");

@@ -30,7 +30,10 @@ Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*>
       read_latency_(ps.get_ns(adapter + ".bar0_read_latency_ns")),
       write_latency_(ps.get_ns(adapter + ".bar0_write_latency_ns")),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
-      engines_(adapter == "gpu" ? uint32_t(ps.get_int("gpu.linked_engines")) : 1) {
+      engines_(adapter == "gpu" ? uint32_t(ps.get_int("gpu.linked_engines")) : 1),
+      link_status_(adapter == "gpu" ? uint32_t(ps.get_int("link.gen")) |
+                                          uint32_t(ps.get_int("link.lanes")) << regs::kLinkWidthShift
+                                    : 0) {
   tsock.register_b_transport(this, &Bar0::b_transport);
   map_registers();
 }
@@ -82,6 +85,7 @@ void Bar0::map_registers() {
                     kCapsFenceIrqNamesQueue | (uint64_t(engines_ - 1) << kCapsEnginesShift) |
                     (uint64_t(cmp_.queue_count() - 1) << kCapsQueuesShift);
            })
+      .reg(kLinkStatus, "LINK_STATUS", A::R, [this](unsigned) { return uint64_t(link_status_); })
       .reg(kTimestamp, "TIMESTAMP", A::R, [this](unsigned) { return sc_time_stamp().value() / tick_ps_; })
       .reg(
           kMsiAddr, "MSI_ADDR", A::RW, [this](unsigned) { return msi_addr_; },

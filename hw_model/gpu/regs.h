@@ -34,6 +34,11 @@ constexpr uint64_t kAdapterReset = 0x0020;   // W 32: 1 = reset the whole adapte
 constexpr uint64_t kAdapterStatus = 0x0024;  // RO 32: bit 0 an adapter reset is in progress
 constexpr uint64_t kMmuSystemRoot = 0x0028;  // RW 64: the system process's page-table root (the CMP's space, F10)
 constexpr uint64_t kMmuInvalidate = 0x0030;  // W 64: invalidate every TLB of the adapter for that root (0: all)
+// RO 32: the PCI Express Link Status register mirrored (PCIe Base Spec 5.0 section 7.5.3.8): [3:0] current
+// link speed (3 = 8.0, 4 = 16.0, 5 = 32.0 GT/s), [9:4] negotiated link width; 0 on an integrated adapter
+// (no link: it reaches memory through the host's fabric).
+constexpr uint64_t kLinkStatus = 0x0038;
+constexpr unsigned kLinkWidthShift = 4;
 
 // Native fence table (CMP): select a slot, then program it. Slots are reused; the global handle the
 // CMP names in event entries is the KMD's, programmed per slot, never reused (F11; 0 is NULL).

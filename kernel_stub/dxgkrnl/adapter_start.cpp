@@ -15,11 +15,16 @@ std::string check_driver_caps(const DxgkDriverCaps& c) {
   if (c.cross_adapter_resource_scanout && !c.cross_adapter_resource_texture)
     return "DXGK_VIDMMCAPS declares CrossAdapterResourceScanout (tier 3) without CrossAdapterResourceTexture "
            "(tier 2): each tier must imply those below (C1)";
-  if (c.hybrid_discrete && c.hybrid_integrated)
-    return "DXGK_DRIVERCAPS declares both HybridDiscrete and HybridIntegrated: an adapter has one hybrid role";
-  if (c.hybrid_integrated && !c.cross_adapter_resource_scanout)
-    return "a HybridIntegrated driver must declare CrossAdapterResourceScanout (tier 3; C1, WDDM 3.0)";
   return "";
+}
+
+std::vector<std::string> hlk_conformance(const DxgkDriverCaps& c) {
+  std::vector<std::string> f;
+  if (c.hybrid_integrated && !c.cross_adapter_resource_scanout)
+    f.push_back(
+        "HLK Device.Graphics.WDDM30.Render.CoreRequirement fails: a HybridIntegrated driver must declare "
+        "CrossAdapterResourceScanout (tier 3; C1, WDDM 3.0)");
+  return f;
 }
 
 AdapterStart DxgkrnlStartAdapter(Kmd& kmd, const std::string& name) {
@@ -42,6 +47,8 @@ AdapterStart DxgkrnlStartAdapter(Kmd& kmd, const std::string& name) {
     s.reason = name + ": adapter start failed: " + why;
     return s;
   }
+  s.conformance = hlk_conformance(s.caps);
+  kmd.os().set_cross_adapter_tier(s.tier);  // what KMTQAITYPE_CROSSADAPTERRESOURCE_SUPPORT answers from now on
   s.started = true;
   return s;
 }

@@ -180,6 +180,14 @@ class VidSch {
   uint64_t feature_queries() const { return feature_queries_; }
   // D3DKMTQueryAdapterInfo(KMTQAITYPE_WDDM_3_1_CAPS): NativeGpuFenceSupported for user mode.
   D3dkmtWddm31Caps D3DKMTQueryAdapterInfoWddm31Caps() const { return {native_fences()}; }
+  // D3DKMTQueryAdapterInfo(KMTQAITYPE_CROSSADAPTERRESOURCE_SUPPORT): D3DKMT_CROSSADAPTERRESOURCE_SUPPORT's
+  // SupportTier (0 none, 1 copy, 2 texture, 3 scan-out), from the DXGK_VIDMMCAPS the driver reported at
+  // adapter start (0 before it started).
+  struct CrossAdapterResourceSupport {
+    uint32_t support_tier = 0;
+  };
+  CrossAdapterResourceSupport D3DKMTQueryAdapterInfoCrossAdapterResourceSupport() const { return {xa_tier_}; }
+  void set_cross_adapter_tier(unsigned tier) { xa_tier_ = tier; }  // Dxgkrnl's adapter start
   // Native fences on this adapter: the driver advertises DXGK_VIDSCHCAPS::NativeGpuFence (and the OS
   // enabled the feature, or adapter start failed). Without them every fence is a monitored fence.
   bool native_fences() const;
@@ -369,6 +377,7 @@ class VidSch {
   sc_core::sc_time last_wait_armed_ = sc_core::SC_ZERO_TIME;
   uint32_t bugcheck_code_ = 0;
   std::vector<uint64_t> bugcheck_params_;
+  uint32_t xa_tier_ = 0;  // KMTQAITYPE_CROSSADAPTERRESOURCE_SUPPORT
 };
 
 }  // namespace gpumodel

@@ -83,26 +83,34 @@ void Kmd::declare_params(ParamSet& ps) {
 void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
   const bool ig = key == "igpu";
   const std::string only = ig ? "; topology = hybrid only" : "";
-  ps.declare_enum(key + ".kmd_cross_adapter_caps", ig ? "resource+texture+scanout" : "resource+texture",
+  ps.declare_enum(key + ".kmd_cross_adapter_caps", "resource+texture+scanout",
                   {"none", "resource", "texture", "scanout", "resource+texture", "resource+scanout", "texture+scanout",
                    "resource+texture+scanout"},
                   std::string("Q: CASO support C1, DXGK_VIDMMCAPS CrossAdapterResource (tier 1), ...Texture (2), "
                               "...Scanout (3), each tier implying those below; ") +
-                      (ig ? "tier 3, which a HybridIntegrated WDDM 3.0 driver must declare"
-                          : "A: tier 2 for the render adapter, which never scans a cross-adapter surface out") +
+                      "a driver declares them from its own adapter's capability regardless of the device "
+                      "configuration: tier 3, as this adapter's display engine scans row-major surfaces in system "
+                      "memory" +
+                      (ig ? " (and a HybridIntegrated WDDM 3.0 driver must: the HLK checks it)" : "") + only);
+  ps.declare_enum(key + ".kmd_hybrid_role", ig ? "integrated" : "discrete", {"none", "discrete", "integrated"},
+                  "Q: CASO support C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated (Validating a hybrid "
+                  "system configuration: the integrated adapter drives the laptop's panel)" +
                       only);
-  ps.declare_enum(key + ".kmd_hybrid_role", ig ? "integrated" : "discrete", {"none", "discrete", "integrated", "both"},
-                  "Q: CASO support C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated; 'both' is a driver "
-                  "defect the OS refuses" +
+  ps.declare_bool(key + ".umd_cross_adapter_row_major_texture", true,
+                  "Q: CASO support, tier 2: the D3D12 UMD's CrossAdapterRowMajorTextureSupported cap; "
+                  "D3D12CreateDevice fails when it is set and the kernel driver lacks CrossAdapterResourceTexture "
+                  "(A: a D3D12 driver that supports it)" +
                       only);
   ps.declare_enum(key + ".kmd_primary_no_scanout", "beyond_minimum", {"never", "beyond_minimum", "always"},
                   "Q: CASO support C5, pfnCreateResource of a cross-adapter primary may answer "
                   "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT only beyond the tier-3 minimum (C4: 1920x1080); "
                   "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" +
                       only);
-  ps.declare_enum(key + ".kmd_mpo_static_check", "pass", {"pass", "fail"},
-                  "A: the driver's answer to the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 "
-                  "(CASO support C5: a failure means two copies)" +
+  ps.declare_enum(key + ".kmd_mpo_static_check", "derived", {"derived", "pass", "fail"},
+                  "Q: CASO support C5, the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 decides "
+                  "'given known bandwidth characteristics' whether scan-out can be done (a failure means two "
+                  "copies): derived = the driver's scan-out budget (docs/display.md); pass or fail = a forced "
+                  "answer, an override of the derivation" +
                       only);
   ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
                   "Q: CASO support C5, a StaticCheck must not change the driver's cached state; true models a "
@@ -136,8 +144,8 @@ DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& rol
   c.cross_adapter_resource = has("resource");
   c.cross_adapter_resource_texture = has("texture");
   c.cross_adapter_resource_scanout = has("scanout");
-  c.hybrid_discrete = role == "discrete" || role == "both";
-  c.hybrid_integrated = role == "integrated" || role == "both";
+  c.hybrid_discrete = role == "discrete";
+  c.hybrid_integrated = role == "integrated";
   return c;
 }
 
@@ -148,41 +156,18 @@ DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
   a.no_scanout = ns == "never"    ? DriverAnswers::NoScanout::Never
                  : ns == "always" ? DriverAnswers::NoScanout::Always
                                   : DriverAnswers::NoScanout::BeyondMinimum;
-  a.mpo_static_fails = ps.get_enum(key + ".kmd_mpo_static_check") == "fail";
+  const std::string& sc = ps.get_enum(key + ".kmd_mpo_static_check");
+  a.static_check = sc == "pass"   ? DriverAnswers::StaticCheck::Pass
+                   : sc == "fail" ? DriverAnswers::StaticCheck::Fail
+                                  : DriverAnswers::StaticCheck::Derived;
   a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
   a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
+  a.umd_row_major_texture = ps.get_bool(key + ".umd_cross_adapter_row_major_texture");
   const std::string& nf = ps.get_enum(key + ".kmd_native_gpu_fence");
   a.native_gpu_fence = nf == "always"  ? NativeGpuFenceAnswer::Always
                        : nf == "never" ? NativeGpuFenceAnswer::Never
                                        : NativeGpuFenceAnswer::IfEnabled;
   return a;
-}
-
-bool Kmd::CreatePrimaryScanout(const PrimaryDesc& d) const {
-  // C4: the tier-3 minimum is up to 1920x1080 in the listed formats (display.format offers only those).
-  const bool within_minimum = d.width <= 1920 && d.height <= 1080;
-  switch (answers_.no_scanout) {
-    case DriverAnswers::NoScanout::Never: return true;
-    case DriverAnswers::NoScanout::BeyondMinimum: return within_minimum;
-    case DriverAnswers::NoScanout::Always: return false;
-  }
-  return true;
-}
-
-bool Kmd::DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c) {
-  // C5: exactly one plane flagged and no post-composition plane, or the configuration is refused.
-  const uint64_t before = mpo_state_;
-  bool ok = c.planes_flagged == 1 && !c.post_composition;
-  if (c.static_check) {
-    ok = ok && !answers_.mpo_static_fails;
-    if (answers_.mpo_mutates) mpo_state_ = c.surface;  // the defect: a static check commits what it checked
-  } else {
-    ++present_checks_;
-    if (answers_.present_check_fails_at != 0 && present_checks_ >= answers_.present_check_fails_at) ok = false;
-    if (ok) mpo_state_ = c.surface;  // a real check caches the configuration it accepted
-  }
-  if (on_mpo_check) on_mpo_check(c, before, mpo_state_);
-  return ok;
 }
 
 DxgkVidSchCaps Kmd::DxgkDdiQueryAdapterInfoVidSchCaps() const {
@@ -236,6 +221,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
   notify_cycles_per_kb_ = uint64_t(ps.get_int("kmd.notify_eviction_cycles_per_kb"));
   notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
   notify_unmap_cycles_ = uint64_t(ps.get_int("kmd.notify_iommu_unmap_cycles"));
+  init_scanout(ps, cfg.key);
   cpu_.connect_interrupt(msi_data_base_, kMsiVectors, [this](uint32_t data) { return DxgkDdiInterruptRoutine(data); });
 }
 

@@ -138,9 +138,34 @@ struct DriverAnswers {
   DxgkDriverCaps caps;
   NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
   enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
-  bool mpo_static_fails = false;        // the StaticCheck answers "not supported"
+  enum class StaticCheck { Derived, Pass, Fail } static_check = StaticCheck::Derived;  // Pass/Fail: forced
   bool mpo_mutates = false;             // defect: the StaticCheck changes the cached state
   uint64_t present_check_fails_at = 0;  // the present-time check fails from this one on (0: never)
+  bool umd_row_major_texture = true;    // the D3D12 UMD's CrossAdapterRowMajorTextureSupported
+};
+
+// The display driver's scan-out budget for one surface (CASO support C5: the StaticCheck decides "given
+// known bandwidth characteristics" whether scan-out can be done). Derivation (docs/display.md):
+//   need   = bytes per pixel x pixel clock: what the beam drains during active lines;
+//   path   = what the surface's path delivers: the link's completion payload rate (raw rate after
+//            encoding, less ACK/UpdateFC DLLPs and SKP sets, x C / (C + 20) for C-byte completions), or
+//            the memory's bandwidth for local memory and an integrated adapter's fabric;
+//   share  = path x D / (D + O): completions return in request order, so each requester gets the path
+//            in proportion to the bytes it keeps outstanding. D = the display's own (min(outstanding,
+//            FIFO / request) requests), O = the adapter's copy engines at their full DMA depth
+//            (the worst load the driver's own hardware can put on the path; 0 off the link);
+//   latency = a request's worst wait: 2 link hops + 2 root-complex crossings + the memory's read
+//            latency + the read request behind a full posted buffer (up) + D + O of completions (down);
+//   fifo_needed = max(latency x need + request, latency x need / watermark): the buffer left when a
+//            request is issued must last its latency (the figure scanout_underflow measures).
+//   ok = share >= need and FIFO >= fifo_needed (and no rotation, no other output: the document's
+//        bandwidth-limited configurations, which fail the check).
+struct ScanoutBudget {
+  std::string path;  // "link", "fabric", "local"
+  double need_bytes_per_ns = 0, path_bytes_per_ns = 0, share_bytes_per_ns = 0, latency_ns = 0;
+  uint64_t own_bytes = 0, other_bytes = 0, fifo_bytes = 0, fifo_needed_bytes = 0;
+  bool ok = false;
+  std::string why;  // the first condition that failed, or what held
 };
 
 // The answers <key>.kmd_* describe; caps from a "resource+texture+scanout"-style list and a role name.
@@ -254,6 +279,10 @@ class Kmd {
   // DxgkDdiCheckMultiPlaneOverlaySupport3: true if supported. A static check must not change the
   // driver's cached state (C5); `mpo_state()` is that state, for the monitor that checks it.
   bool DxgkDdiCheckMultiPlaneOverlaySupport3(const MpoCheck& c);
+  // The budget the StaticCheck derives its answer from (reads LINK_STATUS once, from a CPU thread).
+  ScanoutBudget scanout_budget(uint64_t surface);
+  // The last StaticCheck's budget (what the scenarios report beside the path they got).
+  const ScanoutBudget& last_static_budget() const { return last_budget_; }
   // A present-time check (not static) fails from the <key>.kmd_present_check_fails_at-th on (0: never).
   uint64_t mpo_state() const { return mpo_state_; }
   // Observer (monitors only): every overlay check with the cached state before and after it.
@@ -317,6 +346,17 @@ class Kmd {
   bool isr_dma_completed(uint32_t node);
   bool isr_dma_preempted(uint32_t node);
   DriverAnswers answers_;
+  // What the driver knows of its display hardware and the platform (the scan-out budget's inputs).
+  struct ScanoutHw {
+    double need_bytes_per_ns = 0, hop_ns = 0, rc_ns = 0, sysmem_read_ns = 0, local_read_ns = 0;
+    double sysmem_bytes_per_ns = 0, local_bytes_per_ns = 0;
+    uint64_t fifo = 0, request = 0, watermark_pct = 0, outstanding = 0, copy_engine_bytes = 0;
+    unsigned completion_bytes = 0, max_payload = 0, posted_buffer = 0, rotation = 0, other_outputs = 0;
+    bool integrated = false;
+  } scanout_hw_;
+  void init_scanout(const ParamSet& ps, const std::string& key);
+  int64_t link_status_ = -1;  // regs::kLinkStatus as read (-1: not yet)
+  ScanoutBudget last_budget_;
   uint64_t present_checks_ = 0;
   uint64_t mpo_state_ = 0;
   uint32_t display_control_ = 0;  // what the KMD last wrote to the display's control register  // the driver's cached

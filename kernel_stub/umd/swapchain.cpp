@@ -20,13 +20,15 @@ PathChoice choose_present_path(const AdapterStart& display, Kmd& kmd, const Prim
              : forced == "compose" ? PresentPath::Compose
                                    : PresentPath::TwoCopy;
     c.reason = "present.path = " + forced;
-    if (c.path == PresentPath::OneCopy && display.tier < 3)
+    if (c.path == PresentPath::OneCopy && display.tier < 3)  // C1: tier 3 wherever a cross-adapter surface is scanned
       c.defect = "present.path = one_copy on a display adapter of tier " + std::to_string(display.tier) +
                  ": it cannot scan a cross-adapter surface out (C1 tier 3)";
     return c;
   }
-  if (display.tier < 3) {  // C5: the cap is read first
-    c.reason = "display adapter is tier " + std::to_string(display.tier) + " (no CrossAdapterResourceScanout)";
+  // C5: the cap is read first, from user mode (KMTQAITYPE_CROSSADAPTERRESOURCE_SUPPORT).
+  const uint32_t tier = kmd.os().D3DKMTQueryAdapterInfoCrossAdapterResourceSupport().support_tier;
+  if (tier < 3) {
+    c.reason = "display adapter is tier " + std::to_string(tier) + " (no CrossAdapterResourceScanout)";
     return c;
   }
   if (!kmd.CreatePrimaryScanout(d)) {
@@ -42,12 +44,18 @@ PathChoice choose_present_path(const AdapterStart& display, Kmd& kmd, const Prim
   chk.planes_flagged = 1;
   chk.post_composition = false;
   chk.surface = xsurf;
-  if (!kmd.DxgkDdiCheckMultiPlaneOverlaySupport3(chk)) {
-    c.reason = "CheckMultiplaneOverlaySupport3 StaticCheck failed";
+  const bool passed = kmd.DxgkDdiCheckMultiPlaneOverlaySupport3(chk);
+  const ScanoutBudget& b = kmd.last_static_budget();
+  const std::string overridden = kmd.driver_answers().static_check == DriverAnswers::StaticCheck::Derived
+                                 ? ""
+                                 : " (a forced answer; the budget says: " + b.why + ")";
+  if (!passed) {
+    c.reason = "CheckMultiplaneOverlaySupport3 StaticCheck failed: " + (overridden.empty() ? b.why : overridden);
     return c;
   }
   c.path = PresentPath::OneCopy;
-  c.reason = "tier 3, cross-adapter primary scanned out (" + size + " " + d.format + "), StaticCheck passed";
+  c.reason = "tier 3, cross-adapter primary scanned out (" + size + " " + d.format + "), StaticCheck passed: " +
+             (overridden.empty() ? b.why : overridden);
   return c;
 }
 

@@ -105,7 +105,7 @@ class CasoCaps : public ScenarioDriver {
       const bool tier3 = std::string(c.display_caps) == "resource+texture+scanout";
       a.caps = driver_caps_from(c.display_caps, tier3 ? "integrated" : "discrete");
       a.no_scanout = c.no_scanout;
-      a.mpo_static_fails = c.static_fails;
+      a.static_check = c.static_fails ? DriverAnswers::StaticCheck::Fail : DriverAnswers::StaticCheck::Derived;
       a.mpo_mutates = c.mutates;
       a.present_check_fails_at = c.present_check_fails ? 1 : 0;
       ikmd.install_driver(a);

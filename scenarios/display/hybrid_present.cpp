@@ -49,7 +49,8 @@ class HybridPresent : public ScenarioDriver {
 
   void build(Platform& p, Results& r) override {
     p_ = &p;
-    display_ = p.igpu->display.get();
+    assign_roles(p, s_);
+    display_ = s_.display.display;
     energy_ = std::make_unique<EnergyProbe>(p, p.vcd);
     display_->on_frame = [this](const DisplayEngine::FrameRecord& f) {
       seen_.push_back(f);
@@ -116,7 +117,8 @@ void HybridPresent::app(Platform& p, Results& r) {
   std::mt19937_64 rng(p.rng());
   std::uniform_real_distribution<double> jitter(0.0, jitter_us_);
   const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-  const uint64_t render_cycles = uint64_t(render_us_ * p.params.get_real("gpu.engine_clock_mhz"));
+  const uint64_t render_cycles = uint64_t(render_us_ * p.params.get_real(s_.render.key + ".engine_clock_mhz"));
+  Kmd& rkmd = *s_.render.kmd;
   for (uint64_t n = 1; n <= frames_; ++n) {
     // The game loop: not before the app's own pace (frame n at t0 + (n - 1) x interval)...
     const sc_core::sc_time due = t0 + interval_ * double(n - 1);
@@ -138,14 +140,14 @@ void HybridPresent::app(Platform& p, Results& r) {
     PacketWriter render;
     render.timestamp(s_.ts(n, 0)).compute(render_cycles).write64(s_.rt[b], n).barrier().timestamp(s_.ts(n, 1));
     render.signal(s_.render_fence_slot, n);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(s_.render_q, render);
+    rkmd.DxgkDdiSubmitCommandToHwQueue(s_.render_q, render);
     // Present(): the UMD queues copy 1 behind the render on the dGPU's copy engine (a GPU wait).
     st_[n].present = sc_core::sc_time_stamp();
     if (n == 1) t0_ = TrafficSnapshot::take(p, display_);
     PacketWriter copy1;
     copy1.wait(s_.render_fence_slot, n).timestamp(s_.ts(n, 2)).copy(s_.rt[b], s_.xsurf[b].address, s_.xsurf[b].bytes());
     copy1.barrier().timestamp(s_.ts(n, 3)).signal(s_.copy1_fence_slot, n);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(s_.copy_q, copy1);
+    rkmd.DxgkDdiSubmitCommandToHwQueue(s_.copy_q, copy1);
     queue_.push_back(n);
     p.cpu.signal(queued_ev_);
     st_[n].present_return = sc_core::sc_time_stamp();
@@ -159,14 +161,14 @@ void HybridPresent::app(Platform& p, Results& r) {
 
 void HybridPresent::present_thread(Platform& p, Results& r) {
   Kmd& ikmd = *s_.display_kmd;
-  VidSch& isch = p.igpu_driver->vidsch;
+  VidSch& isch = *s_.display.sch;
   for (;;) {
     while (queue_.empty()) p.cpu.wait_for(queued_ev_);
     const uint64_t n = queue_.front();
     queue_.pop_front();
     const unsigned b = unsigned(n % buffers_);
     // Cross-adapter sync: copy 1 done (the dGPU's fence interrupt wakes this thread).
-    if (!r.check(p.vidsch.WaitFromCpu(s_.copy1_fence, n), "copy 1 fence wait failed")) return;
+    if (!r.check(s_.render.sch->WaitFromCpu(s_.copy1_fence, n), "copy 1 fence wait failed")) return;
     st_[n].copy1_seen = sc_core::sc_time_stamp();
     PresentPath path = s_.choice.path;
     uint64_t surface = s_.xsurf[b].address;
@@ -178,10 +180,10 @@ void HybridPresent::present_thread(Platform& p, Results& r) {
       const uint64_t dst = compose ? s_.dwm[b] : s_.primary[b];
       PacketWriter w;
       w.timestamp(s_.ts(n, 4));
-      if (compose) w.compute(uint64_t(compose_us_ * p.params.get_real("igpu.engine_clock_mhz")));
+      if (compose) w.compute(uint64_t(compose_us_ * p.params.get_real(s_.display.key + ".engine_clock_mhz")));
       w.copy(s_.xsurf[b].address, dst, s_.xsurf[b].bytes()).barrier().timestamp(s_.ts(n, 5));
       w.signal(s_.copy2_fence_slot, ++c2_);
-      p.igpu_driver->kmd.DxgkDdiSubmitCommandToHwQueue(compose ? s_.compose_q : s_.copy2_q, w);
+      ikmd.DxgkDdiSubmitCommandToHwQueue(compose ? s_.compose_q : s_.copy2_q, w);
       if (!r.check(isch.WaitFromCpu(s_.copy2_fence, c2_), "copy 2 fence wait failed")) return;
       surface = dst;
     }
@@ -196,7 +198,8 @@ void HybridPresent::present_thread(Platform& p, Results& r) {
 
 void HybridPresent::flip_listener(Platform& p) {
   // Dxgkrnl's flip-complete handling: the display engine's MSI, the iGPU KMD's ISR and DPC.
-  KEvent& done = p.igpu_driver->vidsch.interrupt_event(Kmd::kDisplayFlipVector);
+  (void)p;
+  KEvent& done = s_.display.sch->interrupt_event(Kmd::kDisplayFlipVector);
   for (;;) {
     p.cpu.wait_for(done);
     ++flips_done_;
@@ -228,20 +231,21 @@ void HybridPresent::finish(Platform& p, Results& r) {
     if (!r.check(f.first_line_time >= st_[n].flip_programmed + vblank,
                  "frame " + std::to_string(n) + " was scanned out before its flip could latch"))
       continue;
-    // ...and from the surface its path flipped to: the cross-adapter surface (one copy), the iGPU's
-    // primary (two copies) or DWM's surface (composition).
-    const VidMm& imm = p.igpu_driver->vidmm;
-    const bool stolen = f.surface >= imm.local_base() && f.surface < imm.local_base() + imm.local_size();
-    r.check(f.surface == st_[n].surface && stolen == (st_[n].path != PresentPath::OneCopy),
+    // ...and from the surface its path flipped to: the cross-adapter surface (one copy), the display
+    // adapter's primary (two copies) or DWM's surface (composition), both in its local memory.
+    const VidMm& dmm = *s_.display.mm;
+    const bool local = f.surface >= dmm.local_base() && f.surface < dmm.local_base() + dmm.local_size();
+    r.check(f.surface == st_[n].surface && local == (st_[n].path != PresentPath::OneCopy),
             "frame " + std::to_string(n) + " (" + to_string(st_[n].path) + ") was scanned out of " +
-                (stolen ? "the iGPU's stolen memory" : "the cross-adapter surface") + ", not its path's surface");
+                (local ? "the " + s_.display.name + "'s local memory" : std::string("the cross-adapter surface")) +
+                ", not its path's surface");
     p2s.push_back(to_ns(f.first_line_time - st_[n].present));
     flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
   }
   uint64_t displayed = uint64_t(p2s.size()), composed = 0;
   std::vector<double> render, copy1, copy2, forward, ready;
-  const double dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
-  const double itick = double(p.params.get_int("igpu.timestamp_tick_ps")) / 1000.0;
+  const double dtick = double(p.params.get_int(s_.render.key + ".timestamp_tick_ps")) / 1000.0;
+  const double itick = double(p.params.get_int(s_.display.key + ".timestamp_tick_ps")) / 1000.0;
   // A run cut by sim.limit_ms has frames whose later steps never ran: each figure takes the frames
   // whose two ends it measures happened (a TIMESTAMP not yet written reads 0).
   for (uint64_t n = 1; n <= frames_; ++n) {
@@ -282,7 +286,8 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("energy_per_frame_mj", energy_->summary());
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
-  // Copy 1 crosses the link whole for every frame, whatever the path.
+  // The link carries a whole surface for every frame: copy 1 when the dGPU renders; copy 2 (or the
+  // composition's read) when it displays a copy, and scan-out (one per refresh) when it displays one copy.
   r.check(d.link_bytes >= frames_ * s_.xsurf[0].bytes(), "the link carried " + std::to_string(d.link_bytes) +
                                                              " B for " + std::to_string(frames_) +
                                                              " frames, less than one cross-adapter surface each");
@@ -298,7 +303,8 @@ void HybridPresent::write_presentmon(Platform& p, Results& r, const sc_core::sc_
   for (auto& f : seen_)
     if (f.first_qword >= 1 && f.first_qword <= frames_ && !shown[f.first_qword])
       shown[f.first_qword] = to_ns(f.first_line_time - vblank);
-  const double t0 = to_ns(st_[1].start), dtick = double(p.params.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+  const double t0 = to_ns(st_[1].start),
+               dtick = double(p.params.get_int(s_.render.key + ".timestamp_tick_ps")) / 1000.0;
   auto ms = [t0](double ns) { return (ns - t0) / 1e6; };
   std::optional<double> next;
   std::vector<std::optional<double>> next_shown(frames_ + 2);
@@ -359,13 +365,15 @@ ScenarioInfo hybrid_present_scenario() {
       },
       [](const ParamSet& ps) { return std::make_unique<HybridPresent>(ps); },
       [](const ParamSet& ps) {
-        require_hybrid(ps, "hybrid_present");
+        require_hybrid(ps, "hybrid_present", true);
+        const bool igpu_renders = ps.get_enum("display.adapter") == "gpu";
         for (const char* a : {"gpu", "igpu"}) {
           const int last = int(ps.get_int(std::string(a) + ".nodes")) - 1;
+          const bool renders = (std::string(a) == "igpu") == igpu_renders;
           require_engine_runs(ps, "hybrid_present", a, 0, Op::Compute, "COMPUTE",
-                              std::string(a) == "gpu" ? "the render" : "DWM's composition");
+                              renders ? "the render" : "DWM's composition");
           require_engine_runs(ps, "hybrid_present", a, last, Op::Copy, "COPY",
-                              std::string(a) == "gpu" ? "copy 1 on the last node" : "copy 2 on the last node");
+                              renders ? "copy 1 on the last node" : "copy 2 on the last node");
         }
         // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
         // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
@@ -377,14 +385,17 @@ ScenarioInfo hybrid_present_scenario() {
           const uint64_t pitch = (uint64_t(g.width) * g.bytes_per_pixel + 127) / 128 * 128;
           const uint64_t bytes = pitch * ((uint64_t(g.height) + 3) / 4 * 4);
           const uint64_t surface = bytes < (1u << 20) ? bytes : (bytes + 65535) / 65536 * 65536;  // 64 KiB pages
-          const uint64_t surfaces = (2 * uint64_t(ps.get_int("present.buffers")) + 1) * surface;
+          // (With display.adapter = gpu the iGPU renders: its stolen memory holds the render targets.)
+          const uint64_t buffers = uint64_t(ps.get_int("present.buffers"));
+          const uint64_t surfaces = (igpu_renders ? buffers : 2 * buffers + 1) * surface;
           const uint64_t stolen = uint64_t(ps.get_int("igpu.stolen_bytes"));
           const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, stolen / 4);
           if (surfaces > stolen - tables)
             throw ConfigError("igpu.stolen_bytes = " + std::to_string(stolen) +
                               " is too small for display.mode = " + ps.get_enum("display.mode") +
                               " with present.buffers = " + std::to_string(ps.get_int("present.buffers")) +
-                              ": 2 x buffers + 1 surfaces of " + std::to_string(surface) + " bytes need at least " +
+                              (igpu_renders ? ": a render target per buffer of " : ": 2 x buffers + 1 surfaces of ") +
+                              std::to_string(surface) + " bytes need at least " +
                               std::to_string(surfaces) + " bytes beside " + std::to_string(tables) +
                               " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
                               std::to_string(surfaces + tables) + ", or fewer buffers");

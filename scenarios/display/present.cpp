@@ -4,24 +4,41 @@
 #include <cmath>
 
 #include "hw_model/display/display_timing.h"
+#include "kernel_stub/umd/d3d12_device.h"
 
 namespace gpumodel {
 
 using namespace sc_core;
 
-void require_hybrid(const ParamSet& ps, const std::string& scenario) {
+void require_hybrid(const ParamSet& ps, const std::string& scenario, bool either_display) {
   if (Platform::topology_of(ps) != Topology::Hybrid)
     throw ConfigError("platform.topology = dgpu: scenario '" + scenario +
-                      "' renders on the dGPU and displays on the iGPU; allowed: platform.topology = hybrid");
+                      "' renders on one adapter of the hybrid laptop and displays on the other; allowed: "
+                      "platform.topology = hybrid");
   const std::string da = ps.get_enum("display.adapter");
-  if (da != "auto" && da != "igpu")
-    throw ConfigError("display.adapter = " + da + ": scenario '" + scenario +
-                      "' scans out on the iGPU; allowed: display.adapter = auto or igpu");
-  require_platform(ps, scenario, 1, 2, "a render queue and a copy queue on the dGPU");
-  if (ps.get_int("igpu.hw_queues") < 2)
-    throw ConfigError("igpu.hw_queues = " + std::to_string(ps.get_int("igpu.hw_queues")) + " is too few: scenario '" +
-                      scenario +
-                      "' uses 2 HW queues on the iGPU (copy 2 and composition); allowed: igpu.hw_queues >= 2");
+  if (da == "none" || (!either_display && da == "gpu"))
+    throw ConfigError("display.adapter = " + da + ": scenario '" + scenario + "' scans out on the iGPU" +
+                      (either_display ? " or the dGPU" : "") + "; allowed: display.adapter = auto or igpu" +
+                      (either_display ? " or gpu" : ""));
+  const bool igpu_renders = da == "gpu";
+  const std::string rk = igpu_renders ? "igpu" : "gpu", dk = igpu_renders ? "gpu" : "igpu";
+  for (const std::string& k : {rk, dk})
+    if (ps.get_int(k + ".hw_queues") < 2)
+      throw ConfigError(k + ".hw_queues = " + std::to_string(ps.get_int(k + ".hw_queues")) +
+                        " is too few: scenario '" + scenario + "' uses 2 HW queues on the " +
+                        (k == rk ? "render adapter (render and copy 1)" : "display adapter (copy 2 and composition)") +
+                        "; allowed: " + k + ".hw_queues >= 2");
+  if (!igpu_renders) require_platform(ps, scenario, 1, 2, "a render queue and a copy queue on the dGPU");
+}
+
+void assign_roles(Platform& p, PresentSetup& s) {
+  AdapterRole dgpu{"dGPU", "gpu", &p.kmd, &p.vidsch, &p.vidmm, p.gpu.display.get()};
+  AdapterRole igpu{"iGPU", "igpu", &p.igpu_driver->kmd, &p.igpu_driver->vidsch, &p.igpu_driver->vidmm,
+                   p.igpu->display.get()};
+  const bool igpu_renders = p.params.get_enum("display.adapter") == "gpu";
+  s.render = igpu_renders ? igpu : dgpu;
+  s.display = igpu_renders ? dgpu : igpu;
+  s.display_kmd = s.display.kmd;
 }
 
 DisplayGeometry display_geometry(const ParamSet& ps) {
@@ -35,28 +52,37 @@ DisplayGeometry display_geometry(const ParamSet& ps) {
 }
 
 bool start_hybrid(Platform& p, Results& r, PresentSetup& s) {
-  s.render_start = DxgkrnlStartAdapter(p.kmd, "dGPU");
-  s.display_start = DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU");
-  s.display_kmd = &p.igpu_driver->kmd;
+  assign_roles(p, s);
+  s.render_start = DxgkrnlStartAdapter(*s.render.kmd, s.render.name);
+  s.display_start = DxgkrnlStartAdapter(*s.display.kmd, s.display.name);
   bool ok = true;
   if (!s.render_start.started) ok = r.check(false, s.render_start.reason);
   if (!s.display_start.started) ok = r.check(false, s.display_start.reason);
-  return ok;
+  if (!ok) return false;
+  // The HLK's findings on either driver: the adapters run, and the verdict says the driver fails them.
+  for (const AdapterStart* a : {&s.render_start, &s.display_start})
+    for (const std::string& f : a->conformance)
+      r.check(false, (a == &s.render_start ? s.render.name : s.display.name) + ": " + f);
+  // The app's D3D12 device on the render adapter (CASO support, tier 2: the UMD cap needs the kernel's).
+  const D3D12Device dev = D3D12CreateDevice(
+      *s.render.sch, D3D12UmdCaps{s.render.kmd->driver_answers().umd_row_major_texture}, s.render.name);
+  return r.check(dev.created, dev.reason);
 }
 
 bool create_present_surfaces(Platform& p, Results& r, const DisplayGeometry& g, unsigned buffers, PresentSetup& s,
                              uint64_t frames) {
-  VidMm& imm = p.igpu_driver->vidmm;
-  const int dnodes = int(s.render_start.info.nodes), inodes = int(s.display_start.info.nodes);
-  s.render_q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
-  s.copy_q = p.vidsch.CreateHwQueue(dnodes - 1, 0, 0, 1);  // the last node serves as the copy engine
-  s.copy2_q = p.igpu_driver->vidsch.CreateHwQueue(inodes - 1, 0, 0, 1);
-  s.compose_q = p.igpu_driver->vidsch.CreateHwQueue(0, 0, 0, 1);
+  VidMm& dmm = *s.display.mm;
+  VidSch &rsch = *s.render.sch, &dsch = *s.display.sch;
+  const int rnodes = int(s.render_start.info.nodes), dnodes = int(s.display_start.info.nodes);
+  s.render_q = rsch.CreateHwQueue(0, 0, 0, 1);
+  s.copy_q = rsch.CreateHwQueue(rnodes - 1, 0, 0, 1);  // the last node serves as the copy engine
+  s.copy2_q = dsch.CreateHwQueue(dnodes - 1, 0, 0, 1);
+  s.compose_q = dsch.CreateHwQueue(0, 0, 0, 1);
   if (!r.check(s.render_q && s.copy_q && s.copy2_q && s.compose_q, "DxgkDdiCreateHwQueue failed: no free HW queue"))
     return false;
-  s.render_fence = p.vidsch.CreateNativeFence(1, Segment::System, false);
-  s.copy1_fence = p.vidsch.CreateNativeFence(1, Segment::System, false);
-  s.copy2_fence = p.igpu_driver->vidsch.CreateNativeFence(1, Segment::System, false);
+  s.render_fence = rsch.CreateNativeFence(1, Segment::System, false);
+  s.copy1_fence = rsch.CreateNativeFence(1, Segment::System, false);
+  s.copy2_fence = dsch.CreateNativeFence(1, Segment::System, false);
   if (!r.check(s.render_fence && s.copy1_fence && s.copy2_fence, "native fence creation failed")) return false;
   s.render_fence_slot = VidSch::va(*s.render_fence, 1);
   s.copy1_fence_slot = VidSch::va(*s.copy1_fence, 1);
@@ -64,11 +90,11 @@ bool create_present_surfaces(Platform& p, Results& r, const DisplayGeometry& g, 
   for (unsigned b = 0; b < buffers; ++b) {
     s.xsurf.push_back(p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel));
     const uint64_t bytes = s.xsurf.back().bytes();
-    s.rt.push_back(p.vidmm.allocate(Segment::Local, bytes));
-    s.primary.push_back(imm.allocate(Segment::Local, bytes));
-    s.dwm.push_back(imm.allocate(Segment::Local, bytes));
+    s.rt.push_back(s.render.mm->allocate(Segment::Local, bytes));
+    s.primary.push_back(dmm.allocate(Segment::Local, bytes));
+    s.dwm.push_back(dmm.allocate(Segment::Local, bytes));
   }
-  s.blank = imm.allocate(Segment::Local, s.xsurf[0].bytes());
+  s.blank = dmm.allocate(Segment::Local, s.xsurf[0].bytes());
   s.ts_base = p.vidmm.allocate(Segment::System, (frames + 1) * PresentSetup::kTsPerFrame * 8);
   return true;
 }

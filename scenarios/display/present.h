@@ -13,8 +13,18 @@
 
 namespace gpumodel {
 
-// Refuses (ConfigError, exit 2) a platform a hybrid scenario cannot run on.
-void require_hybrid(const ParamSet& ps, const std::string& scenario);
+// Refuses (ConfigError, exit 2) a platform a hybrid scenario cannot run on. `either_display`: the
+// scenario can also render on the iGPU while the dGPU drives the panel (display.adapter = gpu).
+void require_hybrid(const ParamSet& ps, const std::string& scenario, bool either_display = false);
+
+// One adapter's driver stack as a hybrid scenario uses it: the one that renders or the one that displays.
+struct AdapterRole {
+  std::string name, key;  // "dGPU" / "gpu", "iGPU" / "igpu"
+  Kmd* kmd = nullptr;
+  VidSch* sch = nullptr;
+  VidMm* mm = nullptr;
+  DisplayEngine* display = nullptr;  // the display adapter's engine
+};
 
 struct DisplayGeometry {
   uint32_t width = 0, height = 0, bytes_per_pixel = 0;
@@ -22,18 +32,20 @@ struct DisplayGeometry {
 };
 DisplayGeometry display_geometry(const ParamSet& ps);
 
-// The adapters, queues, fences and surfaces of one swap chain: the dGPU renders, the iGPU displays.
+// The adapters, queues, fences and surfaces of one swap chain: by default the dGPU renders and the iGPU
+// displays; with display.adapter = gpu the iGPU renders and the dGPU displays.
 struct PresentSetup {
   AdapterStart render_start, display_start;
+  AdapterRole render, display;
   Kmd* display_kmd = nullptr;
   PathChoice choice;
-  KmdHwQueue *render_q = nullptr, *copy_q = nullptr;    // dGPU: 3D engine, copy engine
-  KmdHwQueue *copy2_q = nullptr, *compose_q = nullptr;  // iGPU: copy engine, 3D engine
+  KmdHwQueue *render_q = nullptr, *copy_q = nullptr;    // render adapter: 3D engine, copy engine
+  KmdHwQueue *copy2_q = nullptr, *compose_q = nullptr;  // display adapter: copy engine, 3D engine
   NativeFence *render_fence = nullptr, *copy1_fence = nullptr, *copy2_fence = nullptr;
   FenceVa render_fence_slot, copy1_fence_slot, copy2_fence_slot;  // as process 1's packets name them
-  std::vector<uint64_t> rt;                                       // dGPU render targets (VRAM), one per buffer
-  std::vector<CrossAdapterSurface> xsurf;                         // cross-adapter surfaces (system memory)
-  std::vector<uint64_t> primary, dwm;                             // iGPU primaries and DWM surfaces (stolen memory)
+  std::vector<uint64_t> rt;                // render targets (the render adapter's local memory), one per buffer
+  std::vector<CrossAdapterSurface> xsurf;  // cross-adapter surfaces (system memory)
+  std::vector<uint64_t> primary, dwm;      // the display adapter's primaries and DWM surfaces (its local memory)
   uint64_t blank = 0;                                             // what the panel shows before the first flip
   uint64_t ts_base = 0;                                           // GPU timestamps: 6 qwords a frame
   static constexpr unsigned kTsPerFrame = 6;
@@ -41,6 +53,8 @@ struct PresentSetup {
   uint64_t read_ts(Platform& p, uint64_t frame, unsigned k) const { return p.sysmem.peek64(ts(frame, k)); }
 };
 
+// The render and display roles display.adapter gives (auto and igpu: the dGPU renders).
+void assign_roles(Platform& p, PresentSetup& s);
 // Starts both adapters through Dxgkrnl (C1). A failed start is a failure in `r` with its reason.
 bool start_hybrid(Platform& p, Results& r, PresentSetup& s);
 // Queues, fences and surfaces for `buffers` buffers of `g` and `frames` frames of timestamps.

@@ -6,6 +6,14 @@
 // with the display's; d2h = VRAM -> system memory, whose posted writes the display's read requests queue
 // behind). display.fifo_bytes is the knob.
 //
+// The surface goes through the swap chain's path choice (C5), as any cross-adapter scan-out does: the
+// dGPU's driver must be tier 3, and its StaticCheck derives from its scan-out budget (kmd.h) whether the
+// link keeps the refresh. Passed (or present.path = one_copy, forced): the engine scans the cross-adapter
+// surface across the link. Failed: two copies, the copy engine copies the surface into VRAM once and the
+// engine scans that. The verdict holds the check to its word: a StaticCheck that passed on a scan-out
+// that underflowed is a failure of the check (static_check_kept); one that failed where a forced one copy
+// kept the refresh is reported as conservative (static_check_conservative), not as a failure.
+//
 // Metrics: underflows (the engine's count; the monitor scanout_underflow fails the run when there is
 // one: the refresh was not kept), min_fifo_bytes, max_request_latency_ns (issue to arrival of a scan-out
 // request, measured), and fifo_needed_bytes: the smallest FIFO the measured worst latency calls for.
@@ -14,6 +22,7 @@
 // FIFO >= latency x bpp x pixel clock / pct, and at least one request plus that drain.
 #include <cmath>
 
+#include "kernel_stub/umd/swapchain.h"
 #include "scenarios/display/present.h"
 
 namespace gpumodel {
@@ -24,7 +33,8 @@ class ScanoutUnderflow : public ScenarioDriver {
   explicit ScanoutUnderflow(const ParamSet& ps)
       : frames_(uint64_t(ps.get_int("workload.frames"))),
         bulk_bytes_(uint64_t(ps.get_int("workload.bulk_bytes"))),
-        h2d_(ps.get_enum("workload.bulk_direction") == "h2d") {}
+        h2d_(ps.get_enum("workload.bulk_direction") == "h2d"),
+        forced_(ps.get_enum("present.path")) {}
 
   void build(Platform& p, Results& r) override {
     d_ = p.gpu.display.get();
@@ -45,6 +55,23 @@ class ScanoutUnderflow : public ScenarioDriver {
     r.metric("fifo_needed_bytes", uint64_t(std::ceil(needed)));
     r.metric("fifo_bytes", d_->fifo_bytes());
     r.metric("refresh_kept", d_->underflows() == 0);
+    const ScanoutBudget& b = budget_;  // the derivation's answer, whether or not the path was forced
+    r.metric("path", std::string(to_string(choice_.path)) + ": " + choice_.reason);
+    r.metric("static_check_passed", b.ok);
+    r.metric("static_check_latency_ns", b.latency_ns);
+    r.metric("static_check_fifo_needed_bytes", b.fifo_needed_bytes);
+    r.metric("static_check_share_mbps", b.share_bytes_per_ns * 1000.0);
+    const bool crossed = choice_.path == PresentPath::OneCopy;
+    // The check's promise: where it passed, the scan-out across the link keeps the refresh. And its own
+    // latency bound must hold: no request waited longer than the budget allowed for.
+    r.check(!(b.ok && crossed && d_->underflows() != 0),
+            "the StaticCheck passed (" + b.why + ") but the scan-out underflowed " + std::to_string(d_->underflows()) +
+                " times: the driver's budget promised what the link could not keep");
+    r.check(!(b.ok && crossed && to_ns(max_latency_) > b.latency_ns),
+            "a scan-out request waited " + format_number(to_ns(max_latency_)) + " ns, beyond the " +
+                format_number(b.latency_ns) + " ns worst case the StaticCheck's budget derived");
+    r.metric("static_check_kept", !(b.ok && crossed && d_->underflows() != 0));
+    r.metric("static_check_conservative", !b.ok && crossed && d_->underflows() == 0);
     r.metric("bulk_copies", copies_);
     r.metric("link_down_busy_pct", 100.0 * to_ns(p.link.down().busy_total) / to_ns(sc_core::sc_time_stamp()));
     r.metric("link_up_busy_pct", 100.0 * to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
@@ -54,13 +81,25 @@ class ScanoutUnderflow : public ScenarioDriver {
   void app(Platform& p, Results& r) {
     const AdapterStart s = DxgkrnlStartAdapter(p.kmd, "dGPU");
     if (!r.check(s.started, s.reason)) return;
+    for (const std::string& f : s.conformance) r.check(false, "dGPU: " + f);
     const DisplayGeometry g = display_geometry(p.params);
     const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
     KmdHwQueue* q = p.vidsch.CreateHwQueue(int(s.info.nodes) - 1, 0, 0, 1);
     if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
     const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_),
                    vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);
-    p.kmd.DxgkDdiCommitVidPn(surf.pitch, surf.address);
+    budget_ = p.kmd.scanout_budget(surf.address);
+    choice_ = choose_present_path(s, p.kmd, PrimaryDesc{g.width, g.height, g.format}, surf.address, forced_);
+    if (!choice_.defect.empty()) r.failures.push_back(choice_.defect);
+    uint64_t scanned = surf.address;
+    if (choice_.path != PresentPath::OneCopy) {  // two copies: the surface into VRAM once, scanned there
+      scanned = p.vidmm.allocate(Segment::Local, surf.bytes());
+      PacketWriter w;
+      w.copy(surf.address, scanned, surf.bytes()).interrupt(1);
+      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
+      p.cpu.wait_for(p.vidsch.interrupt_event(1));
+    }
+    p.kmd.DxgkDdiCommitVidPn(surf.pitch, scanned);
     // Wait for the first frame's prefetch to settle, then measure over whole refreshes while copying.
     p.cpu.sleep(d_->timing().frame_start(0) - sc_core::sc_time_stamp());
     const sc_core::sc_time end = d_->timing().frame_start(frames_);
@@ -80,6 +119,9 @@ class ScanoutUnderflow : public ScenarioDriver {
 
   const uint64_t frames_, bulk_bytes_;
   const bool h2d_;
+  const std::string forced_;
+  PathChoice choice_;
+  ScanoutBudget budget_;
   DisplayEngine* d_ = nullptr;
   sc_core::sc_time max_latency_ = sc_core::SC_ZERO_TIME;
   TrafficSnapshot window_;
@@ -96,6 +138,10 @@ ScenarioInfo scanout_underflow_scenario() {
                            "A: 16 MiB per bulk copy, back to back for the whole measurement", o);
             ps.declare_enum("workload.bulk_direction", "h2d", {"h2d", "d2h"},
                             "A: h2d, whose completions share the down direction with the scan-out's", o);
+            ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy"},
+                            "Q: CASO support C5: auto = what the dGPU driver's tier and StaticCheck allow; one_copy "
+                            "forces the scan-out across the link (the check's answer is still reported)",
+                            o);
           },
           [](const ParamSet& ps) { return std::make_unique<ScanoutUnderflow>(ps); },
           [](const ParamSet& ps) {
