@@ -31,9 +31,9 @@ Bar0::Bar0(sc_module_name name, const ParamSet& ps, Cmp& cmp, std::vector<Node*>
       write_latency_(ps.get_ns(adapter + ".bar0_write_latency_ns")),
       tick_ps_(uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"))),
       engines_(adapter == "gpu" ? uint32_t(ps.get_int("gpu.linked_engines")) : 1),
-      link_status_(adapter == "gpu" ? uint32_t(ps.get_int("link.gen")) |
-                                          uint32_t(ps.get_int("link.lanes")) << regs::kLinkWidthShift
-                                    : 0) {
+      link_status_(adapter == "gpu"
+                       ? uint32_t(ps.get_int("link.gen")) | uint32_t(ps.get_int("link.lanes")) << regs::kLinkWidthShift
+                       : 0) {
   tsock.register_b_transport(this, &Bar0::b_transport);
   map_registers();
 }

@@ -46,7 +46,8 @@ class Bar0 : public sc_core::sc_module {
   sc_core::sc_time read_latency_, write_latency_;
   uint64_t tick_ps_;
   uint32_t engines_;
-  uint32_t link_status_;  // regs::kLinkStatus (0: integrated)  // linked physical adapters (gpu.linked_engines; the iGPU: 1)
+  uint32_t
+      link_status_;  // regs::kLinkStatus (0: integrated)  // linked physical adapters (gpu.linked_engines; the iGPU: 1)
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
 };

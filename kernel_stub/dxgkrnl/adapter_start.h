@@ -21,7 +21,7 @@ struct AdapterStart {
   DxgkAdapterInfo info;
   DxgkDriverCaps caps;
   DxgkVidSchCaps vidsch_caps;
-  unsigned tier = 0;  // the cross-adapter tier (0: none)
+  unsigned tier = 0;                     // the cross-adapter tier (0: none)
   std::vector<std::string> conformance;  // HLK requirements the driver fails (the adapter still starts)
 };
 

@@ -66,7 +66,8 @@ ScanoutBudget Kmd::scanout_budget(uint64_t surface) {
   } else {
     b.path = "link";
     const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
-    const double rate = gts * lanes * (128.0 / 130.0) / 8.0 * (1.0 - PcieLink::dll_overhead(int(gen), int(lanes), h.max_payload));
+    const double rate =
+        gts * lanes * (128.0 / 130.0) / 8.0 * (1.0 - PcieLink::dll_overhead(int(gen), int(lanes), h.max_payload));
     b.path_bytes_per_ns = rate * h.completion_bytes / (h.completion_bytes + PcieLink::kCplOverhead);
     b.other_bytes = h.copy_engine_bytes;
     b.share_bytes_per_ns = b.path_bytes_per_ns * double(b.own_bytes) / double(b.own_bytes + b.other_bytes);

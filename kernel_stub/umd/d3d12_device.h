@@ -15,7 +15,7 @@ struct D3D12UmdCaps {  // D3D12_FEATURE_DATA_D3D12_OPTIONS, the field used
 
 struct D3D12Device {
   bool created = false;
-  std::string reason;  // why not
+  std::string reason;        // why not
   uint32_t kernel_tier = 0;  // D3DKMT_CROSSADAPTERRESOURCE_SUPPORT::SupportTier as the runtime read it
 };
 

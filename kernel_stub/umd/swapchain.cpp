@@ -47,15 +47,15 @@ PathChoice choose_present_path(const AdapterStart& display, Kmd& kmd, const Prim
   const bool passed = kmd.DxgkDdiCheckMultiPlaneOverlaySupport3(chk);
   const ScanoutBudget& b = kmd.last_static_budget();
   const std::string overridden = kmd.driver_answers().static_check == DriverAnswers::StaticCheck::Derived
-                                 ? ""
-                                 : " (a forced answer; the budget says: " + b.why + ")";
+                                     ? ""
+                                     : " (a forced answer; the budget says: " + b.why + ")";
   if (!passed) {
     c.reason = "CheckMultiplaneOverlaySupport3 StaticCheck failed: " + (overridden.empty() ? b.why : overridden);
     return c;
   }
   c.path = PresentPath::OneCopy;
-  c.reason = "tier 3, cross-adapter primary scanned out (" + size + " " + d.format + "), StaticCheck passed: " +
-             (overridden.empty() ? b.why : overridden);
+  c.reason = "tier 3, cross-adapter primary scanned out (" + size + " " + d.format +
+             "), StaticCheck passed: " + (overridden.empty() ? b.why : overridden);
   return c;
 }
 

@@ -3,13 +3,17 @@
 //  * C1: the iGPU's driver is replaced (Kmd::install_driver: another build on the same hardware) by
 //    one declaring each of the 8 combinations of the three cross-adapter tiers, once as a
 //    HybridIntegrated and once as a HybridDiscrete driver, and Dxgkrnl starts the adapter each time
-//    (DxgkDdiStartDevice over MMIO, then the caps checks). 16 outcomes.
+//    (DxgkDdiStartDevice over MMIO, then the caps checks). 16 outcomes, each with the tier user mode
+//    reads (KMTQAITYPE_CROSSADAPTERRESOURCE_SUPPORT), the HLK's finding (a HybridIntegrated driver
+//    below tier 3 starts, and fails Device.Graphics.WDDM30.Render.CoreRequirement) and whether a D3D12
+//    device whose UMD reports CrossAdapterRowMajorTextureSupported can be created (tier 2 or more).
 //  * C5: with both adapters started, the swap chain's path choice for every fallback: a display
 //    adapter below tier 3, NO_SCANOUT beyond and inside the tier-3 minimum, a failing StaticCheck, a
 //    StaticCheck that changes the driver's cached state (the monitor mpo_static_check_state must see
 //    it: the scenario expects that violation), a failing present-time check, and the one-copy case.
 // Every outcome goes into the results, and the verdict compares each with the outcome the documents
 // require (the table below, written from C1 and C5, not from the code).
+#include "kernel_stub/umd/d3d12_device.h"
 #include "scenarios/display/present.h"
 
 namespace gpumodel {
@@ -20,13 +24,14 @@ struct C1Case {
   const char* role;
   int expect_tier;  // -1: adapter start must fail
 };
-// C1: tiers form a superset chain (else start fails); a HybridIntegrated driver must declare tier 3.
+// C1: tiers form a superset chain (else start fails); a HybridIntegrated driver below tier 3 starts and
+// fails the HLK's CoreRequirement (the expectation follows from the role and the tier).
 const C1Case kC1[] = {
-    {"none", "integrated", -1},
-    {"resource", "integrated", -1},
+    {"none", "integrated", 0},
+    {"resource", "integrated", 1},
     {"texture", "integrated", -1},
     {"scanout", "integrated", -1},
-    {"resource+texture", "integrated", -1},
+    {"resource+texture", "integrated", 2},
     {"resource+scanout", "integrated", -1},
     {"texture+scanout", "integrated", -1},
     {"resource+texture+scanout", "integrated", 3},
@@ -86,12 +91,26 @@ class CasoCaps : public ScenarioDriver {
       ikmd.install_driver(a);
       const AdapterStart s = DxgkrnlStartAdapter(ikmd, "iGPU");
       const std::string key = std::string(c.role) + ":" + c.caps;
-      c1[key] = s.started ? "started, tier " + std::to_string(s.tier) : s.reason;
-      const bool ok = c.expect_tier < 0 ? !s.started : s.started && int(s.tier) == c.expect_tier;
-      r.check(ok,
-              "C1 " + key + ": expected " +
-                  (c.expect_tier < 0 ? std::string("adapter start to fail") : "tier " + std::to_string(c.expect_tier)) +
-                  ", got " + c1[key].get<std::string>());
+      // What user mode reads, and what it can create on this adapter.
+      const uint32_t tier = ikmd.os().D3DKMTQueryAdapterInfoCrossAdapterResourceSupport().support_tier;
+      const D3D12Device dev = D3D12CreateDevice(ikmd.os(), D3D12UmdCaps{true}, "iGPU");
+      std::string out = s.reason;
+      if (s.started) {
+        out = "started, tier " + std::to_string(tier) +
+              "; D3D12 device with CrossAdapterRowMajorTextureSupported: " + (dev.created ? "created" : "failed");
+        for (const std::string& f : s.conformance) out += "; " + f;
+      }
+      c1[key] = out;
+      const bool hlk_fail = std::string(c.role) == "integrated" && c.expect_tier >= 0 && c.expect_tier < 3;
+      const bool ok = c.expect_tier < 0 ? !s.started
+                                        : s.started && int(tier) == c.expect_tier &&
+                                              dev.created == (c.expect_tier >= 2) && s.conformance.empty() != hlk_fail;
+      r.check(ok, "C1 " + key + ": expected " +
+                      (c.expect_tier < 0 ? std::string("adapter start to fail")
+                                         : "tier " + std::to_string(c.expect_tier) +
+                                               (c.expect_tier >= 2 ? ", the D3D12 device" : ", no D3D12 device") +
+                                               (hlk_fail ? " and the HLK finding" : "")) +
+                      ", got " + out);
     }
     r.metric("c1_adapter_start", c1);
 

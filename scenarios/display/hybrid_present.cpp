@@ -19,6 +19,13 @@
 // The display engine reports which frame it scans out by the tag it reads at the top of each frame:
 // present_to_scanout_ns is measured from the app's Present call to the first scanned line of the first
 // refresh that shows that frame's tag: hardware observation, not the driver's bookkeeping.
+//
+// The other arrangement (display.adapter = gpu: an external monitor on the laptop's dGPU outputs): the
+// iGPU renders and copies into the cross-adapter surface in system memory (copy 1, never on the link),
+// and the dGPU displays. One copy then means the dGPU scans the system-memory surface across the link
+// every refresh; two copies means its copy engine brings each frame into VRAM (copy 2, across the link)
+// and it scans VRAM. Which one the swap chain gets is the dGPU driver's StaticCheck, from its scan-out
+// budget for the link (kmd.h ScanoutBudget).
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -335,7 +342,8 @@ void HybridPresent::write_presentmon(Platform& p, Results& r, const sc_core::sc_
 ScenarioInfo hybrid_present_scenario() {
   ScenarioInfo info{
       "hybrid_present",
-      "dGPU renders, iGPU scans out: present-to-scan-out with one copy (CASO), two copies or composition",
+      "one adapter renders, the other scans out (the iGPU by default): present-to-scan-out with one copy (CASO), "
+      "two copies or composition",
       [](ParamSet& ps, const std::string& o) {
         ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
         ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
@@ -395,8 +403,8 @@ ScenarioInfo hybrid_present_scenario() {
                               " is too small for display.mode = " + ps.get_enum("display.mode") +
                               " with present.buffers = " + std::to_string(ps.get_int("present.buffers")) +
                               (igpu_renders ? ": a render target per buffer of " : ": 2 x buffers + 1 surfaces of ") +
-                              std::to_string(surface) + " bytes need at least " +
-                              std::to_string(surfaces) + " bytes beside " + std::to_string(tables) +
+                              std::to_string(surface) + " bytes need at least " + std::to_string(surfaces) +
+                              " bytes beside " + std::to_string(tables) +
                               " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
                               std::to_string(surfaces + tables) + ", or fewer buffers");
         }

@@ -24,8 +24,8 @@ void require_hybrid(const ParamSet& ps, const std::string& scenario, bool either
   const std::string rk = igpu_renders ? "igpu" : "gpu", dk = igpu_renders ? "gpu" : "igpu";
   for (const std::string& k : {rk, dk})
     if (ps.get_int(k + ".hw_queues") < 2)
-      throw ConfigError(k + ".hw_queues = " + std::to_string(ps.get_int(k + ".hw_queues")) +
-                        " is too few: scenario '" + scenario + "' uses 2 HW queues on the " +
+      throw ConfigError(k + ".hw_queues = " + std::to_string(ps.get_int(k + ".hw_queues")) + " is too few: scenario '" +
+                        scenario + "' uses 2 HW queues on the " +
                         (k == rk ? "render adapter (render and copy 1)" : "display adapter (copy 2 and composition)") +
                         "; allowed: " + k + ".hw_queues >= 2");
   if (!igpu_renders) require_platform(ps, scenario, 1, 2, "a render queue and a copy queue on the dGPU");
@@ -33,8 +33,8 @@ void require_hybrid(const ParamSet& ps, const std::string& scenario, bool either
 
 void assign_roles(Platform& p, PresentSetup& s) {
   AdapterRole dgpu{"dGPU", "gpu", &p.kmd, &p.vidsch, &p.vidmm, p.gpu.display.get()};
-  AdapterRole igpu{"iGPU", "igpu", &p.igpu_driver->kmd, &p.igpu_driver->vidsch, &p.igpu_driver->vidmm,
-                   p.igpu->display.get()};
+  AdapterRole igpu{
+      "iGPU", "igpu", &p.igpu_driver->kmd, &p.igpu_driver->vidsch, &p.igpu_driver->vidmm, p.igpu->display.get()};
   const bool igpu_renders = p.params.get_enum("display.adapter") == "gpu";
   s.render = igpu_renders ? igpu : dgpu;
   s.display = igpu_renders ? dgpu : igpu;

@@ -46,8 +46,8 @@ struct PresentSetup {
   std::vector<uint64_t> rt;                // render targets (the render adapter's local memory), one per buffer
   std::vector<CrossAdapterSurface> xsurf;  // cross-adapter surfaces (system memory)
   std::vector<uint64_t> primary, dwm;      // the display adapter's primaries and DWM surfaces (its local memory)
-  uint64_t blank = 0;                                             // what the panel shows before the first flip
-  uint64_t ts_base = 0;                                           // GPU timestamps: 6 qwords a frame
+  uint64_t blank = 0;                      // what the panel shows before the first flip
+  uint64_t ts_base = 0;                    // GPU timestamps: 6 qwords a frame
   static constexpr unsigned kTsPerFrame = 6;
   uint64_t ts(uint64_t frame, unsigned k) const { return ts_base + (frame * kTsPerFrame + k) * 8; }
   uint64_t read_ts(Platform& p, uint64_t frame, unsigned k) const { return p.sysmem.peek64(ts(frame, k)); }
