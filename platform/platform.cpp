@@ -95,20 +95,32 @@ void Platform::validate(const ParamSet& ps) {
   {
     const uint64_t local = uint64_t(ps.get_int("vram.size_bytes"));
     const uint64_t table_mem = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, local / 4);
-    const int64_t mb = ps.get_int("kmd.paging_va_mb");
-    const uint64_t window =
-        mb > 0 ? uint64_t(mb) << 20 : VidMm::paging_va_default(local, uint64_t(ps.get_int("gpu.hw_queues")) * 2 * 4096);
+    const std::string& answer = ps.get_enum("kmd.paging_va_answer");
+    if (answer != "override" && ps.was_set("kmd.paging_va_mb"))
+      throw ConfigError("kmd.paging_va_mb is the driver's answer only under kmd.paging_va_answer = override (it is " +
+                        answer + "); allowed: set kmd.paging_va_answer = override, or drop kmd.paging_va_mb");
+    const uint64_t os_default =
+        VidMm::paging_va_default(local, VidMm::log_buffer_bytes(uint32_t(ps.get_int("gpu.hw_queues"))));
+    uint64_t mb = answer == "override" ? uint64_t(ps.get_int("kmd.paging_va_mb")) : 0;
+    if (answer == "rule")
+      mb = Kmd::paging_va_rule_mb(
+          os_default, Kmd::largest_allocation_bytes(local, uint64_t(ps.get_int("kmd.largest_allocation_mb"))));
+    const uint64_t window = mb ? mb << 20 : os_default;
     const uint64_t tables = (window + (2ull << 20) - 1) / (2ull << 20) * (4096 + 256) +
                             (window + (1ull << 30) - 1) / (1ull << 30) * 8192 +
                             (window + (1ull << 39) - 1) / (1ull << 39) * 4096;
+    const std::string key =
+        answer == "override" ? "kmd.paging_va_mb = " + std::to_string(mb)
+        : answer == "rule" ? "kmd.largest_allocation_mb = " + std::to_string(ps.get_int("kmd.largest_allocation_mb")) +
+                                 " (the driver's rule answers " + std::to_string(mb) + " MB)"
+                           : "kmd.paging_va_answer = fail";
     if (tables > table_mem / 2)
       throw ConfigError(
-          "kmd.paging_va_mb = " + std::to_string(mb) + ": the paging process's " + std::to_string(window >> 20) +
-          " MiB VA needs " + std::to_string(tables) + " bytes of resident page tables, more than half of the " +
-          std::to_string(table_mem) +
+          key + ": the paging process's " + std::to_string(window >> 20) + " MiB VA needs " + std::to_string(tables) +
+          " bytes of resident page tables, more than half of the " + std::to_string(table_mem) +
           " bytes of page-table memory (vidmm.page_table_mb, at most a quarter of "
-          "vram.size_bytes); allowed: a smaller kmd.paging_va_mb (0 = a quarter of the local segment), or a larger "
-          "vidmm.page_table_mb");
+          "vram.size_bytes); allowed: a smaller paging VA (kmd.paging_va_answer = override with a smaller "
+          "kmd.paging_va_mb, or a smaller kmd.largest_allocation_mb), or a larger vidmm.page_table_mb");
   }
   const Topology t = topology_of(ps);
   if (t == Topology::Dgpu && ps.get_enum("display.adapter") == "igpu")

@@ -201,18 +201,26 @@ TEST_CASE(
   CHECK(VidMm::paging_va_default(16ull << 20, 64ull << 20) == 64ull << 20);  // the logs are larger
 }
 
-TEST_CASE("A4: DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the driver's MB, and 0 or a failed call let the OS decide", "[A4]") {
+TEST_CASE(
+    "A4: DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the driver's rule or override, and 0 or a failed call let the OS "
+    "decide",
+    "[A4]") {
   // The OS's default on the dGPU: a quarter of the 16 GiB local segment (the page-table memory included).
   const uint64_t os = (uint64_t(16) << 30) / 4;
   for (auto [arg, want, driver] :
-       {std::tuple{"16", uint64_t(16) << 20, true}, std::tuple{"0", os, false}, std::tuple{"-1", os, false}}) {
-    INFO("kmd.paging_va_mb = " << arg);
-    const auto j = run_json(scenario("paging_va_size") + " --kmd.paging_va_mb=" + arg + " --workload.alloc_mb=64",
-                            std::string("va") + arg);
+       {std::tuple{"--kmd.paging_va_answer=override --kmd.paging_va_mb=16", uint64_t(16) << 20, true},
+        std::tuple{"--kmd.paging_va_answer=override --kmd.paging_va_mb=0", os, false},
+        std::tuple{"--kmd.paging_va_answer=fail", os, false},
+        // The rule on a large local segment: 0, the OS decides.
+        std::tuple{"--kmd.paging_va_answer=rule", os, false}}) {
+    INFO(arg);
+    const auto j = run_json(scenario("paging_va_size") + " " + arg + " --workload.alloc_mb=64", "va");
     CHECK(j["metrics"]["paging_va_mb"].get<uint64_t>() == want >> 20);
     CHECK(j["metrics"]["paging_va_from_driver"].get<bool>() == driver);
     // Fill, transfer and notify are chunked by it: ceil(64 MiB / VA).
     CHECK(j["metrics"]["chunks"].get<uint64_t>() == ((uint64_t(64) << 20) + want - 1) / want);
+    CHECK(j["metrics"]["fill_chunks"].get<uint64_t>() == ((uint64_t(64) << 20) + want - 1) / want);
+    CHECK(j["monitors"]["paging_va_too_small"]["violations"].get<int>() == 0);
     // Its page tables are always resident: per 2 MiB a 4 KiB small-page table and a 256 B big-page table,
     // per 1 GiB an 8 KiB L1 table (dual PDEs), per 512 GiB a 4 KiB L2 table.
     const uint64_t pt = (want >> 21) * (4096 + 256) + ((want + (1ull << 30) - 1) >> 30) * 8192 +
@@ -223,7 +231,7 @@ TEST_CASE("A4: DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the driver's MB, and 0 or a f
 
 TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the paging VA, the driver's work, unmap",
           "[A2][A4]") {
-  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_mb", "1"}});
+  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_answer", "override"}, {"kmd.paging_va_mb", "1"}});
   auto& p = b.p;
   std::vector<PacketWriter> paging;
   p.vidsch.packets().observer.submitted = [&](const DmaPacket& d, bool) {
@@ -280,7 +288,7 @@ TEST_CASE("A2: each NotifyEviction chunk is one paging packet: map into the pagi
 
 TEST_CASE("A2: NotifyEviction is sent only for an aperture or the implicit system segment, never for local memory",
           "[A2]") {
-  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_mb", "1"}});
+  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_answer", "override"}, {"kmd.paging_va_mb", "1"}});
   auto& p = b.p;
   uint64_t after_local = 99, after_system = 99, moved_local = 0;
   p.cpu.spawn_thread("app", [&] {
@@ -557,7 +565,10 @@ TEST_CASE("eviction_without_notify: an eviction whose NotifyEviction operations 
   // test filters what reaches it; the run is the same): 16 of 32 MiB covered at the unmap, which A2
   // forbids, so one violation naming the bytes. With every chunk shown the scenario's own run reports
   // none (the eviction_notify tests).
-  auto ps = params({{"kmd.paging_va_mb", "8"}, {"vidmm.system_budget_mb", "64"}, {"sim.limit_ms", "5000"}});
+  auto ps = params({{"kmd.paging_va_answer", "override"},
+                    {"kmd.paging_va_mb", "8"},
+                    {"vidmm.system_budget_mb", "64"},
+                    {"sim.limit_ms", "5000"}});
   Vcd vcd;
   Platform p(ps, vcd, 1);
   AllocationRulesMonitor monitor(p);

@@ -70,7 +70,8 @@ struct DxgkPagingOp {
   std::vector<PteWrite> entries;                                             // UpdatePageTable
   uint64_t root = 0;  // UpdatePageTable: the space whose TLBs are flushed
   uint64_t src = 0, dst = 0, bytes = 0;
-  FenceVa wait_fence;  // as the paging process's packets name it
+  uint32_t fill_pattern = 0;  // Fill: DXGK_BUILDPAGINGBUFFER_FILL::FillPattern, repeated over `bytes`
+  FenceVa wait_fence;         // as the paging process's packets name it
   uint64_t wait_value = 0;
 };
 

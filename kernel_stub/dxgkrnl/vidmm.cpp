@@ -220,13 +220,12 @@ void VidMm::start(bool hardware_scheduling) {
     (void)cpu_->mmio_read64(Iommu::kBase + Iommu::kFaults);  // the root is set before any DMA
   }
   // A4: the paging process's GPU VA space and its size.
-  const uint64_t largest_local = local_.size() + tables_.size();
+  const uint64_t largest_local = largest_local_segment();
   if (!paging_va_exists(largest_local, hardware_scheduling) || paging_va_bytes_) return;
   uint32_t mb = 0;
   const bool ok = kmd_->DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(0, &mb);  // not a linked adapter: index 0
   paging_va_from_driver_ = ok && mb != 0;
-  // Hardware-scheduling log buffers: two 4 KiB logs per HW queue (SPEC F16; docs/calibration.md).
-  const uint64_t log_bytes = hardware_scheduling ? uint64_t(kmd_->info().hw_queues) * 2 * 4096 : 0;
+  const uint64_t log_bytes = hardware_scheduling ? log_buffer_bytes(kmd_->info().hw_queues) : 0;
   paging_va_bytes_ = paging_va_from_driver_ ? uint64_t(mb) << 20 : paging_va_default(largest_local, log_bytes);
   // Its page tables are always resident: reserve them for the whole window now.
   const uint64_t before = space(0).table_bytes();
@@ -285,6 +284,7 @@ VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCre
   if (seg != Segment::Local) resident_sys_ += a.bytes;
   if (!system_device_) system_device_ = sched_->CreateDevice(true);
   a.sched = sched_->CreateAllocation(system_device_, a.addr, a.bytes);  // owned by the process's device in a real OS
+  if (observer.created) observer.created(a);
   return &a;
 }
 
@@ -314,17 +314,69 @@ void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, 
   });
 }
 
-void VidMm::through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const DxgkPagingOp& op,
-                           const VidMmAllocation& a, std::function<void()> completed) {
-  // One paging packet: map each range into the paging process's window, the operation, unmap them.
-  DxgkPagingOp m, u;
+void VidMm::window_ops(const std::vector<WindowMap>& maps, uint64_t bytes, DxgkPagingOp& m, DxgkPagingOp& u) {
   m.kind = u.kind = DxgkPagingOp::UpdatePageTable;
   m.root = u.root = system_root();
   for (const WindowMap& w : maps) {
     space(0).map(kPagingVaBase + w.offset, w.addr, bytes, w.system, m.entries);
     space(0).unmap(kPagingVaBase + w.offset, bytes, u.entries);
   }
+}
+
+void VidMm::through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const DxgkPagingOp& op,
+                           const VidMmAllocation& a, std::function<void()> completed) {
+  // One paging packet: map each range into the paging process's window, the operation, unmap them.
+  DxgkPagingOp m, u;
+  window_ops(maps, bytes, m, u);
   run_paging({m, op, u}, &a, std::move(completed));
+}
+
+void VidMm::transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system) {
+  // Half of the window for each side (A4: transfers are chunked by it), in order on the paging engine.
+  const uint64_t half = std::max<uint64_t>(paging_va_bytes_ / 2, pt::kBigPage);
+  for (uint64_t off = 0; off < a.bytes;) {
+    const uint64_t n = std::min(half, a.bytes - off);
+    DxgkPagingOp t;
+    t.kind = DxgkPagingOp::Transfer;
+    t.src = kPagingVaBase;
+    t.dst = kPagingVaBase + half;
+    t.bytes = n;
+    bytes_moved_ += n;
+    ++transfer_chunks_;
+    through_window({{0, src + off, src_system}, {half, dst + off, dst_system}}, n, t, a, nullptr);
+    off += n;
+  }
+}
+
+void VidMm::Fill(VidMmAllocation* ap, uint32_t pattern) {
+  VidMmAllocation& a = *ap;
+  const uint64_t window = paging_va_bytes_;
+  if (!a.resident || !window) return;  // no paging VA: nothing maps it for the paging engine
+  const bool system = a.segment != Segment::Local;
+  const uint64_t per_packet = kmd_->fill_bytes_per_packet();
+  for (uint64_t off = 0; off < a.bytes;) {
+    const uint64_t n = std::min(window, a.bytes - off);
+    ++fill_chunks_;
+    DxgkPagingOp m, u;
+    window_ops({{0, a.addr + off, system}}, n, m, u);
+    for (uint64_t done = 0; done < n;) {
+      const uint64_t k = std::min(per_packet, n - done);
+      DxgkPagingOp f;
+      f.kind = DxgkPagingOp::Fill;
+      f.dst = kPagingVaBase + done;
+      f.bytes = k;
+      f.fill_pattern = pattern;
+      std::vector<DxgkPagingOp> ops;
+      if (done == 0) ops.push_back(m);
+      ops.push_back(f);
+      if (done + k == n) ops.push_back(u);
+      run_paging(std::move(ops), &a);
+      done += k;
+    }
+    off += n;
+  }
+  wait_paging();
+  a.last_use = ++use_tick_;
 }
 
 void VidMm::wait_paging() {
@@ -392,20 +444,9 @@ void VidMm::Evict(VidMmAllocation* ap) {
   }
   if (!system && window) {
     trace("transfer");
-    // From the local segment: transfer to system memory through the paging window, half for each side.
-    const uint64_t backing = sys_.allocate(a.bytes, pt::kBigPage);
-    const uint64_t half = std::max<uint64_t>(window / 2, pt::kBigPage);
-    for (uint64_t off = 0; off < a.bytes;) {
-      const uint64_t n = std::min(half, a.bytes - off);
-      DxgkPagingOp t;
-      t.kind = DxgkPagingOp::Transfer;
-      t.src = kPagingVaBase;
-      t.dst = kPagingVaBase + half;
-      t.bytes = n;
-      bytes_moved_ += n;
-      through_window({{0, a.addr + off, false}, {half, backing + off, true}}, n, t, a, nullptr);
-      off += n;
-    }
+    // From the local segment: transfer to system memory through the paging window.
+    a.evicted_to = sys_.allocate(a.bytes, pt::kBigPage);
+    transfer(a, a.addr, false, a.evicted_to, true);
   }
   // Out of the process's GPU VA.
   trace("unmap_va");
@@ -449,6 +490,13 @@ void VidMm::MakeResident(VidMmAllocation* ap) {
     std::vector<PteWrite> d;
     domain_->map(a.addr, a.addr, a.bytes, d);
     cpu_write_entries(d);
+  }
+  if (!system && a.evicted_to && paging_va_bytes_) {
+    // A promotion: placed anew in the local segment, its contents transferred back through the window.
+    const uint64_t to = local_.allocate(a.bytes, pt::kBigPage);
+    transfer(a, a.evicted_to, true, to, false);
+    a.addr = to;
+    a.evicted_to = 0;
   }
   std::vector<PteWrite> w;
   space(a.process).map(a.va, a.addr, a.bytes, system, w);

@@ -83,8 +83,9 @@ struct VidMmAllocation {
   int process = 1;
   Segment segment = Segment::Aperture;
   uint64_t bytes = 0;
-  uint64_t va = 0;    // in the process's GPU VA space
-  uint64_t addr = 0;  // backing: physical (a DMA address in system memory)
+  uint64_t va = 0;          // in the process's GPU VA space
+  uint64_t addr = 0;        // backing: physical (a DMA address in system memory)
+  uint64_t evicted_to = 0;  // a local allocation while evicted: where its contents went in system memory
   bool resident = false;
   DxgkAllocationInfoFlags2 flags;
   uint64_t last_use = 0;              // LRU order for eviction under the budget
@@ -93,6 +94,7 @@ struct VidMmAllocation {
 
 // Read-only notifications for monitors and scenarios.
 struct VidMmObserver {
+  std::function<void(const VidMmAllocation&)> created;  // placed and mapped (CreateAllocation)
   std::function<void(const VidMmAllocation&)> eviction_started;
   // A NotifyEviction chunk's paging operation completed: [offset, offset + bytes) of the allocation.
   std::function<void(const VidMmAllocation&, uint64_t offset, uint64_t bytes)> eviction_notified;
@@ -153,15 +155,28 @@ class VidMm {
   static uint64_t paging_va_default(uint64_t largest_local_segment, uint64_t log_buffer_bytes) {
     return std::max(largest_local_segment / 4, log_buffer_bytes);
   }
-  uint64_t paging_va_bytes() const { return paging_va_bytes_; }  // 0: none
+  // The hardware-scheduling log buffers: two 4 KiB logs per HW queue (SPEC F16; docs/calibration.md).
+  static uint64_t log_buffer_bytes(uint32_t hw_queues) { return uint64_t(hw_queues) * 2 * 4096; }
+  uint64_t largest_local_segment() const { return local_.size() + tables_.size(); }  // page-table memory included
+  uint64_t paging_va_bytes() const { return paging_va_bytes_; }                      // 0: none
   bool paging_va_from_driver() const { return paging_va_from_driver_; }
   uint64_t paging_page_table_bytes() const { return paging_pt_bytes_; }  // the window's tables, always resident
   // D3DKMTCreateAllocation: placement in `seg` (resident), mapped at a fresh VA of the process; the
   // driver's flags from DxgkDdiCreateAllocation (A1). May evict others to stay within the budget.
   VidMmAllocation* CreateAllocation(int process, Segment seg, const struct DxgkCreateAllocationArgs& args);
-  // Evicts a resident allocation (A2, A3); returns when it is done.
+  // Evicts a resident allocation (A2, A3); returns when it is done. A local one is transferred to system
+  // memory through the paging process's VA first.
   void Evict(VidMmAllocation* a);
+  // Brings an evicted allocation back (a promotion): a local one is placed anew in the local segment and its
+  // contents transferred back from system memory through the paging process's VA, then it is mapped again.
   void MakeResident(VidMmAllocation* a);
+  // DXGK_OPERATION_FILL: fills a resident allocation with `pattern` (a 32-bit value repeated), chunked by the
+  // paging process's VA as transfers and notifications are (A4): per chunk the window maps it, the fill,
+  // the unmap. A chunk's fill larger than one paging DMA buffer holds (Kmd::fill_bytes_per_packet) goes on
+  // in the next packets, as VidMm resubmits what DxgkDdiBuildPagingBuffer could not take. Returns when done.
+  void Fill(VidMmAllocation* a, uint32_t pattern);
+  uint64_t fill_chunks() const { return fill_chunks_; }
+  uint64_t transfer_chunks() const { return transfer_chunks_; }
   VidMmObserver observer;
   bool iommu_remapping() const { return iommu_model_ != 0; }
   uint64_t iommu_root() const { return domain_ ? domain_->root() : 0; }
@@ -216,6 +231,11 @@ class VidMm {
   };
   void through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const struct DxgkPagingOp& op,
                       const VidMmAllocation& a, std::function<void()> completed);
+  // The window's map and unmap of `maps` (UpdatePageTable operations of the system process).
+  void window_ops(const std::vector<WindowMap>& maps, uint64_t bytes, struct DxgkPagingOp& map,
+                  struct DxgkPagingOp& unmap);
+  // A transfer of a's `bytes` from `src` to `dst` through the window, half of it for each side, chunk by chunk.
+  void transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system);
   uint64_t outstanding_ = 0;
   bool notify_copy_ = true;
   void update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a);
@@ -243,6 +263,7 @@ class VidMm {
   uint64_t use_tick_ = 0;
   std::unique_ptr<KEvent> paging_done_;
   uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
+  uint64_t fill_chunks_ = 0, transfer_chunks_ = 0;
   uint64_t map_alias(int process, uint64_t addr, bool read_only);
   std::map<std::tuple<int, uint64_t, bool>, uint64_t> aliases_;  // (process, page, read-only) -> alias page
   std::map<int, uint64_t> next_alias_;                           // per process

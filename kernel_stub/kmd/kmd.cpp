@@ -53,10 +53,20 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_bool("kmd.notify_iommu_unmap", true,
                   "Q: A1, DXGK_ALLOCATIONINFOFLAGS2::NotifyIoMmuUnmap set on allocations the driver caches "
                   "(it flushes its caches before the IOMMU unmap)");
-  ps.declare_int(
-      "kmd.paging_va_mb", 0, "MiB", -1, 1 << 20,
-      "Q: A4, DXGKQAITYPE_PAGINGPROCESSGPUVASIZE answer: 0 = let the OS decide (Allocation notifications: a driver "
-      "with a large local segment should return 0); -1 = the call fails (the OS decides)");
+  ps.declare_enum(
+      "kmd.paging_va_answer", "rule", {"rule", "override", "fail"},
+      "Q: A4, how the driver answers DXGKQAITYPE_PAGINGPROCESSGPUVASIZE (Allocation notifications, 'Paging process GPU "
+      "VA space size'). rule: 0, the OS decides, when the OS's default (max(1/4 of the largest local segment, the "
+      "hardware-scheduling log buffers)) maps kmd.largest_allocation_mb whole, as a large local segment does; else "
+      "that allocation's size in MB, which the driver must then give. override: kmd.paging_va_mb as it is (a tuned "
+      "or a defective driver). fail: the call fails (the OS decides)");
+  ps.declare_int("kmd.paging_va_mb", 0, "MiB", 0, 1 << 20,
+                 "A: the answer under kmd.paging_va_answer = override only (0 = let the OS decide even where its "
+                 "default is too small; the paging_va_too_small monitor reports such a driver)");
+  ps.declare_int("kmd.largest_allocation_mb", 0, "MiB", 0, 1 << 20,
+                 "Q: A4, the largest allocation the driver creates, which the paging process's VA must map whole. 0 "
+                 "= Direct3D 12's resource-size limit, min(max(128 MiB, 1/4 of the local segment), 2048 MiB) (d3d12.h "
+                 "D3D12_REQ_RESOURCE_SIZE_IN_MEGABYTES_EXPRESSION_A_TERM 128, B_TERM 0.25, C_TERM 2048)");
   ps.declare_int("kmd.notify_eviction_cycles_per_kb", 256, "cycles", 0, 1 << 24,
                  "A: the NotifyEviction work is an in-place decompression pass: 256 engine cycles per KiB "
                  "(0.25 cycle/B, 8 GB/s at 2 GHz, the order of GPU lossless-decompression throughput) plus a copy");
@@ -217,7 +227,9 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
   caps_.map_to_gpu_system_process = ps.get_bool("kmd.native_fence_map_to_system_process");
   notify_eviction_ = ps.get_bool("kmd.notify_eviction");
   notify_iommu_unmap_ = ps.get_bool("kmd.notify_iommu_unmap");
+  paging_va_answer_ = ps.get_enum("kmd.paging_va_answer");
   paging_va_mb_ = ps.get_int("kmd.paging_va_mb");
+  largest_allocation_mb_ = uint64_t(ps.get_int("kmd.largest_allocation_mb"));
   notify_cycles_per_kb_ = uint64_t(ps.get_int("kmd.notify_eviction_cycles_per_kb"));
   notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
   notify_unmap_cycles_ = uint64_t(ps.get_int("kmd.notify_iommu_unmap_cycles"));
@@ -466,13 +478,29 @@ void Kmd::DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out) {
       out.compute(notify_unmap_cycles_).barrier();
     }
   } else {
-    if (!zero_page_) zero_page_ = mm_.allocate(Segment::System, kZeroPageBytes);  // zero-initialised DRAM
+    // FILL: COPYs from a page of the pattern; zero from a page of zero-initialised DRAM, another pattern
+    // from a page the driver writes once (CPU stores) and keeps.
+    uint64_t& page = op.fill_pattern ? pattern_pages_[op.fill_pattern] : zero_page_;
+    if (!page) {
+      page = mm_.allocate(Segment::System, kZeroPageBytes);
+      if (op.fill_pattern) {
+        const std::vector<uint32_t> v(kZeroPageBytes / 4, op.fill_pattern);
+        cpu_.mem_write(page, v.data(), unsigned(kZeroPageBytes));
+      }
+    }
     for (uint64_t done = 0; done < op.bytes;) {
       const uint64_t n = std::min(kZeroPageBytes, op.bytes - done);
-      out.copy(zero_page_, op.dst + done, n);
+      out.copy(page, op.dst + done, n);
       done += n;
     }
   }
+}
+
+uint64_t Kmd::fill_bytes_per_packet() const {
+  // Half the ring for the fill's COPYs (the other half for the window's map and unmap around it): whole
+  // pattern pages.
+  const uint64_t copy = PacketWriter().copy(0, 0, 0).bytes();
+  return (ring_bytes_ / 2 - fill_packet_bytes(0)) / copy * kZeroPageBytes;
 }
 
 uint64_t Kmd::fill_packet_bytes(uint64_t bytes) {
@@ -492,10 +520,32 @@ DxgkAllocationInfoFlags2 Kmd::DxgkDdiCreateAllocation(const DxgkCreateAllocation
   return f;
 }
 
+uint64_t Kmd::largest_allocation_bytes(uint64_t local_segment_bytes, uint64_t largest_allocation_mb) {
+  if (largest_allocation_mb) return largest_allocation_mb << 20;
+  // Direct3D 12's resource-size limit: min(max(A, B x the local segment), C) MiB, A = 128, B = 0.25, C = 2048.
+  return std::min<uint64_t>(std::max<uint64_t>(128ull << 20, local_segment_bytes / 4), 2048ull << 20);
+}
+
+uint32_t Kmd::paging_va_rule_mb(uint64_t os_default_bytes, uint64_t largest_allocation) {
+  // Allocation notifications: a large local segment -> 0, the OS decides (a larger VA only costs always-resident
+  // page tables); an OS default too small to map an allocation whole -> the driver must give a size: its
+  // largest allocation's, in whole MB.
+  if (largest_allocation <= os_default_bytes) return 0;
+  return uint32_t((largest_allocation + (1ull << 20) - 1) >> 20);
+}
+
 bool Kmd::DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb) {
   (void)physical_adapter_index;  // one physical adapter's answer for every index
-  if (paging_va_mb_ < 0) return false;
-  *size_mb = uint32_t(paging_va_mb_);
+  if (paging_va_answer_ == "fail") return false;
+  if (paging_va_answer_ == "override") {
+    *size_mb = uint32_t(paging_va_mb_);
+    return true;
+  }
+  // The driver's rule, from what it knows of its adapter: the local segment it reported and its HW queues'
+  // log buffers (the OS's default, A4), and its own largest allocation.
+  const uint64_t local = mm_.largest_local_segment();
+  const uint64_t os_default = VidMm::paging_va_default(local, VidMm::log_buffer_bytes(info_.hw_queues));
+  *size_mb = paging_va_rule_mb(os_default, largest_allocation_bytes(local, largest_allocation_mb_));
   return true;
 }
 

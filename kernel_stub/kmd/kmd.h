@@ -231,9 +231,16 @@ class Kmd {
   // before the queue's FirstFreeEntryIndex moved is visible before Dxgkrnl reads the entries.
   void DxgkDdiUpdateNativeFenceLogs(const std::vector<KmdHwQueue*>& queues);
   // Allocation notifications. A1: the DXGK_ALLOCATIONINFOFLAGS2 the driver sets (kmd.notify_*). A4:
-  // DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: false = the call failed; *size_mb 0 = the OS decides.
+  // DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: false = the call failed; *size_mb 0 = the OS decides. The answer is
+  // kmd.paging_va_answer's: the driver's rule (paging_va_rule_mb), an override, or a failed call.
   DxgkAllocationInfoFlags2 DxgkDdiCreateAllocation(const DxgkCreateAllocationArgs& a);
   bool DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb);
+  // A4, the driver's rule: 0 (the OS decides) when the OS's default maps `largest_allocation` whole, else
+  // that size in whole MB.
+  static uint32_t paging_va_rule_mb(uint64_t os_default_bytes, uint64_t largest_allocation);
+  // The largest allocation the driver creates: kmd.largest_allocation_mb, or (0) Direct3D 12's resource-size
+  // limit for the local segment.
+  static uint64_t largest_allocation_bytes(uint64_t local_segment_bytes, uint64_t largest_allocation_mb);
   // `process`: the GPU VA space the queue runs in (VidMm::space; 0 = the system process).
   // DxgkDdiGetNodeMetadata: the node's engine type, read from its ENGINE_TYPE register.
   DxgkNodeMetadata DxgkDdiGetNodeMetadata(uint32_t node);
@@ -318,6 +325,9 @@ class Kmd {
   // FENCE around what DxgkDdiBuildPagingBuffer writes), for a zero fill of `bytes`: one COPY from the zero
   // page per kZeroPageBytes. A submission must fit in kmd.ring_bytes.
   static uint64_t fill_packet_bytes(uint64_t bytes);
+  // The most a fill's paging packet carries (VidMm::Fill splits a chunk's fill at it): whole kZeroPageBytes
+  // pages within half of kmd.ring_bytes.
+  uint64_t fill_bytes_per_packet() const;
   uint64_t driver_last_completed(uint32_t node) const { return rings_.at(node).last_completed; }  // T5, driver side
 
   const DxgkAdapterInfo& info() const { return info_; }
@@ -416,7 +426,9 @@ class Kmd {
   uint64_t unclaimed_ = 0;
   uint64_t dma_faults_ = 0;
   bool notify_eviction_ = true, notify_iommu_unmap_ = true, notify_copy_ = true;
+  std::string paging_va_answer_;
   int64_t paging_va_mb_ = 0;
+  uint64_t largest_allocation_mb_ = 0;
   uint64_t notify_cycles_per_kb_ = 0, notify_unmap_cycles_ = 0;
   std::vector<uint32_t> node_faults_;  // each node's page-fault count the ISR last saw
   KLock fence_regs_;                   // FENCE_SELECT then program: one sequence at a time
@@ -435,6 +447,7 @@ class Kmd {
   PacketWriter staging_;  // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
   Ring& ring(uint32_t node);
   uint64_t zero_page_ = 0;
+  std::map<uint32_t, uint64_t> pattern_pages_;  // FILL: a page of each nonzero pattern used
   static constexpr uint64_t kZeroPageBytes = 65536;
   // A node's or a HW queue's register in this adapter's BAR0 (regs::node_reg, regs::queue_reg).
   uint64_t node_reg(uint32_t node, uint64_t r) const { return bar0_ + regs::node_reg(int(node), r); }

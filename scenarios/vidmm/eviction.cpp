@@ -10,11 +10,14 @@
 //     and a plain one, in the implicit system segment: NOTIFY_ALLOC(NotifyIoMmuUnmap), every paging
 //     operation waited for, then the IOMMU unmap (A3). Metrics: unmap_ns (eviction start to the IOMMU unmap
 //     done, with the notification), unmap_ns_without_notify, iommu_faults (the IOMMU's fault register).
-//   paging_va_size: one compressed allocation evicted with the paging process's VA size the driver answers
-//     (kmd.paging_va_mb; 0 = the OS's default, A4): metrics paging_va_mb, chunks, paging_page_table_bytes
-//     (the window's tables, always resident), evict_ns.
-// Each checks its invariants in its verdict: the chunk count is ceil(size / VA size), the data survive the
-// in-place pass, the evicted allocations are no longer resident, and the notified one costs more.
+//   paging_va_size: one compressed allocation filled (DXGK_OPERATION_FILL), then evicted, with the paging
+//     process's VA size the driver answers (kmd.paging_va_answer: its rule, an override kmd.paging_va_mb, or
+//     a failed call; 0 = the OS's default, A4): metrics paging_va_mb, chunks, fill_chunks, fill_packets,
+//     fill_ns, paging_page_table_bytes (the window's tables, always resident), evict_ns.
+// Each checks its invariants in its verdict: the chunk count is ceil(size / VA size) (the notification's, and
+// paging_va_size's fill's, whose pattern covers the allocation), the data survive the in-place pass, the evicted
+// allocations are no longer resident, and the notified one costs more.
+#include <algorithm>
 #include <cinttypes>
 #include <map>
 
@@ -29,6 +32,7 @@ using namespace sc_core;
 enum class Kind { Notify, IommuUnmap, VaSize };
 
 uint64_t pattern(uint64_t i) { return (i + 1) * 0x9E3779B97F4A7C15ull; }
+constexpr uint32_t kFillPattern = 0xA5C3'5A3Cu;  // paging_va_size's fill: nonzero, so a missed byte shows
 
 class Eviction : public ScenarioDriver {
  public:
@@ -60,6 +64,17 @@ class Eviction : public ScenarioDriver {
     flagged_args.driver_cached = kind_ == Kind::IommuUnmap;
     flagged_ = p.vidmm.CreateAllocation(1, seg_, flagged_args);
     plain_ = kind_ == Kind::VaSize ? nullptr : p.vidmm.CreateAllocation(1, seg_, plain_args);
+    if (kind_ == Kind::VaSize) {
+      // DXGK_OPERATION_FILL, chunked by the paging process's VA like the notification (A4).
+      const sc_time t0 = sc_time_stamp();
+      p.vidmm.Fill(flagged_, kFillPattern);
+      fill_ns_ = to_ns(sc_time_stamp() - t0);
+      bool filled = true;
+      for (uint64_t i = 0; i < 8; ++i)
+        filled = filled && p.cpu.mem_read64(flagged_->addr + (bytes_ / 8) * i) == kFillPattern * 0x1'0000'0001ull;
+      filled = filled && p.cpu.mem_read64(flagged_->addr + bytes_ - 8) == kFillPattern * 0x1'0000'0001ull;
+      r.check(filled, "the fill did not write its pattern over the whole allocation");
+    }
 
     // The app writes a pattern into the flagged allocation through its process's GPU VA (a HW queue of
     // process 1): the mapping works, and the in-place pass must leave the data as they were.
@@ -125,6 +140,22 @@ class Eviction : public ScenarioDriver {
     r.check(iommu_faults_ == 0, "the IOMMU recorded " + std::to_string(iommu_faults_) + " faults");
     if (kind_ == Kind::VaSize) {
       r.metric("paging_page_table_bytes", mm.paging_page_table_bytes());
+      // Fills are chunked by the paging VA too; a chunk's fill beyond one paging packet goes on in the next.
+      const uint64_t per_packet = p.kmd.fill_bytes_per_packet();
+      uint64_t want_fill_packets = 0;
+      for (uint64_t off = 0; off < bytes_; off += window)
+        want_fill_packets += (std::min(window, bytes_ - off) + per_packet - 1) / per_packet;
+      r.metric("fill_chunks", mm.fill_chunks());
+      r.metric("fill_packets", want_fill_packets);
+      r.metric("fill_ns", fill_ns_);
+      r.check(mm.fill_chunks() == (bytes_ + window - 1) / window,
+              "the fill ran " + std::to_string(mm.fill_chunks()) +
+                  " chunks, not ceil(size / paging VA) = " + std::to_string((bytes_ + window - 1) / window));
+      // Every paging packet: the fill's, one per notified chunk, and the process VA's unmap.
+      r.check(mm.paging_packets() == want_fill_packets + want_chunks + 1,
+              "VidMm submitted " + std::to_string(mm.paging_packets()) + " paging packets, not the fill's " +
+                  std::to_string(want_fill_packets) + " + the notification's " + std::to_string(want_chunks) +
+                  " + 1 unmap");
       return;
     }
     const double plain = span(done_, plain_);
@@ -147,6 +178,7 @@ class Eviction : public ScenarioDriver {
   VidMmAllocation *flagged_ = nullptr, *plain_ = nullptr;
   std::map<uint32_t, sc_time> started_, done_, iommu_done_;
   uint64_t iommu_faults_ = 0;
+  double fill_ns_ = 0;
   bool finished_ = false;
   bool touch_after_;
 };

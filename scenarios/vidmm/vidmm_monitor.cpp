@@ -11,6 +11,17 @@ using namespace sc_core;
 
 AllocationRulesMonitor::AllocationRulesMonitor(Platform& p) : p_(p) {
   VidMmObserver& o = p.vidmm.observer;
+  chain(o.created, [this](const VidMmAllocation& a) {
+    const VidMm& mm = p_.vidmm;
+    if (!mm.paging_va_bytes() || mm.paging_va_from_driver() || a.bytes <= mm.paging_va_bytes()) return;
+    char m[300];
+    std::snprintf(m, sizeof m,
+                  "allocation %u (%llu bytes) does not fit the OS's default paging process VA (%llu bytes) whole, "
+                  "and the driver gave no size through DXGKQAITYPE_PAGINGPROCESSGPUVASIZE (A4)",
+                  a.handle, static_cast<unsigned long long>(a.bytes),
+                  static_cast<unsigned long long>(mm.paging_va_bytes()));
+    violation(too_small_, m);
+  });
   chain(o.eviction_started, [this](const VidMmAllocation& a) {
     watch();  // the hardware hooks from the first eviction on: nothing to watch before it
     Book& b = books_[a.handle];
@@ -103,6 +114,7 @@ void AllocationRulesMonitor::finish(Results& r) {
   if (!p_.vidmm.allocations()) return;  // nothing of VidMm's to watch in this scenario
   r.monitors["use_after_unmap"] = use_after_;
   r.monitors["eviction_without_notify"] = without_notify_;
+  r.monitors["paging_va_too_small"] = too_small_;
   if (!messages_.empty()) r.metric("vidmm_rules_first_violations", messages_);
 }
 

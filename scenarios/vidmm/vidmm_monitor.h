@@ -8,6 +8,9 @@
 //    system-memory segment while the paging process has a VA space, whose NOTIFY_ALLOC(NotifyEviction)
 //    operations did not cover every byte before its unmap (A2); or one with NotifyIoMmuUnmap, under an
 //    IOMMU addressing model, unmapped from the IOMMU before its NOTIFY_ALLOC(NotifyIoMmuUnmap) completed (A3).
+//  * paging_va_too_small: an allocation larger than the paging process's VA while that VA is the OS's default
+//    (the driver answered DXGKQAITYPE_PAGINGPROCESSGPUVASIZE with 0 or failed it): Allocation notifications says
+//    the driver must then give the size (A4). A size the driver gave is its choice, chunked (A2).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -26,6 +29,7 @@ class AllocationRulesMonitor : public Monitor {
   void finish(Results& r) override;
   uint64_t use_after_unmap() const { return use_after_; }
   uint64_t eviction_without_notify() const { return without_notify_; }
+  uint64_t paging_va_too_small() const { return too_small_; }
 
  private:
   struct Book {
@@ -41,7 +45,7 @@ class AllocationRulesMonitor : public Monitor {
   bool watching_ = false;
   Platform& p_;
   std::map<uint32_t, Book> books_;  // by allocation handle
-  uint64_t use_after_ = 0, without_notify_ = 0;
+  uint64_t use_after_ = 0, without_notify_ = 0, too_small_ = 0;
   std::vector<std::string> messages_;
 };
 

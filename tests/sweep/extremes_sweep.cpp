@@ -90,10 +90,15 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"eviction_notify",
      {{"workload.alloc_mb", "4"},
       {"vidmm.system_budget_mb", "8"},
+      {"kmd.paging_va_answer", "override"},
       {"kmd.paging_va_mb", "1"},
       {"sim.limit_ms", "5000"}}},
     {"iommu_unmap_notify", {{"workload.alloc_mb", "4"}, {"vidmm.system_budget_mb", "8"}, {"sim.limit_ms", "5000"}}},
-    {"paging_va_size", {{"workload.alloc_mb", "16"}, {"kmd.paging_va_mb", "4"}, {"sim.limit_ms", "5000"}}},
+    {"paging_va_size",
+     {{"workload.alloc_mb", "16"},
+      {"kmd.paging_va_answer", "override"},
+      {"kmd.paging_va_mb", "4"},
+      {"sim.limit_ms", "5000"}}},
     // Issue 11: 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
     {"fence_log_scan", {{"workload.rounds", "4"}, {"sim.limit_ms", "2000"}}},
     // The frame loops (frame_loop, video_playback, hybrid_game): 3 frames; 200 ms holds three at the
@@ -114,10 +119,11 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"tdr_limit", {"vidsch.", "kmd.", "node.", "cmp.adapter_reset_ms", "gpu.", "sim."}},
     // The Allocation notifications scenarios' files: the platform's other keys are swept by the scenarios before them.
     {"eviction_notify",
-     {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_mb", "mmu.", "node.translate_ahead_bytes", "vidsch.quantum_ms",
-      "vidsch.hw_queue_depth", "workload.", "sim."}},
+     {"iommu.", "vidmm.", "kmd.notify_", "kmd.paging_va_", "kmd.largest_allocation_mb", "mmu.",
+      "node.translate_ahead_bytes", "vidsch.quantum_ms", "vidsch.hw_queue_depth", "workload.", "sim."}},
     {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
-    {"paging_va_size", {"vidmm.", "kmd.paging_va_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
+    {"paging_va_size",
+     {"vidmm.", "kmd.paging_va_", "kmd.largest_allocation_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
     // Issue 11: the log machinery's keys; the fence path's others are swept by the fence scenarios.
     {"fence_log_scan",
      {"vidsch.native_fence_logs", "vidsch.log_segment", "kmd.optimized_native_fence", "kmd.native_fence_log_barrier",
