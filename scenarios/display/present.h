@@ -55,6 +55,9 @@ struct PresentSetup {
 
 // The render and display roles display.adapter gives (auto and igpu: the dGPU renders).
 void assign_roles(Platform& p, PresentSetup& s);
+// The HLK's conformance findings of the started adapters (AdapterStart::conformance) as the monitor
+// hlk_conformance (its violations fail the verdict) and the metric of the same name (the findings).
+void report_conformance(Results& r, const std::vector<std::pair<std::string, const AdapterStart*>>& adapters);
 // Starts both adapters through Dxgkrnl (C1). A failed start is a failure in `r` with its reason.
 bool start_hybrid(Platform& p, Results& r, PresentSetup& s);
 // Queues, fences and surfaces for `buffers` buffers of `g` and `frames` frames of timestamps.

@@ -81,7 +81,7 @@ class ScanoutUnderflow : public ScenarioDriver {
   void app(Platform& p, Results& r) {
     const AdapterStart s = DxgkrnlStartAdapter(p.kmd, "dGPU");
     if (!r.check(s.started, s.reason)) return;
-    for (const std::string& f : s.conformance) r.check(false, "dGPU: " + f);
+    report_conformance(r, {{"dGPU", &s}});
     const DisplayGeometry g = display_geometry(p.params);
     const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
     KmdHwQueue* q = p.vidsch.CreateHwQueue(int(s.info.nodes) - 1, 0, 0, 1);
