@@ -359,6 +359,63 @@ TEST_CASE("display: Flip latched at vblank: the next frame reads the new surface
   CHECK_FALSE(r.ic.take(vec, at));
 }
 
+TEST_CASE("display: an immediate flip takes effect with the next request and records its tear line", "[C5][C6]") {
+  // DXGK_FLIPCAPS FlipImmediateMmio: written at line 500 of frame 0, the new surface is read from the DMA's
+  // next request on (the FIFO still holds the old surface's bytes ahead of the beam, so the tear is below
+  // the beam: at the line of that request's first byte); the flip-complete MSI goes when it is issued.
+  const sc_time hop(10, SC_NS);
+  Rig r(Overrides{}, hop);
+  const uint64_t a = kMem + 0x100000, b = kMem + 0x4000000;
+  const uint64_t tag_b = 0xB0B0B0B0'00000002ull;
+  r.mem.poke(b, &tag_b, 8);
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
+  std::vector<DisplayEngine::TearRecord> tears;
+  r.disp.on_tear = [&](const DisplayEngine::TearRecord& x) { tears.push_back(x); };
+  const sc_time write_at = t.line_start(0, 500);
+  r.cpu.body = [&] {
+    r.cpu.bus.post64(kRegs + dr::kMsiAddr, InterruptController::kMsiBase);
+    r.cpu.bus.post32(kRegs + dr::kMsiData, 0x40);
+    r.start(a, dr::kCtrlEnable | dr::kCtrlFlipIrq);
+    r.wait_until(write_at);
+    r.cpu.bus.post64(kRegs + dr::kSurfaceAddrImmediate, b);
+    r.wait_until(t.frame_start(1) + t.line_period());
+    sc_stop();
+  };
+  sc_start();
+  const sc_time landed = write_at + kRegWrite;
+  // Requests issued before the write landed read surface a; the first one after reads b at its offset.
+  const DisplayEngine::RequestRecord* first = nullptr;
+  for (auto& q : r.reqs) {
+    if (q.issue < landed) {
+      CHECK(q.addr == a + q.stream_byte % t.frame_bytes());
+    } else if (!first || q.issue < first->issue) {
+      first = &q;
+    }
+  }
+  REQUIRE(first != nullptr);
+  CHECK(first->frame == 0);
+  CHECK(first->addr == b + first->stream_byte);
+  REQUIRE(tears.size() == 1);
+  CHECK(tears[0].frame == 0);
+  CHECK(tears[0].surface == b);
+  CHECK(tears[0].line == first->stream_byte / t.row_bytes());
+  CHECK(tears[0].line > 500);  // below the beam: the FIFO's lead
+  CHECK(tears[0].time == t.need_time(first->stream_byte));
+  CHECK(r.disp.immediate_flips() == 1);
+  CHECK(r.disp.flips_latched() == 0);  // no vsync'd latch
+  // The next frame starts on b (its tag read at the top).
+  REQUIRE(r.frames.size() == 2);
+  CHECK(r.frames[1].surface == b);
+  CHECK(r.frames[1].first_qword == tag_b);
+  // Flip complete: posted when the request left, one router hop.
+  uint32_t vec = 0;
+  sc_time at;
+  REQUIRE(r.ic.take(vec, at));
+  CHECK(vec == 0x40 + dr::kFlipVector);
+  CHECK(at == first->issue + hop);
+  CHECK_FALSE(r.ic.take(vec, at));
+}
+
 TEST_CASE("display: Two flips before one vblank: the latest wins, the other is counted replaced", "[C6]") {
   Rig r;
   const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;

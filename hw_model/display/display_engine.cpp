@@ -113,6 +113,7 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
     flip_id_ = vcd_.add(n + ".flip", 1);
     vblank_id_ = vcd_.add(n + ".vblank", 1, 1);
     surface_id_ = vcd_.add(n + ".surface", 64);
+    tear_id_ = vcd_.add(n + ".tear", 16);
   }
 }
 
@@ -196,6 +197,19 @@ void DisplayEngine::write_reg(uint64_t off, uint64_t v, unsigned len) {
       if (flip_pending_) ++flips_replaced_;  // the latest write before the latch wins
       flip_pending_ = true;
       return;
+    case dr::kSurfaceAddrImmediate:
+      // DXGK_FLIPCAPS FlipImmediateMmio: every frame not yet fetched past this point takes the new surface
+      // (the one being fetched from its next request on); a pending vsync'd flip is superseded.
+      set64(surface_reg_);
+      current_addr_ = surface_reg_;
+      if (flip_pending_) ++flips_replaced_;
+      flip_pending_ = false;
+      frames_since_flip_ = 0;
+      if (enabled_)
+        for (uint64_t f = issued_ / timing_->frame_bytes(); f < surfaces_.size(); ++f)
+          if (!surfaces_[f].self_refresh) surfaces_[f].addr = current_addr_;
+      immediate_pending_ = enabled_;
+      return;
     case dr::kControl: {
       const uint32_t was = control_;
       control_ = uint32_t(v);
@@ -218,6 +232,7 @@ void DisplayEngine::enable() {
   timing_.reset(new ScanTiming(m, bpp_, pitch_reg_, now));
   current_addr_ = surface_reg_;
   flip_pending_ = false;
+  immediate_pending_ = false;
   surfaces_.assign(1, Surface{current_addr_, timing_->pitch_bytes()});
   next_vblank_ = 0;
   issued_ = arrived_ = skipped_ = 0;
@@ -396,6 +411,15 @@ void DisplayEngine::issue(Slot& s, uint64_t frame, uint64_t len) {
   s.gen = gen_;
   s.surface = surfaces_[frame];
   s.issue = sc_time_stamp();
+  if (immediate_pending_) {  // the immediate flip takes effect with this request: the tear is at its line
+    immediate_pending_ = false;
+    ++immediate_flips_;
+    const TearRecord t{frame, unsigned((issued_ % timing_->frame_bytes()) / timing_->row_bytes()), s.surface.addr,
+                       timing_->need_time(issued_)};
+    if (on_tear) on_tear(t);
+    if (control_ & dr::kCtrlFlipIrq) bus_.post32(msi_addr_, msi_data_ + dr::kFlipVector);
+    if (vcd_.enabled()) vcd_.set(tear_id_, t.line, t.time);
+  }
   issued_ += len;
   ++inflight_;
   ++requests_;

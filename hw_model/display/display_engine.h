@@ -79,6 +79,14 @@ class DisplayEngine : public sc_core::sc_module {
     sc_core::sc_time time;  // the late request's arrival
     sc_core::sc_time need;  // when the beam needed its first byte
   };
+  // An immediate flip taking effect: from `line` of `frame` on, the beam shows `surface` (line 0: the
+  // flip landed between frames, no visible tear); `time` is when the beam reaches that line.
+  struct TearRecord {
+    uint64_t frame;
+    unsigned line;
+    uint64_t surface;
+    sc_core::sc_time time;
+  };
   struct RequestRecord {
     uint64_t stream_byte, len, frame;
     uint64_t addr;  // the first byte's address
@@ -88,6 +96,7 @@ class DisplayEngine : public sc_core::sc_module {
   std::function<void(uint64_t frame, unsigned line, sc_core::sc_time)> on_underflow;
   std::function<void(const FrameRecord&)> on_frame;
   std::function<void(const RequestRecord&)> on_request;  // at each arrival
+  std::function<void(const TearRecord&)> on_tear;        // when an immediate flip's first request is issued
 
   const ScanTiming& timing() const { return *timing_; }
   bool enabled() const { return enabled_; }
@@ -106,6 +115,7 @@ class DisplayEngine : public sc_core::sc_module {
   uint64_t vblanks() const { return vblanks_; }
   uint64_t flips_latched() const { return flips_latched_; }
   uint64_t flips_replaced() const { return flips_replaced_; }
+  uint64_t immediate_flips() const { return immediate_flips_; }  // immediate flips that took effect
   uint64_t underflows() const { return underflows_; }
   const std::vector<UnderflowRecord>& underflow_records() const { return underflow_records_; }  // first 64
   // Lowest buffer level just before an arrival while the beam scans active lines (during the vertical
@@ -174,6 +184,8 @@ class DisplayEngine : public sc_core::sc_module {
   uint64_t msi_addr_ = 0, surface_reg_ = 0, current_addr_ = 0;
   uint32_t msi_data_ = 0, control_ = 0, pitch_reg_ = 0;
   bool flip_pending_ = false;
+  bool immediate_pending_ = false;  // an immediate flip waits for the DMA's next request
+  uint64_t immediate_flips_ = 0;
 
   // Timing generator and stream.
   bool enabled_ = false;
@@ -200,7 +212,7 @@ class DisplayEngine : public sc_core::sc_module {
   StateClock power_{kPowerStates, kOff};
 
   Vcd::Id line_id_ = Vcd::kNone, fifo_id_ = Vcd::kNone, underflow_id_ = Vcd::kNone, flip_id_ = Vcd::kNone,
-          vblank_id_ = Vcd::kNone, surface_id_ = Vcd::kNone;
+          vblank_id_ = Vcd::kNone, surface_id_ = Vcd::kNone, tear_id_ = Vcd::kNone;
 };
 
 }  // namespace gpumodel

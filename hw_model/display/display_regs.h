@@ -21,6 +21,10 @@ constexpr uint64_t kUnderflows = 0x038;    // RO64: requests that arrived after 
 constexpr uint64_t kFlipsLatched = 0x040;  // RO64: flips latched at a vblank start
 constexpr uint64_t kPixelClock = 0x048;    // RW32: the pixel clock in Hz from the next enable (0: the mode's,
                                            // display.mode): a VidPN mode's refresh on the mode's raster
+// WO64: an immediate flip (DXGK_FLIPCAPS FlipImmediateMmio): the surface takes effect from the next scan-out
+// request the DMA issues, mid-frame (a tear at that request's line); it cancels a pending vsync'd flip.
+// The flip-complete MSI (kCtrlFlipIrq) goes when that request is issued.
+constexpr uint64_t kSurfaceAddrImmediate = 0x050;
 
 constexpr uint32_t kIdValue = 0x44535031;  // 'DSP1'
 

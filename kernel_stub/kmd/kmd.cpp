@@ -106,6 +106,11 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                   "Q: CASO support C1, DXGK_DRIVERCAPS HybridDiscrete / HybridIntegrated (Validating a hybrid "
                   "system configuration: the integrated adapter drives the laptop's panel)" +
                       only);
+  ps.declare_bool(key + ".kmd_flip_immediate", true,
+                  "Q: DXGK_FLIPCAPS FlipImmediateMmio: the display engine takes a new scan-out address mid-frame "
+                  "(a tear), as a latency-optimised app's tearing present asks; A: declared, as current display "
+                  "engines do; false = every flip waits for the vsync" +
+                      only);
   ps.declare_bool(key + ".umd_cross_adapter_row_major_texture", true,
                   "Q: CASO support, tier 2: the D3D12 UMD's CrossAdapterRowMajorTextureSupported cap; "
                   "D3D12CreateDevice fails when it is set and the kernel driver lacks CrossAdapterResourceTexture "
@@ -173,6 +178,7 @@ DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
   a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
   a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
   a.umd_row_major_texture = ps.get_bool(key + ".umd_cross_adapter_row_major_texture");
+  a.caps.flip_immediate_mmio = ps.get_bool(key + ".kmd_flip_immediate");
   const std::string& nf = ps.get_enum(key + ".kmd_native_gpu_fence");
   a.native_gpu_fence = nf == "always"  ? NativeGpuFenceAnswer::Always
                        : nf == "never" ? NativeGpuFenceAnswer::Never
@@ -562,8 +568,12 @@ void Kmd::DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface, uint32_t pixel_cl
   (void)cpu_.mmio_read32(d + kControl);  // a read does not pass the posted writes: the source is on on return
 }
 
-void Kmd::DxgkDdiSetVidPnSourceAddress(uint64_t surface) {
-  cpu_.mmio_write64(bar0_ + regs::kDisplayOffset + display_regs::kSurfaceAddr, surface);
+bool Kmd::DxgkDdiSetVidPnSourceAddress(uint64_t surface, bool flip_immediate) {
+  const bool immediate = flip_immediate && answers_.caps.flip_immediate_mmio;
+  cpu_.mmio_write64(
+      bar0_ + regs::kDisplayOffset + (immediate ? display_regs::kSurfaceAddrImmediate : display_regs::kSurfaceAddr),
+      surface);
+  return immediate;
 }
 
 void Kmd::DxgkDdiSetVidPnSourceVisibility(bool visible) {

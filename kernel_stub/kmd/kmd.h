@@ -116,6 +116,9 @@ struct DxgkDriverCaps {
   bool cross_adapter_resource_texture = false;  // tier 2: sampled as a texture
   bool cross_adapter_resource_scanout = false;  // tier 3: scanned out directly (CASO)
   bool hybrid_discrete = false, hybrid_integrated = false;
+  // DXGK_FLIPCAPS, the fields used: flips on vsync and immediate flips through MMIO (CASO support's tier 3
+  // requires the flip capabilities the driver declares to work on a cross-adapter primary).
+  bool flip_on_vsync_mmio = true, flip_immediate_mmio = false;
 };
 
 // DXGK_VIDSCHCAPS (DxgkDdiQueryAdapterInfo, DXGKQAITYPE_DRIVERCAPS SchedulingCaps), the fields used.
@@ -302,7 +305,10 @@ class Kmd {
   // `pixel_clock_hz`: the VidPN mode's pixel clock where it differs from the panel's native mode (a
   // fractional refresh, 59.94 or 119.84 Hz, on the same raster); 0 leaves the mode's.
   void DxgkDdiCommitVidPn(uint32_t pitch, uint64_t surface, uint32_t pixel_clock_hz = 0);
-  void DxgkDdiSetVidPnSourceAddress(uint64_t surface);
+  // DXGKARG_SETVIDPNSOURCEADDRESS: Flags.FlipImmediate asks for an immediate flip (taken only where the
+  // driver declared DXGK_FLIPCAPS FlipImmediateMmio; otherwise the flip waits for the vsync). Returns whether
+  // the flip was immediate.
+  bool DxgkDdiSetVidPnSourceAddress(uint64_t surface, bool flip_immediate = false);
   void DxgkDdiSetVidPnSourceVisibility(bool visible);
   void DxgkDdiControlInterrupt(bool vblank);
 

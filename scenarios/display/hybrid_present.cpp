@@ -52,13 +52,15 @@ class HybridPresent : public ScenarioDriver {
         forced_(ps.get_enum("present.path")),
         buffers_(unsigned(ps.get_int("present.buffers"))),
         latency_(unsigned(ps.get_int("present.max_frame_latency"))),
-        sweep_(ps.get_enum("workload.jitter") == "sweep") {}
+        sweep_(ps.get_enum("workload.jitter") == "sweep"),
+        tearing_(ps.get_int("present.sync_interval") == 0) {}
 
   void build(Platform& p, Results& r) override {
     p_ = &p;
     assign_roles(p, s_);
     display_ = s_.display.display;
     energy_ = std::make_unique<EnergyProbe>(p, p.vcd);
+    display_->on_tear = [this](const DisplayEngine::TearRecord& t) { tears_.push_back(t); };
     display_->on_frame = [this](const DisplayEngine::FrameRecord& f) {
       seen_.push_back(f);
       if (f.first_qword > newest_) {  // a new frame on the panel: the energy since the previous one
@@ -78,12 +80,15 @@ class HybridPresent : public ScenarioDriver {
   void app(Platform& p, Results& r);
   void present_thread(Platform& p, Results& r);
   void flip_listener(Platform& p);
-  void write_presentmon(Platform& p, Results& r, const sc_core::sc_time& vblank);
+  // `shown_ns`: when each frame first reached the panel (its first scanned line; an immediate flip's
+  // tear line), from the display's records.
+  void write_presentmon(Platform& p, Results& r, const std::vector<std::optional<double>>& shown_ns);
 
   struct Stamp {  // per frame (1-based)
     sc_core::sc_time start, present, present_return, copy1_seen, flip_programmed, flip_done;
     PresentPath path = PresentPath::OneCopy;
-    uint64_t surface = 0;  // what the flip pointed the display at
+    uint64_t surface = 0;    // what the flip pointed the display at
+    bool immediate = false;  // an immediate flip (tearing): shown from its tear line, not the next vblank
   };
 
   const uint64_t frames_;
@@ -92,7 +97,9 @@ class HybridPresent : public ScenarioDriver {
   const double jitter_us_, compose_us_;
   const std::string forced_;
   const unsigned buffers_, latency_;
-  const bool sweep_;
+  const bool sweep_, tearing_;
+  std::vector<DisplayEngine::TearRecord> tears_;  // the immediate flips taking effect, in order
+  std::vector<uint64_t> immediate_frames_;        // the frames flipped immediately, in order
 
   Platform* p_ = nullptr;
   DisplayEngine* display_ = nullptr;
@@ -199,7 +206,10 @@ void HybridPresent::present_thread(Platform& p, Results& r) {
     // The display's flip register holds one pending flip: the next waits for the previous to latch.
     while (flips_done_ < n - 1) p.cpu.wait_for(flip_ev_worker_);
     st_[n].flip_programmed = sc_core::sc_time_stamp();
-    ikmd.DxgkDdiSetVidPnSourceAddress(surface);
+    // SyncInterval 0 with DXGI_PRESENT_ALLOW_TEARING asks for an immediate flip; the driver takes it where it
+    // declared DXGK_FLIPCAPS FlipImmediateMmio, else the flip waits for the vsync.
+    st_[n].immediate = ikmd.DxgkDdiSetVidPnSourceAddress(surface, tearing_);
+    if (st_[n].immediate) immediate_frames_.push_back(n);
   }
 }
 
@@ -220,34 +230,51 @@ void HybridPresent::flip_listener(Platform& p) {
 void HybridPresent::finish(Platform& p, Results& r) {
   if (!started_) return;
   r.metric("path", std::string(to_string(s_.choice.path)) + ": " + s_.choice.reason);
-  // Frame n's first refresh: the first scanned frame whose tag is n.
-  std::vector<double> p2s, flip_wait;
-  std::vector<bool> shown(frames_ + 1, false);
+  // Frame n's first refresh: the first scanned frame whose tag is n (vsync'd flips), or the tear line of
+  // its immediate flip (the k-th tear is the k-th immediate flip: the present thread programs a flip only
+  // once the previous one completed, so no immediate flip supersedes another unseen).
+  std::vector<double> p2s, flip_wait, tear_lines;
+  std::vector<std::optional<double>> shown_ns(frames_ + 1);
   const sc_core::sc_time vblank =
       display_->timing().frame_period() - display_->timing().line_period() * double(display_->timing().mode().v_active);
-  uint64_t last_shown = 0;
+  const VidMm& dmm = *s_.display.mm;
   for (auto& f : seen_) {
-    if (f.first_qword == 0 || f.first_qword > frames_ || shown[f.first_qword]) continue;
+    if (f.first_qword == 0 || f.first_qword > frames_ || shown_ns[f.first_qword] || st_[f.first_qword].immediate)
+      continue;
     const uint64_t n = f.first_qword;
-    shown[n] = true;
-    // The scenario's own invariants: frames reach the panel in present order, and none before its flip
-    // was programmed and latched at a vblank start (a vertical blank before its first line).
-    r.check(n > last_shown,
-            "frame " + std::to_string(n) + " reached the panel after frame " + std::to_string(last_shown));
-    last_shown = std::max(last_shown, n);
+    shown_ns[n] = to_ns(f.first_line_time);
+    // The scenario's own invariants: no frame before its flip was programmed and latched at a vblank
+    // start (a vertical blank before its first line)...
     if (!r.check(f.first_line_time >= st_[n].flip_programmed + vblank,
                  "frame " + std::to_string(n) + " was scanned out before its flip could latch"))
       continue;
     // ...and from the surface its path flipped to: the cross-adapter surface (one copy), the display
     // adapter's primary (two copies) or DWM's surface (composition), both in its local memory.
-    const VidMm& dmm = *s_.display.mm;
     const bool local = f.surface >= dmm.local_base() && f.surface < dmm.local_base() + dmm.local_size();
     r.check(f.surface == st_[n].surface && local == (st_[n].path != PresentPath::OneCopy),
             "frame " + std::to_string(n) + " (" + to_string(st_[n].path) + ") was scanned out of " +
                 (local ? "the " + s_.display.name + "'s local memory" : std::string("the cross-adapter surface")) +
                 ", not its path's surface");
-    p2s.push_back(to_ns(f.first_line_time - st_[n].present));
     flip_wait.push_back(to_ns(f.first_line_time - vblank - st_[n].flip_programmed));
+  }
+  r.check(tears_.size() == immediate_frames_.size(), std::to_string(immediate_frames_.size()) +
+                                                         " immediate flip(s) programmed, " +
+                                                         std::to_string(tears_.size()) + " took effect");
+  for (size_t k = 0; k < std::min(tears_.size(), immediate_frames_.size()); ++k) {
+    const uint64_t n = immediate_frames_[k];
+    const DisplayEngine::TearRecord& t = tears_[k];
+    r.check(t.surface == st_[n].surface && t.time >= st_[n].flip_programmed,
+            "frame " + std::to_string(n) + "'s immediate flip showed another surface or before it was programmed");
+    shown_ns[n] = to_ns(t.time);
+    tear_lines.push_back(double(t.line));
+  }
+  // Frames reach the panel in present order.
+  double last = -1;
+  for (uint64_t n = 1; n <= frames_; ++n) {
+    if (!shown_ns[n]) continue;
+    r.check(*shown_ns[n] > last, "frame " + std::to_string(n) + " reached the panel before an earlier frame");
+    last = *shown_ns[n];
+    p2s.push_back(*shown_ns[n] - to_ns(st_[n].present));
   }
   uint64_t displayed = uint64_t(p2s.size()), composed = 0;
   std::vector<double> render, copy1, copy2, forward, ready;
@@ -267,7 +294,9 @@ void HybridPresent::finish(Platform& p, Results& r) {
       ready.push_back(to_ns(st_[n].flip_programmed - st_[n].present));
   }
   r.metric("present_to_scanout_ns", summary(p2s));
-  write_presentmon(p, r, vblank);
+  r.metric("frames_torn", uint64_t(tear_lines.size()));
+  r.metric("tear_line", summary(tear_lines));
+  write_presentmon(p, r, shown_ns);
   r.metric("render_ns", summary(render));
   r.metric("copy1_ns", summary(copy1));
   r.metric("copy2_ns", summary(copy2));
@@ -300,16 +329,17 @@ void HybridPresent::finish(Platform& p, Results& r) {
                                                              " frames, less than one cross-adapter surface each");
 }
 
-void HybridPresent::write_presentmon(Platform& p, Results& r, const sc_core::sc_time& vblank) {
+void HybridPresent::write_presentmon(Platform& p, Results& r, const std::vector<std::optional<double>>& shown_ns) {
   if (presentmon_path.empty()) return;
   PresentMonWriter out(presentmon_path);
   if (!r.check(out.ok(), "--presentmon: cannot write '" + presentmon_path + "'")) return;
   // Each frame on screen from the vblank start its flip latched at (a vertical blank before its first
-  // line); times from the first frame's start.
+  // line), or from its tear (an immediate flip); times from the first frame's start.
+  const ScanTiming& dt = display_->timing();
+  const double vblank_ns = to_ns(dt.frame_period() - dt.line_period() * double(dt.mode().v_active));
   std::vector<std::optional<double>> shown(frames_ + 2);
-  for (auto& f : seen_)
-    if (f.first_qword >= 1 && f.first_qword <= frames_ && !shown[f.first_qword])
-      shown[f.first_qword] = to_ns(f.first_line_time - vblank);
+  for (uint64_t n = 1; n <= frames_; ++n)
+    if (shown_ns[n]) shown[n] = *shown_ns[n] - (st_[n].immediate ? 0.0 : vblank_ns);
   const double t0 = to_ns(st_[1].start),
                dtick = double(p.params.get_int(s_.render.key + ".timestamp_tick_ps")) / 1000.0;
   auto ms = [t0](double ns) { return (ns - t0) / 1e6; };
@@ -361,6 +391,12 @@ ScenarioInfo hybrid_present_scenario() {
                         o);
         ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy", "compose"},
                         "Q: CASO support C5: auto = what the display driver's caps and checks allow", o);
+        ps.declare_int_choices("present.sync_interval", 1, "vblanks", {0, 1},
+                               "Q: IDXGISwapChain::Present SyncInterval: 1 = the flip waits for the vsync; 0 with "
+                               "DXGI_PRESENT_ALLOW_TEARING = an immediate flip (a tear) where the display driver "
+                               "declares DXGK_FLIPCAPS FlipImmediateMmio, the latency-optimised app CASO support is "
+                               "written for; A: 1, a vsync'd game",
+                               o);
         ps.declare_int("present.buffers", 3, "buffers", 2, 8,
                        "A: a flip-model swap chain of three buffers (DXGI allows 2-16)", o);
         ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
