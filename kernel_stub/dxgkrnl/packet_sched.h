@@ -6,11 +6,16 @@
 // The watchdog is an event, not a poll: one scheduler worker thread sleeps until the earliest deadline
 // of any node. A packet that has run a quantum (vidsch.quantum_ms) gets a preemption request
 // (DxgkDdiPreemptCommand, T3 step 1); a preemption not done within TdrDelay (vidsch.tdr_delay_ms) is a
-// timeout (step 2), handed to the TDR worker thread, which runs the rest of the sequence:
-//   3 snapshot of last submitted / last completed and the node's interrupts ignored, at device IRQL
+// timeout (step 2), handed to the TDR worker thread, which runs the rest of the sequence on every node of the
+// dependent engine group the driver reports (DxgkDdiQueryDependentEngineGroup: the nodes sharing the hung node's
+// pipe, node.pipe; the hung node alone by default):
+//   3 snapshot of last submitted / last completed and the group's interrupts ignored, at device IRQL
 //   4 stop if no packet is outstanding       5 flush DPCs      6 prepare (level-0 DxgkDdiCollectDbgInfo,
-//   DxgkDdiQueryEngineStatus)      7 DxgkDdiResetEngine      8 validate LastAbortedFenceId (T4: 0x119)
-//   9 recover: completed ID from the reset (T5); the aborted packets' devices in error state; packets
+//   DxgkDdiQueryEngineStatus: a node not responsive is not reset alone, the adapter is, T9)
+//   7 DxgkDdiResetEngine      8 validate LastAbortedFenceId (T4: 0x119 when it is outside the snapshot's range,
+//     or neither an ID still in the hardware queue nor the last completed one)
+//   9 recover: completed ID from the reset (T5); the hung node's aborted packets' devices in error state (a
+//     pipe neighbour's aborted render packets are resubmitted: A, its work did not hang); packets
 //     submitted too late resubmitted, paging ones first with their IDs, render ones with new IDs (T6);
 //     a paging packet aborted -> adapter-wide reset, the owners of its allocations in error (T7).
 // A failed reset, or a driver without SupportPerEngineTDR, resets the adapter (DxgkDdiResetFromTimeout,
@@ -40,7 +45,13 @@
 namespace gpumodel {
 
 class Kmd;
-struct DxgkResetEngineArgs;
+
+// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (TDR in Windows 8 and later) the
+// LastCompletedFenceId the driver keeps.
+struct DxgkResetEngineArgs {
+  uint32_t node_ordinal = 0, engine_ordinal = 0;
+  uint64_t last_aborted_fence_id = 0, last_completed_fence_id = 0;
+};
 
 // Adds `g` after what `slot` already calls (monitors and scenarios observe the same notifications).
 template <typename R, typename... A, typename G>
@@ -123,6 +134,7 @@ enum class TdrStep {
   Validate,
   Recovered,
   ResetFailed,
+  Unresponsive,  // step 6: DxgkDdiQueryEngineStatus answered not responsive: no engine reset, the adapter's
   AdapterReset,
   AdapterRecovered
 };
@@ -145,6 +157,8 @@ struct PacketSchedObserver {
   std::function<void(int node, const DxgkResetEngineArgs& out, uint64_t snap_completed, uint64_t snap_submitted)>
       reset_returned;
   std::function<void(const SchedDevice&)> device_error;
+  // A DMA_PREEMPTED's LastCompletedFenceId (from the DPC) beside the OS's last completed ID of the node then.
+  std::function<void(int node, uint64_t reported, uint64_t os_completed)> preempted;
 };
 
 class PacketScheduler {
@@ -227,7 +241,13 @@ class PacketScheduler {
   void pump(Node& n);
   void watch(Node& n);
   void rearm(Node& n);
-  void tdr(Node& n);
+  void tdr(Node& hung);
+  struct Member {  // a node of the dependent engine group in the sequence
+    Node* n = nullptr;
+    uint64_t snap_submitted = 0, snap_completed = 0;
+    DxgkResetEngineArgs a;
+  };
+  std::vector<Member> group_;  // a member: a run that stops meanwhile never unwinds the TDR thread
   // Adapter-wide reset: `error` devices go to error state; every other in-flight packet is resubmitted.
   // `hung`: the packet that timed out when no engine reset ran (it is aborted).
   void adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error, const DmaPacket* hung);

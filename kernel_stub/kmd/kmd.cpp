@@ -386,13 +386,20 @@ void Kmd::DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id) {
 }
 
 uint32_t Kmd::DxgkDdiQueryDependentEngineGroup(uint32_t node_ordinal, uint32_t engine_ordinal) {
-  (void)engine_ordinal;
-  return 1u << node_ordinal;  // every node of this hardware resets on its own
+  // The nodes of this engine that share the node's pipe (node.pipe); a node alone in its pipe resets alone.
+  if (pipes_.empty())  // the adapter's topology, read once at the first query (BAR0 kNPipe of every node)
+    for (uint32_t n = 0; n < info_.nodes; ++n) pipes_.push_back(cpu_.mmio_read32(node_reg(n, regs::kNPipe)));
+  const uint32_t per = nodes_per_engine(), base = engine_ordinal * per;
+  uint32_t mask = 0;
+  for (uint32_t o = 0; o < per; ++o)
+    if (pipes_.at(base + o) == pipes_.at(base + node_ordinal)) mask |= 1u << o;
+  return mask;
 }
 
 DxgkEngineStatus Kmd::DxgkDdiQueryEngineStatus(uint32_t node_ordinal, uint32_t engine_ordinal) {
   const uint32_t st = cpu_.mmio_read32(node_reg(engine_ordinal * nodes_per_engine() + node_ordinal, regs::kNStatus));
-  return {!(st & regs::kNStResetFailed)};
+  // Not responsive: the node is hung past a failed reset, or the hardware cannot reset it.
+  return {!(st & (regs::kNStResetFailed | regs::kNStCannotReset))};
 }
 
 uint32_t Kmd::DxgkDdiCollectDbgInfo(uint32_t reason) {
@@ -412,7 +419,9 @@ bool Kmd::DxgkDdiResetEngine(DxgkResetEngineArgs& a) {
     st = cpu_.mmio_read32(node_reg(node, regs::kNStatus));
   } while (st & regs::kNStResetting);
   if (st & regs::kNStResetFailed) return false;
-  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  // T5: the completed ID is the driver's own (its ISR's bookkeeping), moved by what the node's register
+  // shows completed since; an adapter reset cleared that register, which alone would go back.
+  const uint64_t last = std::max(r.last_completed, cpu_.mmio_read64(node_reg(node, regs::kNLastFence)));
   a.last_completed_fence_id = last;
   // The packet the reset aborted: the first one in the ring past the last completed; none left (every
   // packet completed after the OS's snapshot): the last completed one (T8).
@@ -603,8 +612,9 @@ bool Kmd::isr_dma_preempted(uint32_t node) {
   // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
   // last FENCE. A preempted packet is not completed (T5).
   Ring& r = rings_[node];
-  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
-  if (last > r.last_completed) r.last_completed = last;
+  const uint64_t reg = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  if (reg > r.last_completed) r.last_completed = reg;
+  const uint64_t last = r.last_completed;  // T5: the value the driver keeps, not the register (stale after BACO)
   r.in_ring.clear();
   DxgkInterruptData d;
   d.type = DxgkInterruptData::DmaPreempted;

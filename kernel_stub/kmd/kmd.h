@@ -155,14 +155,9 @@ struct DxgkSubmitCommandArgs {
   const PacketWriter* commands = nullptr;
   int process = 1;  // the context's process: its GPU VA space (the packet starts with SET_PAGE_TABLE)
 };
-// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (TDR in Windows 8 and later) the
-// LastCompletedFenceId the hardware left readable.
-struct DxgkResetEngineArgs {
-  uint32_t node_ordinal = 0, engine_ordinal = 0;
-  uint64_t last_aborted_fence_id = 0, last_completed_fence_id = 0;
-};
+// DXGKARG_RESETENGINE: packet_sched.h.
 struct DxgkEngineStatus {  // DXGK_ENGINESTATUS
-  bool responsive = true;
+  bool responsive = true;  // false: the node cannot be reset (the OS resets the adapter instead)
 };
 // A primary's shape and format (DXGI_DDI_PRIMARY_DESC, the fields used).
 struct PrimaryDesc {
@@ -392,7 +387,8 @@ class Kmd {
     uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
   };
   std::map<uint32_t, Ring> rings_;
-  PacketWriter staging_;  // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
+  std::vector<uint32_t> pipes_;  // each node's pipe (BAR0 kNPipe, read at the first group query)
+  PacketWriter staging_;         // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
   Ring& ring(uint32_t node);
   uint64_t zero_page_ = 0;
   static constexpr uint64_t kZeroPageBytes = 65536;

@@ -28,8 +28,10 @@
 #include <memory>
 #include <sstream>
 
+#include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "scenarios/common/fence_common.h"
+#include "scenarios/tdr/tdr_validate.h"
 
 namespace gpumodel {
 namespace {
@@ -117,7 +119,7 @@ class TdrScenario : public ScenarioDriver {
     if (s.step == TdrStep::ResetReturned && reset_return_ == sc_core::SC_ZERO_TIME) reset_return_ = now;
     if (s.step == TdrStep::AdapterReset && adapter_reset_at_ == sc_core::SC_ZERO_TIME) adapter_reset_at_ = now;
     if (s.step == TdrStep::AdapterRecovered && adapter_done_at_ == sc_core::SC_ZERO_TIME) adapter_done_at_ = now;
-    if (s.node == int(hang_hw_) || s.node < 0) steps_.push_back(s);
+    if (s.node < 0 || in_group(size_t(s.node))) steps_.push_back(s);  // the hang's group and the adapter
     if (s.step == TdrStep::Recovered || s.step == TdrStep::AdapterRecovered || s.step == TdrStep::ExitEmpty) {
       tdr_active_ = false;
       if (done_at_ == sc_core::SC_ZERO_TIME) {
@@ -174,6 +176,8 @@ class TdrScenario : public ScenarioDriver {
   const bool mid_command_, per_engine_tdr_;
   const uint32_t engines_;
   uint32_t nodes_per_engine_ = 1, hang_hw_ = 0;
+  std::vector<uint32_t> group_;  // node.pipe: the nodes that share the hang node's pipe (it among them)
+  bool in_group(size_t i) const { return std::find(group_.begin(), group_.end(), uint32_t(i)) != group_.end(); }
   std::vector<std::unique_ptr<App>> apps_;
   SchedDevice* system_ = nullptr;
   SchedContext* paging_ctx_ = nullptr;
@@ -209,6 +213,9 @@ void TdrScenario::setup(Platform& p, Results& r) {
   PacketScheduler& ps = p.vidsch.packets();
   nodes_per_engine_ = p.kmd.nodes_per_engine();
   hang_hw_ = hw(hang_engine_, hang_node_);
+  for (uint32_t o = 0; o < nodes_per_engine_; ++o)  // the dependent engine group: the nodes of the hang's pipe
+    if (p.gpu.nodes[hw(hang_engine_, o)]->pipe() == p.gpu.nodes[hang_hw_]->pipe())
+      group_.push_back(hw(hang_engine_, o));
   start_ = sc_core::sc_time_stamp();
   ts_base_ = p.vidmm.allocate(Segment::System, 8 * (hangs_ + 1), 64);
   paging_dst_ = p.vidmm.allocate(Segment::System, paging_bytes_);
@@ -415,7 +422,8 @@ void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const 
   r.metric("preemptions", ps.preemptions());
   r.metric("ignored_interrupts", ps.ignored_interrupts());
   r.metric("paging_packets", paging_packets_);
-  r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
+  r.metric("resubmissions", resubmissions_);
+  r.metric("dependent_group", group_);  // in submission order: kind, old fence ID, new one
 }
 
 // Every step of the sequence, with its node and time.
@@ -450,7 +458,7 @@ double TdrScenario::report_throughput(Platform& p, Results& r) const {
     if (during_.taken && after_s_.taken) n["after_pct"] = share(during_, after_s_, i);
     n["resets"] = p.gpu.nodes[i]->resets();
     n["preemptions"] = p.gpu.nodes[i]->preemptions();
-    const bool healthy = i != hang_hw_ && i % nodes_per_engine_ < render_nodes_;
+    const bool healthy = !in_group(i) && i % nodes_per_engine_ < render_nodes_;  // T10: outside the reset group
     if (healthy && n.contains("during_pct") && n["before_pct"].get<double>() > 0)
       worst_loss = std::max(worst_loss, 100.0 * (1.0 - n["during_pct"].get<double>() / n["before_pct"].get<double>()));
     tp["node" + std::to_string(i)] = n;
@@ -468,7 +476,8 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
   const bool hung_in_error = !hang_device_ids_.empty() && in_error(hang_device_ids_.front());
   auto order_is = [&](std::vector<TdrStep> want) {
     std::vector<TdrStep> got;
-    for (auto& s : steps_) got.push_back(s.step);  // the hang node's and the adapter's
+    for (auto& s : steps_)
+      if (s.node < 0 || s.node == int(hang_hw_)) got.push_back(s.step);  // the hang node's and the adapter's
     return got == want;
   };
   using S = TdrStep;
@@ -485,8 +494,12 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
                 "kmd.support_per_engine_tdr = false: the timeout did not reset the whole adapter (and only it)");
         break;
       }
-      r.check(ps.timeouts() == 1 && ps.engine_resets() == 1 && ps.adapter_resets() == 0,
-              "not exactly one timeout and one engine reset without an adapter reset");
+      r.check(ps.timeouts() == 1 && ps.engine_resets() == group_.size() && ps.adapter_resets() == 0,
+              "not exactly one timeout and one engine reset per node of the dependent group, without an adapter "
+              "reset");
+      for (uint32_t g : group_)  // the OS resets the whole group, each node once, and nothing else
+        r.check(p.gpu.nodes[g]->resets() == 1,
+                "node " + std::to_string(g) + " of the dependent group was not reset once");
       r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetReturned,
                         S::Validate, S::Recovered}),
               "the hung node's steps are not T3's sequence in order");
@@ -494,7 +507,8 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
       r.check(ps.devices_in_error() == 1, "a device other than the hung one is in error state");
       r.check(ps.last_aborted_fence_id() == hang_fence_id_, "LastAbortedFenceId is not the hung packet's fence ID");
       r.check(!corunner_ || resumed, "the reset node never ran again (its other app's packets were not resubmitted)");
-      r.check(worst_loss < 1.0, "T10: a node that did not hang lost 1 % or more of its throughput during the reset");
+      r.check(worst_loss < 1.0,
+              "T10: a node outside the reset group lost 1 % or more of its throughput during the reset");
       break;
     case Expect::PagingHit: {
       r.check(ps.engine_resets() == 1 && ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "paging_hit",
@@ -506,12 +520,21 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
       break;
     }
     case Expect::ResetFails:
-      r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "reset_failed" && ps.engine_resets() == 0,
-              "the failed engine reset was not followed by an adapter reset (T9)");
+      if (hn.status() & regs::kNStCannotReset) {  // DxgkDdiQueryEngineStatus says so: no engine reset is tried
+        r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "engine_unresponsive" &&
+                    ps.engine_resets() == 0 && hn.resets() == 1,
+                "the node the driver reported not responsive was not left to the adapter reset (T9)");
+        r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Unresponsive, S::AdapterReset,
+                          S::AdapterRecovered}),
+                "the steps are not: sequence, engine not responsive, adapter reset (no DxgkDdiResetEngine)");
+      } else {
+        r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "reset_failed" && ps.engine_resets() == 0,
+                "the failed engine reset was not followed by an adapter reset (T9)");
+        r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetFailed,
+                          S::AdapterReset, S::AdapterRecovered}),
+                "the steps are not: sequence, failed reset, adapter reset (T9)");
+      }
       r.check(ps.tdr_reason() == PacketScheduler::kTdrReasonPromoted, "TdrReason is not 9 (T9)");
-      r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetFailed,
-                        S::AdapterReset, S::AdapterRecovered}),
-              "the steps are not: sequence, failed reset, adapter reset (T9)");
       r.check(!system_->error, "the system device is in error state");
       break;
     case Expect::RaceWindow:
@@ -575,73 +598,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                             "A: the load stays on this long after the sequence ends (the 'after' window)", o);
           },
           [e](const ParamSet& ps) { return std::make_unique<TdrScenario>(ps, e); },
-          [name](const ParamSet& ps) {
-            Platform::validate_linked_engines(ps);
-            // Regular paging alternates an eviction (workload.paging_bytes from VRAM to system memory,
-            // across the link) and a zero fill in VRAM: every 2 x workload.paging_every_us the link must
-            // carry one eviction's bytes, which takes at least their time at its line rate (an upper bound
-            // of its payload rate; the fill may overlap, so it is not counted). Below that the paging
-            // queue grows without end.
-            if (const double every = ps.get_real("workload.paging_every_us"); every > 0) {
-              // Every other regular paging operation is a zero fill of workload.paging_bytes: one DMA packet
-              // of a COPY from the KMD's zero page per 64 KiB, which must fit in the paging node's ring.
-              const uint64_t fill = Kmd::fill_packet_bytes(uint64_t(ps.get_int("workload.paging_bytes")));
-              if (fill > uint64_t(ps.get_int("kmd.ring_bytes")))
-                throw ConfigError("workload.paging_bytes = " + std::to_string(ps.get_int("workload.paging_bytes")) +
-                                  ": a zero fill of that size is a " + std::to_string(fill) +
-                                  " B DMA packet, larger than the ring (kmd.ring_bytes = " +
-                                  std::to_string(ps.get_int("kmd.ring_bytes")) +
-                                  "); allowed: a larger kmd.ring_bytes, "
-                                  "a smaller workload.paging_bytes, or workload.paging_every_us = 0 (no paging)");
-              const int gen = int(ps.get_int("link.gen"));
-              const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
-              const double line = gts * double(ps.get_int("link.lanes")) * (128.0 / 130.0) / 8.0;  // B/ns
-              const double bytes = double(ps.get_int("workload.paging_bytes"));
-              const double least_us = bytes / line / 1000.0 / 2.0;
-              if (every < least_us) {
-                std::ostringstream m;
-                m << "workload.paging_every_us = " << every << " offers more paging than the engine can do: "
-                  << "every other operation moves workload.paging_bytes = " << bytes << " B across the link (line "
-                  << "rate " << line << " B/ns), at least " << least_us << " us an operation; allowed: "
-                  << "workload.paging_every_us = 0 (no paging) or >= " << least_us;
-                throw ConfigError(m.str());
-              }
-            }
-            // The apps submit until workload.after_ms after the last TDR sequence ends: a run whose limit
-            // comes first can only be cut.
-            if (ps.get_real("workload.after_ms") >= ps.get_real("sim.limit_ms")) {
-              std::ostringstream m;
-              m << "workload.after_ms = " << ps.get_real("workload.after_ms")
-                << " ms is not below sim.limit_ms = " << ps.get_real("sim.limit_ms")
-                << " ms: the apps keep submitting that long after the TDR sequence "
-                << "ends; allowed: workload.after_ms < sim.limit_ms";
-              throw ConfigError(m.str());
-            }
-            const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
-            if (ps.get_int("workload.render_nodes") > per)
-              throw ConfigError("workload.render_nodes = " + std::to_string(ps.get_int("workload.render_nodes")) +
-                                " is more than the " + std::to_string(per) +
-                                " nodes per engine; allowed: workload.render_nodes <= " + std::to_string(per) +
-                                " (gpu.nodes / gpu.linked_engines)");
-            if (ps.get_int("workload.hang_node") >= ps.get_int("workload.render_nodes"))
-              throw ConfigError("workload.hang_node = " + std::to_string(ps.get_int("workload.hang_node")) +
-                                " has no render context; allowed: workload.hang_node < workload.render_nodes = " +
-                                std::to_string(ps.get_int("workload.render_nodes")));
-            if (ps.get_int("workload.hang_engine") >= engines)
-              throw ConfigError(
-                  "workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
-                  " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
-                  std::to_string(engines));
-            for (int64_t e = 0; e < engines; ++e)
-              for (int64_t n = 0; n < ps.get_int("workload.render_nodes"); ++n)
-                require_engine_runs(ps, name, "gpu", int(e * per + n), Op::Compute, "COMPUTE",
-                                    "the render work of workload.render_nodes");
-            require_engine_runs(ps, name, "gpu", int(ps.get_int("workload.hang_node")), Op::Copy, "COPY",
-                                "VidMm's paging operations on workload.hang_node");
-            require_platform(
-                ps, name, ps.get_int("workload.render_nodes") * engines, ps.get_int("workload.render_nodes") * engines,
-                "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
-          }};
+          [name](const ParamSet& ps) { validate_tdr(ps, name); }};
 }
 
 }  // namespace

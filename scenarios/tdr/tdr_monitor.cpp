@@ -57,6 +57,13 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
             violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) + " outside [" +
                       std::to_string(snap_completed) + ", " + std::to_string(snap_submitted) + "] on node " +
                       std::to_string(node));
+          // The scheduler ensures the ID is one still in the hardware queue or the last completed one.
+          const bool queued = std::any_of(t.inhw.begin(), t.inhw.end(),
+                                          [&](const auto& e) { return e.second.fence == a.last_aborted_fence_id; });
+          if (!queued && a.last_aborted_fence_id != snap_completed)
+            violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) +
+                      " is neither in the hardware queue nor the last completed " + std::to_string(snap_completed) +
+                      " on node " + std::to_string(node));
           t.reset_completed = a.last_completed_fence_id;
           // T6: the paging packets in hardware past the aborted one come back first, in ID order.
           std::vector<std::pair<uint64_t, uint64_t>> late;
@@ -88,6 +95,12 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
           violation("T5: after the adapter reset node " + std::to_string(n) + "'s last completed fence ID " +
                     std::to_string(t.completed) + " is not its last submitted " + std::to_string(t.max_submitted));
       }
+  });
+  chain(o.preempted, [this](int node, uint64_t reported, uint64_t os_completed) {
+    if (reported < os_completed)
+      violation("T5: DMA_PREEMPTED's LastCompletedFenceId " + std::to_string(reported) +
+                " is below the node's last completed " + std::to_string(os_completed) + " on node " +
+                std::to_string(node) + " (the driver must report the value it keeps)");
   });
   chain(o.device_error, [this](const SchedDevice& d) {
     if (d.system) violation("T7: the system device was put in error state");

@@ -1,7 +1,9 @@
 // Monitor tdr_rules (TDR in Windows 8 and later): watches the packet scheduler's notifications, never drives it, and
 // counts every break of the sequence's rules:
 //  * T4: the LastAbortedFenceId a reset returned lies within [last completed, last submitted] of the
-//    snapshot;
+//    snapshot, and is an ID still in the node's hardware queue or the last completed one;
+//  * T5: a DMA_PREEMPTED's LastCompletedFenceId is not below the node's last completed ID (the driver reports
+//    the value it keeps, not a register an adapter reset cleared);
 //  * T5: a node's last completed fence ID moves only when a packet completes (forward, to an ID that was
 //    submitted), to the LastCompletedFenceId an engine reset returned, or to the last submitted ID in an
 //    adapter reset;
