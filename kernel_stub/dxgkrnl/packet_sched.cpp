@@ -24,6 +24,7 @@ const char* to_string(TdrStep s) {  // at most 8 characters: the VCD shows them 
     case TdrStep::Unresponsive: return "noresp";
     case TdrStep::AdapterReset: return "adreset";
     case TdrStep::AdapterRecovered: return "adrun";
+    case TdrStep::VramRestored: return "vramrst";
   }
   return "?";
 }
@@ -132,15 +133,21 @@ bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands
 }
 
 void PacketScheduler::SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops,
-                                   std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done) {
+                                   std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done,
+                                   bool first) {
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;
   p->paging = true;
+  p->first = first;
   for (const DxgkPagingOp& op : ops) kmd_->DxgkDdiBuildPagingBuffer(op, p->commands);
   p->refs = std::move(refs);
   p->done = std::move(done);
-  node_of(c).sw.push_back(p);
+  std::deque<Pkt>& q = node_of(c).sw;
+  if (first)  // after the other `first` packets, in their order
+    q.insert(std::find_if(q.begin(), q.end(), [](const Pkt& x) { return !x->first; }), p);
+  else
+    q.push_back(p);
   cpu_.signal(wake_);
 }
 
@@ -259,7 +266,8 @@ void PacketScheduler::record(Node* n, TdrStep s) {
 void PacketScheduler::pump(Node& n) {
   if (n.in_tdr || n.preempting || adapter_resetting_ || bugchecked_) return;
   pumping_ = true;
-  while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_) {
+  while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_ &&
+         (!restoring_ || n.sw.front()->paging)) {
     // A member, not a local: the KMD's ring write waits, and a run stopped meanwhile never unwinds this
     // thread (a local reference would keep the packet alive past the scheduler).
     Pkt& p = submitting_;
@@ -378,9 +386,13 @@ void PacketScheduler::tdr(Node& hung) {
                             ? kmd_->DxgkDdiQueryDependentEngineGroup(hung.node_ordinal, hung.engine_ordinal)
                             : 1u << hung.node_ordinal;
   group_.clear();
-  group_.push_back({&hung});
+  auto add = [this](Node* n) {
+    group_.emplace_back();
+    group_.back().n = n;
+  };
+  add(&hung);
   for (uint32_t o = 0; o < per_engine_; ++o)
-    if ((mask >> o & 1) && o != hung.node_ordinal) group_.push_back({&nodes_[hung.engine_ordinal * per_engine_ + o]});
+    if ((mask >> o & 1) && o != hung.node_ordinal) add(&nodes_[hung.engine_ordinal * per_engine_ + o]);
   // Step 3, one atomic step at device IRQL: the snapshot, and the group's interrupts ignored from now.
   cpu_.raise_device_irql();
   for (Member& g : group_) {
@@ -518,6 +530,7 @@ void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set
   cpu_.flush_dpcs();
   record(nullptr, TdrStep::AdapterReset);
   kmd_->DxgkDdiResetFromTimeout();
+  if (vram_lost) vram_lost();  // BACO: the local memory's contents are gone
   kmd_->DxgkDdiRestartFromTimeout();
   for (SchedDevice* d : reset_error_) put_in_error(d);
   reset_error_.clear();
@@ -553,6 +566,12 @@ void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set
   tdr_queue_.clear();  // a timeout still waiting for the TDR worker was handled by this reset
   record(nullptr, TdrStep::AdapterRecovered);
   adapter_resetting_ = false;
+  if (restore) {  // VidMm restores the local memory first: the apps' packets wait for it
+    restoring_ = true;
+    cpu_.signal(wake_);
+    if (restore()) record(nullptr, TdrStep::VramRestored);
+    restoring_ = false;
+  }
   cpu_.signal(wake_);
 }
 

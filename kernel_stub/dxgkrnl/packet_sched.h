@@ -19,7 +19,8 @@
 //     submitted too late resubmitted, paging ones first with their IDs, render ones with new IDs (T6);
 //     a paging packet aborted -> adapter-wide reset, the owners of its allocations in error (T7).
 // A failed reset, or a driver without SupportPerEngineTDR, resets the adapter (DxgkDdiResetFromTimeout,
-// DxgkDdiRestartFromTimeout; TdrReason 9 when an engine reset was promoted, T9). More than
+// DxgkDdiRestartFromTimeout; TdrReason 9 when an engine reset was promoted, T9); BACO loses the local memory, and
+// VidMm restores it after the restart (`vram_lost`, `restore`: only paging packets run meanwhile). More than
 // vidsch.tdr_limit_count timeouts within vidsch.tdr_limit_time_ms: bug check 0x116.
 //
 // Parameters: vidsch.hw_queue_depth, vidsch.quantum_ms, vidsch.tdr_delay_ms, vidsch.tdr_prepare_us,
@@ -117,6 +118,7 @@ struct DmaPacket {
   uint64_t original_fence_id = 0;       // its first one
   unsigned submissions = 0;
   bool reuse_id = false;  // resubmit with fence_id (a paging packet after an engine reset, T6)
+  bool first = false;     // queued ahead of the others (SubmitPaging's `first`)
   enum State { Queued, InHardware, Completed, Aborted, Dropped } state = Queued;
   std::function<void(const DmaPacket&)> done;  // on completion, abort or drop (DPC or TDR worker)
 };
@@ -136,7 +138,8 @@ enum class TdrStep {
   ResetFailed,
   Unresponsive,  // step 6: DxgkDdiQueryEngineStatus answered not responsive: no engine reset, the adapter's
   AdapterReset,
-  AdapterRecovered
+  AdapterRecovered,
+  VramRestored  // after the adapter reset: VidMm restored the local memory's resident allocations (BACO lost them)
 };
 const char* to_string(TdrStep s);
 
@@ -171,6 +174,11 @@ class PacketScheduler {
                   std::function<void(uint32_t, std::vector<uint64_t>)> bug_check);
   void connect(Kmd& kmd) { kmd_ = &kmd; }
   PacketSchedObserver observer;
+  // VidMm's part of an adapter reset (BACO loses the local memory): `vram_lost` right after DxgkDdiResetFromTimeout;
+  // `restore` after the restart, while only paging packets run: it restores what was resident and redoes the paging
+  // operations the reset aborted, and returns when they completed (false: nothing to restore).
+  std::function<void()> vram_lost;
+  std::function<bool()> restore;
 
   // Devices and contexts (D3DKMTCreateDevice / CreateContext). A context names a node of an engine.
   SchedDevice* CreateDevice(bool system = false, int process = 1);
@@ -184,8 +192,9 @@ class PacketScheduler {
   bool SubmitRender(SchedContext* c, const PacketWriter& commands,
                     std::function<void(const DmaPacket&)> done = nullptr);
   // A paging packet of the system device on its context `c` (VidMm's transfer or fill, built by the KMD).
+  // `first`: ahead of every queued packet not submitted `first` itself (VidMm's restore after an adapter reset).
   void SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops, std::vector<const Allocation*> refs,
-                    std::function<void(const DmaPacket&)> done = nullptr);
+                    std::function<void(const DmaPacket&)> done = nullptr, bool first = false);
 
   // From VidSch's ISR callback (DxgkCbNotifyInterrupt, device IRQL): the last completed ID moves at
   // once, so step 3's snapshot sees every completion the hardware reported before it.
@@ -285,6 +294,7 @@ class PacketScheduler {
   Vcd::Id adapter_trace_ = Vcd::kNone;
   std::deque<int> tdr_queue_;  // timed-out nodes waiting for the TDR worker
   bool adapter_resetting_ = false, pumping_ = false;
+  bool restoring_ = false;  // VidMm restores after an adapter reset: only paging packets are submitted
   sc_core::sc_event pump_done_ev_;
   std::string adapter_cause_;
   std::deque<sc_core::sc_time> timeout_times_;  // within vidsch.tdr_limit_time_ms

@@ -198,6 +198,9 @@ void VidMm::connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sch
   skip_notify_ = ps.get_bool("vidmm.fault_skip_eviction_notify");
   early_iommu_unmap_ = ps.get_bool("vidmm.fault_iommu_unmap_without_wait");
   paging_done_ = std::make_unique<KEvent>();
+  restore_done_ = std::make_unique<KEvent>();
+  sched.vram_lost = [this] { lose_vram(); };
+  sched.restore = [this] { return restore_after_reset(); };
   notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
 }
 
@@ -258,7 +261,8 @@ uint64_t VidMm::map_alias(int process, uint64_t addr, bool read_only) {
   return it->second + (addr & 0xfff);
 }
 
-VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCreateAllocationArgs& args) {
+VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCreateAllocationArgs& args,
+                                         SchedDevice* owner) {
   allocs_.push_back(std::make_unique<VidMmAllocation>());
   VidMmAllocation& a = *allocs_.back();
   a.handle = uint32_t(allocs_.size());
@@ -283,8 +287,9 @@ VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCre
   a.resident = true;
   a.last_use = ++use_tick_;
   if (seg != Segment::Local) resident_sys_ += a.bytes;
-  if (!system_device_) system_device_ = sched_->CreateDevice(true);
-  a.sched = sched_->CreateAllocation(system_device_, a.addr, a.bytes);  // owned by the process's device in a real OS
+  if (seg == Segment::Local) a.shadow = sys_.allocate(a.bytes, pt::kBigPage);  // restored from after BACO
+  // T7: the process's device owns it (a hung paging packet that references it puts that device in error state).
+  a.sched = sched_->CreateAllocation(owner ? owner : process_device(process), a.addr, a.bytes);
   return &a;
 }
 
@@ -299,19 +304,42 @@ void VidMm::make_room(uint64_t bytes, const VidMmAllocation* keep) {
   }
 }
 
-void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed) {
+void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed,
+                       bool first) {
   // One paging DMA packet in the system context; its completion (the paging fence) counts it done.
   ++paging_packets_;
   if (!system_device_) system_device_ = sched_->CreateDevice(true);
   if (!paging_ctx_) paging_ctx_ = sched_->CreateContext(system_device_, uint32_t(paging_node_));
-  std::vector<const Allocation*> refs;
-  if (a && a->sched) refs.push_back(a->sched);
   ++outstanding_;
-  sched_->SubmitPaging(paging_ctx_, ops, refs, [this, completed](const DmaPacket& p) {
-    --outstanding_;
-    if (p.state == DmaPacket::Completed && completed) completed();
-    cpu_->signal(*paging_done_);
-  });
+  submit(std::make_shared<PagingJob>(PagingJob{std::move(ops), a, std::move(completed)}), first);
+}
+
+void VidMm::submit(std::shared_ptr<PagingJob> job, bool first) {
+  std::vector<const Allocation*> refs;
+  if (job->a && job->a->sched) refs.push_back(job->a->sched);
+  if (in_restore_) ++restore_pending_;
+  const bool restoring = in_restore_;
+  sched_->SubmitPaging(
+      paging_ctx_, job->ops, refs,
+      [this, job, restoring](const DmaPacket& p) {
+        if (restoring) --restore_pending_;
+        if (p.state == DmaPacket::Aborted) {
+          // Never counted done: an adapter reset follows every aborted paging packet (T7), after which VidMm
+          // submits it again (restore_after_reset). Its wait is dropped: the writer it waited for was aborted
+          // with its device.
+          for (DxgkPagingOp& op : job->ops) op.wait_value = 0;
+          redo_.push_back(job);
+        } else {
+          --outstanding_;
+          if (p.state == DmaPacket::Completed) {
+            if (observer.paging_done) observer.paging_done(p);
+            if (job->completed) job->completed();
+          }
+        }
+        cpu_->signal(*paging_done_);
+        if (restoring) cpu_->signal(*restore_done_);
+      },
+      first);
 }
 
 void VidMm::through_window(const std::vector<WindowMap>& maps, uint64_t bytes, const DxgkPagingOp& op,
@@ -364,7 +392,7 @@ void VidMm::iommu_unmap(VidMmAllocation& a) {
   if (observer.unmapped) observer.unmapped(a, true);
 }
 
-void VidMm::Evict(VidMmAllocation* ap) {
+void VidMm::Evict(VidMmAllocation* ap, FenceVa wait_fence, uint64_t wait_value) {
   VidMmAllocation& a = *ap;
   if (!a.resident) return;
   if (observer.eviction_started) observer.eviction_started(a);
@@ -394,6 +422,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
     trace("transfer");
     // From the local segment: transfer to system memory through the paging window, half for each side.
     const uint64_t backing = sys_.allocate(a.bytes, pt::kBigPage);
+    a.evicted_to = backing;
     const uint64_t half = std::max<uint64_t>(window / 2, pt::kBigPage);
     for (uint64_t off = 0; off < a.bytes;) {
       const uint64_t n = std::min(half, a.bytes - off);
@@ -402,6 +431,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
       t.src = kPagingVaBase;
       t.dst = kPagingVaBase + half;
       t.bytes = n;
+      t.wait_fence = wait_fence, t.wait_value = off == 0 ? wait_value : 0;  // after the allocation's last writer
       bytes_moved_ += n;
       through_window({{0, a.addr + off, false}, {half, backing + off, true}}, n, t, a, nullptr);
       off += n;

@@ -119,6 +119,7 @@ class TdrScenario : public ScenarioDriver {
     if (s.step == TdrStep::ResetReturned && reset_return_ == sc_core::SC_ZERO_TIME) reset_return_ = now;
     if (s.step == TdrStep::AdapterReset && adapter_reset_at_ == sc_core::SC_ZERO_TIME) adapter_reset_at_ = now;
     if (s.step == TdrStep::AdapterRecovered && adapter_done_at_ == sc_core::SC_ZERO_TIME) adapter_done_at_ = now;
+    if (s.step == TdrStep::VramRestored && restored_at_ == sc_core::SC_ZERO_TIME) restored_at_ = now;
     if (s.node < 0 || in_group(size_t(s.node))) steps_.push_back(s);  // the hang's group and the adapter
     if (s.step == TdrStep::Recovered || s.step == TdrStep::AdapterRecovered || s.step == TdrStep::ExitEmpty) {
       tdr_active_ = false;
@@ -159,6 +160,19 @@ class TdrScenario : public ScenarioDriver {
   bool stopped() const { return sc_core::sc_time_stamp() >= stop_at(); }
 
   void setup(Platform& p, Results& r);
+  // Each app's resident data in local memory: a VidMm allocation of workload.paging_bytes its device owns, uploaded
+  // from VidMm's system-memory copy (a pattern of the app's); VidMm restores it after an adapter reset (BACO).
+  void upload_resident_data(Platform& p) {
+    for (auto& a : apps_) {
+      DxgkCreateAllocationArgs args;
+      args.bytes = paging_bytes_;
+      VidMmAllocation* v = p.vidmm.CreateAllocation(a->dev->process, Segment::Local, args, a->dev);
+      std::vector<uint8_t> data(v->bytes);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + uint64_t(a->dev->id) * 31);
+      p.sysmem.poke(v->shadow, data.data(), unsigned(data.size()));
+      p.vidmm.Upload(v);
+    }
+  }
   void app(Platform& p, App& a);
   void paging(Platform& p);
   PacketWriter hang_packet(Platform& p);
@@ -194,7 +208,8 @@ class TdrScenario : public ScenarioDriver {
   sc_core::sc_time start_ = sc_core::SC_ZERO_TIME, last_hang_at_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time timeout_at_ = sc_core::SC_ZERO_TIME, reset_call_ = sc_core::SC_ZERO_TIME,
                    reset_return_ = sc_core::SC_ZERO_TIME, done_at_ = sc_core::SC_ZERO_TIME,
-                   adapter_reset_at_ = sc_core::SC_ZERO_TIME, adapter_done_at_ = sc_core::SC_ZERO_TIME;
+                   adapter_reset_at_ = sc_core::SC_ZERO_TIME, adapter_done_at_ = sc_core::SC_ZERO_TIME,
+                   restored_at_ = sc_core::SC_ZERO_TIME;  // VidMm's restore of the local memory ended
   bool tdr_active_ = false;
   sc_core::sc_time first_resume_ = sc_core::SC_ZERO_TIME;
   Sample before_, during_, after_s_;
@@ -248,6 +263,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
       healthy_allocs_.push_back(al);
     }
   }
+  upload_resident_data(p);
   paging_ctx_ = ps.CreateContext(system_, hang_node_, hang_engine_);
   // VidMm's own allocation (a page-table page the transfer updates): owned by the system device, which
   // T7 never puts in error state.
@@ -370,6 +386,8 @@ void TdrScenario::paging(Platform& p) {
 void TdrScenario::finish(Platform& p, Results& r) {
   const bool resumed = report_times(p, r);
   report_scheduler(p.vidsch.packets(), r);
+  r.metric("vram_restored_bytes", p.vidmm.restored_bytes());  // BACO: what VidMm copied back into local memory
+  r.metric("paging_redone", p.vidmm.paging_redone());         // VidMm's paging packets a reset aborted, redone
   report_steps(r);
   const double worst_loss = report_throughput(p, r);
   if (!setup_ok_) return;
@@ -414,16 +432,22 @@ void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const 
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
   if (adapter_done_at_ > adapter_reset_at_)
-    r.metric("adapter_reset_ns", to_ns(adapter_done_at_ - adapter_reset_at_));
+    r.metric("adapter_reset_ns",  // DxgkDdiResetFromTimeout's call -> the restart and VidMm's restore done
+             to_ns((restored_at_ > adapter_done_at_ ? restored_at_ : adapter_done_at_) - adapter_reset_at_));
   else
     r.metric_absent("adapter_reset_ns", "no adapter reset completed");
+  // VidMm's restore of the local memory after the adapter reset (part of adapter_reset_ns and recover_ns).
+  if (restored_at_ > adapter_done_at_ && adapter_done_at_ > adapter_reset_at_)
+    r.metric("vram_restore_ns", to_ns(restored_at_ - adapter_done_at_));
+  else
+    r.metric_absent("vram_restore_ns", "no adapter reset restored local memory");
   r.metric("adapter_reset_cause", ps.adapter_reset_cause());
   r.metric("tdr_reason", ps.tdr_reason());
   r.metric("preemptions", ps.preemptions());
   r.metric("ignored_interrupts", ps.ignored_interrupts());
   r.metric("paging_packets", paging_packets_);
-  r.metric("resubmissions", resubmissions_);
-  r.metric("dependent_group", group_);  // in submission order: kind, old fence ID, new one
+  r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
+  r.metric("dependent_group", group_);
 }
 
 // Every step of the sequence, with its node and time.
@@ -517,6 +541,7 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
       r.check(hung_in_error && ps.devices_in_error() == 1,
               "not exactly the owner of the paging packet's allocation in error state (T7)");
       r.check(!system_->error, "the system device is in error state (T7)");
+      r.check(restored_at_ > adapter_done_at_, "VidMm did not restore the local memory BACO lost");
       break;
     }
     case Expect::ResetFails:
@@ -525,13 +550,13 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
                     ps.engine_resets() == 0 && hn.resets() == 1,
                 "the node the driver reported not responsive was not left to the adapter reset (T9)");
         r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Unresponsive, S::AdapterReset,
-                          S::AdapterRecovered}),
+                          S::AdapterRecovered, S::VramRestored}),
                 "the steps are not: sequence, engine not responsive, adapter reset (no DxgkDdiResetEngine)");
       } else {
         r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "reset_failed" && ps.engine_resets() == 0,
                 "the failed engine reset was not followed by an adapter reset (T9)");
         r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetFailed,
-                          S::AdapterReset, S::AdapterRecovered}),
+                          S::AdapterReset, S::AdapterRecovered, S::VramRestored}),
                 "the steps are not: sequence, failed reset, adapter reset (T9)");
       }
       r.check(ps.tdr_reason() == PacketScheduler::kTdrReasonPromoted, "TdrReason is not 9 (T9)");

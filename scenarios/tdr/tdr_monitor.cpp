@@ -105,6 +105,39 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
   chain(o.device_error, [this](const SchedDevice& d) {
     if (d.system) violation("T7: the system device was put in error state");
   });
+  // VidMm's own paging (T7) and the local memory BACO loses.
+  auto vidmm_packet = [this](const DmaPacket& pk) { return pk.paging && pk.ctx == p_.vidmm.paging_context(); };
+  chain(o.retired, [this, vidmm_packet](const DmaPacket& pk) {
+    if (vidmm_packet(pk) && pk.state == DmaPacket::Aborted) ++vidmm_aborted_;
+  });
+  chain(p_.vidmm.observer.paging_done, [this](const DmaPacket& pk) {
+    if (pk.state != DmaPacket::Completed)
+      violation("T7: VidMm counted a paging packet done that did not complete (fence ID " +
+                std::to_string(pk.fence_id) + ")");
+  });
+  chain(o.step, [this](const TdrStepRecord& s) {
+    if (s.step != TdrStep::AdapterReset) return;
+    vram_before_.clear();
+    for (auto& a : p_.vidmm.all())
+      if (a->resident && a->segment == Segment::Local) {
+        std::vector<uint8_t>& b = vram_before_[a->addr];
+        b.resize(a->bytes);
+        p_.gpu.vram.peek(a->addr, b.data(), unsigned(a->bytes));
+      }
+  });
+  chain(p_.vidmm.observer.vram_lost, [this] { vram_lost_ = true; });
+  chain(p_.vidmm.observer.vram_restored, [this] {
+    vram_lost_ = false;
+    std::vector<uint8_t> now;
+    for (auto& [addr, before] : vram_before_) {
+      now.resize(before.size());
+      p_.gpu.vram.peek(addr, now.data(), unsigned(now.size()));
+      if (now != before)
+        violation("BACO: the local allocation at " + std::to_string(addr) +
+                  " does not hold after VidMm's restore what it held before the adapter reset");
+    }
+    vram_before_.clear();
+  });
 }
 
 TdrRulesMonitor::Track& TdrRulesMonitor::track(const DmaPacket& pk) {
@@ -117,6 +150,11 @@ void TdrRulesMonitor::violation(const std::string& what) {
 
 void TdrRulesMonitor::finish(Results& r) {
   if (!p_.vidsch.packets().active()) return;
+  if (p_.vidmm.paging_redone() < vidmm_aborted_)
+    violation("T7: " + std::to_string(vidmm_aborted_ - p_.vidmm.paging_redone()) +
+              " paging packet(s) of VidMm's aborted by a reset were never submitted again");
+  if (vram_lost_ && !vram_before_.empty())
+    violation("BACO: the adapter reset lost the local memory and VidMm never restored its resident allocations");
   r.monitors["tdr_rules"] = violations_;
   if (violations_) r.metric("tdr_rules_first_violation", first_);
 }
