@@ -86,12 +86,14 @@ TEST_CASE(
   REQUIRE(restored > recovered);
   const double line = 16.0 * 16 * (128.0 / 130.0) / 8.0;
   CHECK((restored - recovered).to_seconds() * 1e9 >= 2.0 * double(bytes) / line);
+  Results r;  // the monitor's end-of-run rules too (every aborted packet of VidMm's redone)
+  mon.finish(r);
   CHECK(mon.violations() == 0);
 }
 
 TEST_CASE(
-    "tdr_rules: a VidMm paging packet aborted by a reset and never submitted again - and local memory not restored "
-    "after BACO - are violations",
+    "tdr_rules: a VidMm paging packet aborted by a reset and never submitted again - a render packet submitted before "
+    "the restore - and local memory not restored after BACO - are violations",
     "[T7]") {
   Bench b;
   auto& p = b.p;
@@ -119,15 +121,25 @@ TEST_CASE(
   const uint8_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   p.gpu.vram.poke(a->addr, junk, 8);
   before = mon.violations();
+  o.step({-1, TdrStep::AdapterRecovered, SC_ZERO_TIME});
+  SchedDevice app{1, false};
+  SchedContext ctx{1, &app, 0, 1};
+  DmaPacket render;
+  render.ctx = &ctx;
+  render.fence_id = 1000;      // above what the uploads used
+  o.submitted(render, false);  // before VidMm's restore
+  const uint64_t after_render = mon.violations();
+  CHECK(after_render == before + 1);
+  before = after_render;
   p.vidmm.observer.vram_restored();
   after_restore = mon.violations();
-  CHECK(before == 0);
-  CHECK(after_restore == 1);  // the content differs from the one at the reset
+  CHECK(before == 1);
+  CHECK(after_restore == 2);  // the content differs from the one at the reset
   Results r;
   mon.finish(r);
-  CHECK(mon.violations() == 2);  // and the aborted packet never came back
+  CHECK(mon.violations() == 3);  // and the aborted packet never came back
   // A packet counted done that did not complete.
   pk.state = DmaPacket::Aborted;
   p.vidmm.observer.paging_done(pk);
-  CHECK(mon.violations() == 3);
+  CHECK(mon.violations() == 4);
 }

@@ -115,7 +115,13 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
       violation("T7: VidMm counted a paging packet done that did not complete (fence ID " +
                 std::to_string(pk.fence_id) + ")");
   });
+  chain(o.submitted, [this](const DmaPacket& pk, bool) {
+    if (awaiting_restore_ && !pk.paging)
+      violation("BACO: a render packet was submitted before VidMm restored the local memory (fence ID " +
+                std::to_string(pk.fence_id) + ")");
+  });
   chain(o.step, [this](const TdrStepRecord& s) {
+    if (s.step == TdrStep::AdapterRecovered) awaiting_restore_ = !vram_before_.empty();
     if (s.step != TdrStep::AdapterReset) return;
     vram_before_.clear();
     for (auto& a : p_.vidmm.all())
@@ -127,7 +133,7 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
   });
   chain(p_.vidmm.observer.vram_lost, [this] { vram_lost_ = true; });
   chain(p_.vidmm.observer.vram_restored, [this] {
-    vram_lost_ = false;
+    vram_lost_ = awaiting_restore_ = false;
     std::vector<uint8_t> now;
     for (auto& [addr, before] : vram_before_) {
       now.resize(before.size());

@@ -13,7 +13,7 @@
 //  * T7: the system device is never put in error state; a paging packet of VidMm's that a reset aborted is never
 //    counted done, and each is submitted again after the adapter reset (by the end of the run);
 //  * BACO: after an adapter reset that lost the local memory, VidMm restored it: every local allocation resident at
-//    the reset holds after the restore what it held before the reset;
+//    the reset holds after the restore what it held before the reset, and no render packet is submitted before it;
 //  * T3: from a node's snapshot to the end of its sequence, no completion of that node moves its last
 //    completed ID (its interrupts are ignored); no DPC is pending when step 5 (and an adapter reset's
 //    flush) is done; when the node recovers its completed ID is the reset's LastCompletedFenceId, and
@@ -58,7 +58,7 @@ class TdrRulesMonitor : public Monitor {
   std::map<uint64_t, uint64_t> last_fence_;               // packet seq -> the ID it was last submitted with
   uint64_t vidmm_aborted_ = 0;                            // VidMm's paging packets a reset aborted
   std::map<uint64_t, std::vector<uint8_t>> vram_before_;  // at the adapter reset: local allocation address -> bytes
-  bool vram_lost_ = false;
+  bool vram_lost_ = false, awaiting_restore_ = false;
   uint64_t violations_ = 0;
   std::string first_;
 };
