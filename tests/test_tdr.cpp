@@ -294,6 +294,38 @@ TEST_CASE(
   CHECK(a.last_aborted_fence_id == 4);
 }
 
+TEST_CASE(
+    "T4 step 8: a LastAbortedFenceId inside the snapshot's range that is in no hardware queue and not the last "
+    "completed one - the stale ID of the previous reset - is bug check 0x119",
+    "[T4]") {
+  // Node 0: app A's endless COMPUTE (ID 1), then app B's (ID 2). The first timeout resets the node: 1 aborted, A in
+  // error, B's packet resubmitted as 3 (T6). It hangs too; at the second reset the snapshot is [0, 3] and the
+  // driver (kmd.tdr_report_aborted = stale) returns 1 again: inside the range, but neither queued (only 3 is) nor
+  // the last completed 0. Step 8 must bug check (0xA, 1, 0, node 0); the monitor reports it as well.
+  Bench b(std::map<std::string, std::string>{
+      {"kmd.tdr_report_aborted", "stale"}, {"vidsch.quantum_ms", "1"}, {"vidsch.tdr_delay_ms", "1"}});
+  auto& p = b.p;
+  PacketScheduler& ps = p.vidsch.packets();
+  TdrRulesMonitor mon(p);
+  SchedDevice *da = nullptr, *db = nullptr;
+  PacketWriter w;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    da = ps.CreateDevice(), db = ps.CreateDevice();
+    SchedContext *ca = ps.CreateContext(da, 0), *cb = ps.CreateContext(db, 0);
+    w.compute(kEndless);
+    ps.SubmitRender(ca, w);
+    ps.SubmitRender(cb, w);
+  });
+  sc_start(sc_time(1, SC_SEC));
+  CHECK(ps.engine_resets() == 2);
+  CHECK(da->error);
+  REQUIRE(p.vidsch.bugchecked());
+  CHECK(p.vidsch.bugcheck_code() == PacketScheduler::kBugCheckSchedulerFault);
+  CHECK(p.vidsch.bugcheck_params() == std::vector<uint64_t>{PacketScheduler::kBadAbortedFenceId, 1, 0, 0});
+  CHECK(mon.violations() >= 1);
+}
+
 namespace {
 // The monitor alone, fed notifications by hand: each rule fires on the break it names.
 struct MonitorBench {

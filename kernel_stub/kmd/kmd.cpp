@@ -74,9 +74,10 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
                   "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
   ps.declare_enum(
-      "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
+      "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted", "stale"},
       "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
-      "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
+      "completed ID or above the last submitted one, or (stale) the one its previous reset of the node returned, "
+      "which may lie in the range but in no queue (the OS bug checks 0x119); correct = the "
       "ID of the packet the reset aborted, or the last completed one when none was (T8)");
 }
 
@@ -222,6 +223,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       per_engine_tdr_(ps.get_bool("kmd.support_per_engine_tdr")),
       report_aborted_(ps.get_enum("kmd.tdr_report_aborted") == "below_completed"   ? ReportAborted::BelowCompleted
                       : ps.get_enum("kmd.tdr_report_aborted") == "above_submitted" ? ReportAborted::AboveSubmitted
+                      : ps.get_enum("kmd.tdr_report_aborted") == "stale"           ? ReportAborted::Stale
                                                                                    : ReportAborted::Correct),
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
       adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
@@ -429,6 +431,8 @@ bool Kmd::DxgkDdiResetEngine(DxgkResetEngineArgs& a) {
   a.last_aborted_fence_id = r.in_ring.empty() ? last : r.in_ring.front();
   if (report_aborted_ == ReportAborted::BelowCompleted) a.last_aborted_fence_id = r.last_completed - 1;
   if (report_aborted_ == ReportAborted::AboveSubmitted) a.last_aborted_fence_id = r.last_submitted + 1;
+  if (report_aborted_ == ReportAborted::Stale && r.reported_aborted) a.last_aborted_fence_id = r.reported_aborted;
+  r.reported_aborted = a.last_aborted_fence_id;
   r.in_ring.clear();        // the node emptied its ring
   r.last_completed = last;  // T5: after a successful engine reset
   return true;

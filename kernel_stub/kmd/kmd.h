@@ -378,13 +378,14 @@ class Kmd {
   // Packet scheduling.
   bool per_engine_tdr_;
   uint32_t engines_ = 1;
-  enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted } report_aborted_;
+  enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted, Stale } report_aborted_;
   sc_core::sc_time reset_poll_, adapter_reset_poll_;
   struct Ring {
     KmdHwQueue* q = nullptr;
     uint64_t fence_addr = 0;       // where the node writes each completed packet's fence ID
     std::deque<uint64_t> in_ring;  // fence IDs submitted, not known completed (ring order)
     uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
+    uint64_t reported_aborted = 0;  // the LastAbortedFenceId its last engine reset returned
   };
   std::map<uint32_t, Ring> rings_;
   std::vector<uint32_t> pipes_;  // each node's pipe (BAR0 kNPipe, read at the first group query)
