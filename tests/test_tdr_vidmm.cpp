@@ -143,3 +143,50 @@ TEST_CASE(
   p.vidmm.observer.paging_done(pk);
   CHECK(mon.violations() == 4);
 }
+
+TEST_CASE(
+    "VidMm's NotifyEviction packet hangs on its writer - the allocation's process device goes to error state and not "
+    "the system device - the notification is redone after the adapter reset and each chunk is notified once",
+    "[T7][A2]") {
+  // An aperture allocation of 3 MiB with NotifyEviction (compressed), a 1 MiB paging VA: three NOTIFY_ALLOC chunks,
+  // the first waiting for the allocation's last writer, which never finishes. The timeout's engine reset hits that
+  // paging packet: the adapter resets (T7). Its chunk was not notified; after the reset VidMm submits it again
+  // (without the wait) and it completes: chunks 0, 1 and 2 notified, each once, in order.
+  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_mb", "1"},
+                                             {"vidsch.quantum_ms", "1"},
+                                             {"vidsch.tdr_delay_ms", "1"},
+                                             {"cmp.adapter_reset_ms", "1000"}});
+  auto& p = b.p;
+  PacketScheduler& ps = p.vidsch.packets();
+  TdrRulesMonitor mon(p);
+  std::vector<uint64_t> notified;
+  chain(p.vidmm.observer.eviction_notified,
+        [&](const VidMmAllocation&, uint64_t off, uint64_t) { notified.push_back(off); });
+  SchedDevice* dev = nullptr;
+  VidMmAllocation* a = nullptr;
+  bool evicted = false;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    dev = ps.CreateDevice(false, 1);
+    DxgkCreateAllocationArgs args;
+    args.bytes = 3 << 20;
+    args.compressed = true;
+    a = p.vidmm.CreateAllocation(1, Segment::Aperture, args, dev);
+    NativeFence* never = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    p.vidsch.OpenNativeFence(0, never);
+    p.vidmm.Evict(a, VidSch::va(*never, 0), 1);
+    evicted = true;
+  });
+  sc_start(sc_time(3, SC_SEC));
+  REQUIRE(a != nullptr);
+  CHECK(ps.adapter_reset_cause() == "paging_hit");
+  CHECK(dev->error);
+  CHECK(ps.devices_in_error() == 1);  // the owner only: never the system device
+  CHECK(p.vidmm.paging_redone() == 1);
+  CHECK(evicted);
+  CHECK_FALSE(a->resident);
+  CHECK(notified == std::vector<uint64_t>{0, 1 << 20, 2 << 20});
+  Results r;
+  mon.finish(r);
+  CHECK(mon.violations() == 0);
+}

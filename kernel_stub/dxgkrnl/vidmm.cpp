@@ -410,6 +410,7 @@ void VidMm::Evict(VidMmAllocation* ap, FenceVa wait_fence, uint64_t wait_value) 
       notify.notify = DxgkPagingOp::NotifyEviction;
       notify.dst = kPagingVaBase;
       notify.bytes = n;
+      notify.wait_fence = wait_fence, notify.wait_value = off == 0 ? wait_value : 0;  // after the last writer
       ++notify_chunks_;
       if (notify_copy_) bytes_moved_ += 2 * n;  // the in-place pass reads and writes every byte
       through_window({{0, a.addr + off, true}}, n, notify, a, [this, &a, off, n] {

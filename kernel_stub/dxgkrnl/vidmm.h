@@ -169,8 +169,8 @@ class VidMm {
   // references it and hangs puts that device in error state, never the system device (T7).
   VidMmAllocation* CreateAllocation(int process, Segment seg, const struct DxgkCreateAllocationArgs& args,
                                     SchedDevice* owner = nullptr);
-  // Evicts a resident allocation (A2, A3); returns when it is done. `wait_fence`/`wait_value`: its transfer waits
-  // on the GPU for the allocation's last writer first (0: none).
+  // Evicts a resident allocation (A2, A3); returns when it is done. `wait_fence`/`wait_value`: its first paging
+  // packet (NotifyEviction or transfer) waits on the GPU for the allocation's last writer first (0: none).
   void Evict(VidMmAllocation* a, FenceVa wait_fence = {}, uint64_t wait_value = 0);
   // A local allocation's contents from its system-memory copy (`shadow`, which the caller filled): paging
   // transfers over the link; returns when they completed. The restore after an adapter reset does the same.
