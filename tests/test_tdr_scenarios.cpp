@@ -414,3 +414,20 @@ TEST_CASE(
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 4);
   CHECK(j["metrics"]["tdr_rules_first_violation"].get<std::string>().find("outside") != std::string::npos);
 }
+
+TEST_CASE(
+    "tdr_vidmm_hit: VidMm's own eviction transfer hangs - its owner goes to error state and not the system device - "
+    "VidMm restores the local memory and redoes the aborted transfer before the eviction completes",
+    "[T7][T5]") {
+  const nlohmann::json j = run_json(scenario("tdr_vidmm_hit"), "vidmm");
+  const auto& m = j["metrics"];
+  CHECK(m["adapter_reset_cause"] == "paging_hit");
+  CHECK(m["tdr_reason"] == 9);
+  CHECK(m["devices_in_error"] == 1);  // the owner of the evicted allocation: node 0's app
+  CHECK(m["paging_redone"] == 1);     // the aborted transfer, submitted again after the restore
+  CHECK(m["vram_restored_bytes"] == 3 * 65536);
+  CHECK(m["adapter_reset_ns"].get<double>() >= 3.1e9 + m["vram_restore_ns"].get<double>());
+  CHECK(step_names(m).back() == "vramrst");
+  CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);  // among its rules: no aborted VidMm packet left undone
+  CHECK(j["verdict"] == "pass");
+}

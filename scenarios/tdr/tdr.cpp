@@ -14,6 +14,8 @@
 //                     sequence (tdr_race_window: between the snapshot and the reset, T8)
 //   paging            the paging context's transfer of the hang device's allocation waits on a fence
 //                     nothing signals (T7)
+//   vidmm             VidMm's own eviction of the hang app's resident data waits for its writer, which never
+//                     finishes (T7 for VidMm's paging: redone after the adapter reset; workload.hang_node = 0)
 // The apps keep the other nodes loaded until workload.after_ms after the sequence ends.
 //
 // Metrics (names fixed by the issue): detect_ns (the hang packet's start -> timeout detected),
@@ -61,7 +63,9 @@ class TdrScenario : public ScenarioDriver {
         hang_engine_(uint32_t(ps.get_int("workload.hang_engine"))),
         hang_after_(uint64_t(ps.get_int("workload.hang_after"))),
         // A paging hang is VidMm's, once: the app has nothing to recreate (workload.hangs is the app's).
-        hangs_(ps.get_enum("workload.hang") == "paging" ? 1 : uint64_t(ps.get_int("workload.hangs"))),
+        hangs_(ps.get_enum("workload.hang") == "paging" || ps.get_enum("workload.hang") == "vidmm"
+                   ? 1
+                   : uint64_t(ps.get_int("workload.hangs"))),
         hang_(ps.get_enum("workload.hang")),
         overrun_us_(ps.get_real("workload.hang_overrun_us")),
         corunner_(ps.get_bool("workload.corunner")),
@@ -167,6 +171,7 @@ class TdrScenario : public ScenarioDriver {
       DxgkCreateAllocationArgs args;
       args.bytes = paging_bytes_;
       VidMmAllocation* v = p.vidmm.CreateAllocation(a->dev->process, Segment::Local, args, a->dev);
+      if (a->engine == hang_engine_ && a->node == hang_node_ && !a->corunner) hang_resident_ = v;
       std::vector<uint8_t> data(v->bytes);
       for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + uint64_t(a->dev->id) * 31);
       p.sysmem.poke(v->shadow, data.data(), unsigned(data.size()));
@@ -198,6 +203,7 @@ class TdrScenario : public ScenarioDriver {
   std::vector<const Allocation*> healthy_allocs_;
   const Allocation* hang_alloc_ = nullptr;
   const Allocation* system_alloc_ = nullptr;
+  VidMmAllocation* hang_resident_ = nullptr;  // the hang app's resident data (hang = vidmm: VidMm evicts it)
   FenceVa never_app_,
       never_paging_;  // a fence nothing signals (the WAIT hangs), as the app's and the paging process's packets name it
   uint64_t ts_base_ = 0;  // the hang packets' start timestamps, one slot per hang
@@ -242,7 +248,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
     for (uint32_t n = 0; n < render_nodes_; ++n) {
       auto a = std::make_unique<App>();
       a->node = n, a->engine = e;
-      a->hang = hang_ != "paging" && hang_ != "none" && e == hang_engine_ && n == hang_node_;
+      a->hang = hang_ != "paging" && hang_ != "vidmm" && hang_ != "none" && e == hang_engine_ && n == hang_node_;
       apps_.push_back(std::move(a));
     }
   if (corunner_) {
@@ -274,7 +280,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
     p.cpu.spawn_thread("app.node" + std::to_string(hw(a->engine, a->node)) + (a->corunner ? ".corunner" : ""),
                        [this, &p, ap] { app(p, *ap); });
   }
-  if (paging_every_ != sc_core::SC_ZERO_TIME || hang_ == "paging")
+  if (paging_every_ != sc_core::SC_ZERO_TIME || hang_ == "paging" || hang_ == "vidmm")
     p.cpu.spawn_thread("vidmm.paging", [this, &p] { paging(p); });
 }
 
@@ -350,7 +356,19 @@ void TdrScenario::paging(Platform& p) {
   PacketScheduler& ps = p.vidsch.packets();
   for (uint64_t i = 0; !stopped(); ++i) {
     // The paging hang comes after workload.hang_after regular paging packets (at once without them).
-    if (hang_ == "paging" && hangs_done_ < hangs_ && (i >= hang_after_ || paging_every_ == sc_core::SC_ZERO_TIME)) {
+    const bool hang_now = hangs_done_ < hangs_ && (i >= hang_after_ || paging_every_ == sc_core::SC_ZERO_TIME);
+    if (hang_ == "vidmm" && hang_now) {
+      // VidMm's own eviction of the hang app's resident data, after its last writer, which never finishes: its
+      // transfer hangs on VidMm's paging engine (node 0). The hang's start: the eviction's call (its packet has no
+      // timestamp of its own). It returns once VidMm redid the aborted transfer after the adapter reset.
+      ++hangs_done_;
+      last_hang_at_ = sc_core::sc_time_stamp();
+      hang_device_ids_.push_back(hang_device_id_);
+      const uint64_t ticks =
+          uint64_t(sc_core::sc_time_stamp().to_seconds() * 1e12) / uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
+      p.sysmem.poke(ts_base_, &ticks, 8);
+      p.vidmm.Evict(hang_resident_, never_paging_, 1);
+    } else if (hang_ == "paging" && hang_now) {
       // VidMm evicts the hang device's allocation, after its last writer, which never finishes.
       ++hangs_done_;
       last_hang_at_ = sc_core::sc_time_stamp();
@@ -603,7 +621,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
             ps.declare_int("workload.hangs", d.hangs, "hangs", 1, 1000,
                            "A: how many times the app recreates its device and hangs again", o);
             ps.declare_enum("workload.hang", d.hang,
-                            {"compute", "compute_nopreempt", "wait", "finite", "paging", "none"},
+                            {"compute", "compute_nopreempt", "wait", "finite", "paging", "vidmm", "none"},
                             "A: the fault (see the scenario's description)", o);
             ps.declare_real("workload.hang_overrun_us", 25, "us", -1e6, 1e6,
                             "D: hang = finite runs quantum + TdrDelay + this (at least 0): 25 us lands after the "

@@ -61,6 +61,11 @@ void validate_tdr(const ParamSet& ps, const char* name) {
     throw ConfigError("workload.hang_node = " + std::to_string(ps.get_int("workload.hang_node")) +
                       " has no render context; allowed: workload.hang_node < workload.render_nodes = " +
                       std::to_string(ps.get_int("workload.render_nodes")));
+  if (ps.get_enum("workload.hang") == "vidmm" &&
+      (ps.get_int("workload.hang_node") != 0 || ps.get_int("workload.hang_engine") != 0))
+    throw ConfigError(
+        "workload.hang = vidmm hangs VidMm's own paging, which runs on node 0 of engine 0; allowed: "
+        "workload.hang_node = 0 and workload.hang_engine = 0");
   if (ps.get_int("workload.hang_engine") >= engines)
     throw ConfigError("workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
                       " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
