@@ -136,6 +136,12 @@ TEST_CASE("golden tdr_race_window: results and waveform identical", "[T8][golden
 TEST_CASE("golden tdr_reset_fails: results and waveform identical", "[T9][golden]") {
   check_against_golden("tdr_reset_fails");
 }
+TEST_CASE("golden tdr_shared_pipe: results and waveform identical", "[T10][golden]") {
+  check_against_golden("tdr_shared_pipe");
+}
+TEST_CASE("golden tdr_vidmm_hit: results and waveform identical", "[T7][golden]") {
+  check_against_golden("tdr_vidmm_hit");
+}
 TEST_CASE("golden frame_loop: results and waveform identical", "[F3][F5][golden]") {
   check_against_golden("frame_loop");
 }

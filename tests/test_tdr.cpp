@@ -244,6 +244,88 @@ TEST_CASE(
   CHECK(p.gpu.nodes[0]->resets() == 2);
 }
 
+TEST_CASE(
+    "After an adapter reset LAST_FENCE reads 0 - DMA_PREEMPTED and DxgkDdiResetEngine report the last completed "
+    "fence ID the driver keeps and not the register",
+    "[T5]") {
+  // Packets 1 and 2 complete (LAST_FENCE = 2), the adapter resets (BACO: the node's registers read 0 after it) and
+  // restarts (T5: the driver's last completed ID moves to the last submitted, 2). Packet 3, a 100 us COMPUTE, is
+  // preempted mid-command 26.5 us after its submission (it stops at a preemption point, not completed: the
+  // register stays 0). The DMA_PREEMPTED must carry 2, not 0. Then packet 4 hangs and is reset: the reset's
+  // LastCompletedFenceId must be 2 as well, and the aborted packet 4.
+  Bench b(std::map<std::string, std::string>{{"node.preemption", "mid_command"}, {"cmp.adapter_reset_ms", "1000"}});
+  auto& p = b.p;
+  DxgkResetEngineArgs a;
+  bool ok = false;
+  uint64_t reg_after_reset = 99, kmd_after_restart = 0;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    PacketWriter w1, w3, w4;
+    w1.compute(cycles_us(1));
+    b.submit(0, 1, w1);
+    b.submit(0, 2, w1);
+    wait(us_(50));
+    REQUIRE(p.kmd.DxgkDdiResetFromTimeout());
+    p.kmd.DxgkDdiRestartFromTimeout();
+    reg_after_reset = p.cpu.mmio_read64(p.kmd.bar0() + regs::kNodeBase + regs::kNLastFence);
+    kmd_after_restart = p.kmd.driver_last_completed(0);
+    w3.compute(cycles_us(100));
+    b.submit(0, 3, w3);
+    wait(us_(26.5));
+    p.kmd.DxgkDdiPreemptCommand(0, 9);
+    wait(us_(50));
+    w4.compute(kEndless);
+    b.submit(0, 4, w4);
+    wait(us_(20));
+    ok = p.kmd.DxgkDdiResetEngine(a);
+  });
+  sc_start();
+  CHECK(b.completed(2));
+  CHECK(reg_after_reset == 0);    // the setting: the register is stale (cleared) after the adapter reset
+  CHECK(kmd_after_restart == 2);  // T5: the last submitted ID after an adapter reset
+  const auto pre = std::find_if(b.irqs.begin(), b.irqs.end(),
+                                [](const DxgkInterruptData& d) { return d.type == DxgkInterruptData::DmaPreempted; });
+  REQUIRE(pre != b.irqs.end());
+  CHECK(pre->preemption_fence_id == 9);
+  CHECK(pre->last_completed_fence_id == 2);  // the driver's value, not LAST_FENCE's 0
+  CHECK_FALSE(b.completed(3));               // preempted, not completed
+  REQUIRE(ok);
+  CHECK(a.last_completed_fence_id == 2);
+  CHECK(a.last_aborted_fence_id == 4);
+}
+
+TEST_CASE(
+    "T4 step 8: a LastAbortedFenceId inside the snapshot's range that is in no hardware queue and not the last "
+    "completed one - the stale ID of the previous reset - is bug check 0x119",
+    "[T4]") {
+  // Node 0: app A's endless COMPUTE (ID 1), then app B's (ID 2). The first timeout resets the node: 1 aborted, A in
+  // error, B's packet resubmitted as 3 (T6). It hangs too; at the second reset the snapshot is [0, 3] and the
+  // driver (kmd.tdr_report_aborted = stale) returns 1 again: inside the range, but neither queued (only 3 is) nor
+  // the last completed 0. Step 8 must bug check (0xA, 1, 0, node 0); the monitor reports it as well.
+  Bench b(std::map<std::string, std::string>{
+      {"kmd.tdr_report_aborted", "stale"}, {"vidsch.quantum_ms", "1"}, {"vidsch.tdr_delay_ms", "1"}});
+  auto& p = b.p;
+  PacketScheduler& ps = p.vidsch.packets();
+  TdrRulesMonitor mon(p);
+  SchedDevice *da = nullptr, *db = nullptr;
+  PacketWriter w;
+  p.cpu.spawn_thread("app", [&] {
+    REQUIRE(p.kmd.DxgkDdiStartDevice(nullptr));
+    da = ps.CreateDevice(), db = ps.CreateDevice();
+    SchedContext *ca = ps.CreateContext(da, 0), *cb = ps.CreateContext(db, 0);
+    w.compute(kEndless);
+    ps.SubmitRender(ca, w);
+    ps.SubmitRender(cb, w);
+  });
+  sc_start(sc_time(1, SC_SEC));
+  CHECK(ps.engine_resets() == 2);
+  CHECK(da->error);
+  REQUIRE(p.vidsch.bugchecked());
+  CHECK(p.vidsch.bugcheck_code() == PacketScheduler::kBugCheckSchedulerFault);
+  CHECK(p.vidsch.bugcheck_params() == std::vector<uint64_t>{PacketScheduler::kBadAbortedFenceId, 1, 0, 0});
+  CHECK(mon.violations() >= 1);
+}
+
 namespace {
 // The monitor alone, fed notifications by hand: each rule fires on the break it names.
 struct MonitorBench {
@@ -283,6 +365,23 @@ TEST_CASE(
   m.o.step({0, TdrStep::Snapshot, sc_core::SC_ZERO_TIME});
   m.o.completed_moved(0, 0, 1, "a packet completed");
   CHECK(m.mon.violations() == 2);
+}
+
+TEST_CASE(
+    "tdr_rules: a LastAbortedFenceId within the snapshot's range that is neither in the hardware queue nor the last "
+    "completed one is a T4 violation - one in the queue or the last completed one is not",
+    "[T4]") {
+  for (int which = 0; which < 3; ++which) {
+    INFO("case " << which);
+    MonitorBench m;
+    m.o.submitted(m.packet(1, false, 1), false);
+    m.o.submitted(m.packet(2, false, 2), false);
+    m.o.submitted(m.packet(3, false, 3), false);
+    m.o.retired(*m.pk[1]);  // packet 2 left the hardware queue (dropped): 2 is in [0, 3] but not queued
+    const uint64_t aborted = which == 0 ? 2 : which == 1 ? 3 : 0;
+    m.reset(aborted, 0, 0, 3);
+    CHECK(m.mon.violations() == (which == 0 ? 1u : 0u));
+  }
 }
 
 TEST_CASE(

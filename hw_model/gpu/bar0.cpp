@@ -121,7 +121,8 @@ void Bar0::map_registers() {
           [node](unsigned n, uint64_t v, unsigned) { node(n).set_fault_vector(uint32_t(v)); })
       .reg(kNPageFaults, "PAGE_FAULTS", A::R, [node](unsigned n) { return uint64_t(uint32_t(node(n).page_faults())); })
       .reg(kNEngineType, "ENGINE_TYPE", A::R,
-           [node](unsigned n) { return uint64_t(dxgk_engine_type(node(n).engine_kind())); });
+           [node](unsigned n) { return uint64_t(dxgk_engine_type(node(n).engine_kind())); })
+      .reg(kNPipe, "PIPE", A::R, [node](unsigned n) { return uint64_t(node(n).pipe()); });
   cmp_.map_registers(regs_);
 }
 

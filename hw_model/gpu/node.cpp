@@ -68,6 +68,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
       reset_fails_on_(ps.get_int(instance_, "node.reset_fails_on")),
       invalidate_(ps.get_ns("mmu.invalidate_ns")) {
   log_barriers_ = int(ps.get_int(instance_, "node.log_barriers"));
+  pipe_ = int(ps.get_int(instance_, "node.pipe"));
   wb_.on_empty = [this] { barrier_done(); };
   gating_ = ps.get_enum(instance_, "node.power_gating") == "on";
   gate_delay_ = ps.get_ns(instance_, "node.gate_delay_us") * 1000.0;
@@ -291,7 +292,8 @@ void Node::request_reset(bool adapter, const sc_time& duration) {
 
 uint32_t Node::status() const {
   return (resetting_ ? regs::kNStResetting : 0) | (life_ == Life::Hung ? regs::kNStResetFailed : 0) |
-         (preempt_req_ ? regs::kNStPreemptPending : 0) | (q_ ? regs::kNStBusy : 0);
+         (reset_fails_on_ == 0 ? regs::kNStCannotReset : 0) | (preempt_req_ ? regs::kNStPreemptPending : 0) |
+         (q_ ? regs::kNStBusy : 0);
 }
 
 sc_time Node::compute_time() const {
@@ -322,6 +324,10 @@ void Node::resetter() {
       if (q->rptr_addr) post(q->rptr_addr, &q->rptr, 8, SC_ZERO_TIME, q->pt_root, false);
     }
     preempt_req_ = false;
+    if (adapter) {  // BACO: the node's registers are lost with the adapter's power
+      last_fence_ = 0;
+      trace_fence();
+    }
     resetting_ = false;
     const bool fails = !adapter && reset_fails_on_ >= 0 && engine_resets_tried_ >= uint64_t(reset_fails_on_);
     if (!adapter) ++engine_resets_tried_;

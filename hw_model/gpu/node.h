@@ -83,6 +83,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   void request_preempt() override;
   void request_reset(bool adapter = false, const sc_core::sc_time& duration = sc_core::SC_ZERO_TIME) override;
   uint32_t status() const override;
+  uint32_t pipe() const { return uint32_t(pipe_ < 0 ? ordinal_ + 16 : pipe_); }  // own pipe: above node.pipe's range
   uint64_t last_fence() const { return last_fence_; }
   void set_preempt_vector(uint32_t v) { preempt_vector_ = v; }
   uint32_t preempt_vector() const { return preempt_vector_; }
@@ -255,6 +256,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   enum class Preemption { Packet, MidCommand } preemption_;
   sc_core::sc_time preempt_save_, preempt_point_, reset_time_;
   int64_t reset_fails_on_;            // engine resets that succeed before they fail (-1: never fail)
+  int pipe_ = -1;                     // node.pipe (-1: its own)
   uint64_t engine_resets_tried_ = 0;  // engine resets requested so far (adapter resets not counted)
   bool preempt_req_ = false, in_packet_ = false;
   uint32_t preempt_vector_ = 0;

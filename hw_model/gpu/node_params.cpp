@@ -66,6 +66,11 @@ void Node::declare_params(ParamSet& ps) {
       "A: fault injection (TDR in Windows 8 and later T9), set per node (gpu.node1.reset_fails_on): -1 = the "
       "node's resets never fail; n = its first n engine resets succeed and every later one fails (its reset "
       "leaves it hung until an adapter reset); 0 = the hardware cannot reset it");
+  ps.declare_int(
+      "node.pipe", -1, "pipe", -1, 15,
+      "A: the adapter's topology, set per node (gpu.node2.pipe = 1): nodes with the same value share one pipe (front "
+      "end and state), so the driver reports them as one dependent engine group (TDR in Windows 8 and later, "
+      "DxgkDdiQueryDependentEngineGroup) and the OS resets them together; -1 = the node is its own pipe");
   ps.declare_enum(
       "node.kind", "auto", {"auto", "graphics", "compute", "copy", "video"},
       "Q: DXGK_NODEMETADATA::EngineType (DXGK_ENGINE_TYPE 3D, OTHER, COPY, VIDEO_DECODE), set per node "

@@ -109,7 +109,8 @@ constexpr uint64_t kNodeBase = 0x2000;  // per node n: kNodeBase + n * kNodeStri
 constexpr uint64_t kNodeStride = 0x40;
 constexpr uint64_t kNDmaReadLastPs = 0x00;  // RO 64: latency of the node's last DMA read, in ps
 constexpr uint64_t kNPackets = 0x08;        // RO 64: packets executed
-constexpr uint64_t kNLastFence = 0x10;      // RO 64: the last fence ID the node completed (FENCE); kept by a reset
+constexpr uint64_t kNLastFence = 0x10;      // RO 64: the last fence ID the node completed (FENCE); kept by a node
+                                            // reset, cleared by an adapter reset (BACO: registers lost)
 constexpr uint64_t kNControl = 0x18;        // W 32: kNCtlPreempt requests a preemption, kNCtlReset a node reset
 constexpr uint64_t kNStatus = 0x1C;         // RO 32: kNSt* bits
 constexpr uint64_t kNPreemptVector = 0x20;  // RW 32: MSI vector the node raises when a preemption completes
@@ -117,8 +118,11 @@ constexpr uint64_t kNFaultVa = 0x28;        // RO 64: the GPU VA of the node's l
 constexpr uint64_t kNFaultVector = 0x30;    // RW 32: MSI vector the node raises on a page fault (DMA_FAULTED)
 constexpr uint64_t kNPageFaults = 0x34;     // RO 32: page faults so far
 constexpr uint64_t kNEngineType = 0x38;     // RO 32: the engine's kind as DXGK_ENGINE_TYPE (engine_kind.h)
+constexpr uint64_t kNPipe = 0x3C;  // RO 32: the pipe the node belongs to (node.pipe; nodes of one pipe share it)
 constexpr uint32_t kNCtlPreempt = 1, kNCtlReset = 2;
 constexpr uint32_t kNStResetting = 1, kNStResetFailed = 2, kNStPreemptPending = 4, kNStBusy = 8;
+// The node's reset is unavailable (node.reset_fails_on = 0: the hardware cannot reset it).
+constexpr uint32_t kNStCannotReset = 16;
 
 constexpr uint64_t kDoorbellBase = 0x10000;  // per HW queue q: + q * 8; write the new write pointer (bytes)
 constexpr uint64_t kDoorbellStride = 8;

@@ -21,8 +21,10 @@ const char* to_string(TdrStep s) {  // at most 8 characters: the VCD shows them 
     case TdrStep::Validate: return "validate";
     case TdrStep::Recovered: return "run";
     case TdrStep::ResetFailed: return "failed";
+    case TdrStep::Unresponsive: return "noresp";
     case TdrStep::AdapterReset: return "adreset";
     case TdrStep::AdapterRecovered: return "adrun";
+    case TdrStep::VramRestored: return "vramrst";
   }
   return "?";
 }
@@ -131,15 +133,21 @@ bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands
 }
 
 void PacketScheduler::SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops,
-                                   std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done) {
+                                   std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done,
+                                   bool first) {
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;
   p->paging = true;
+  p->first = first;
   for (const DxgkPagingOp& op : ops) kmd_->DxgkDdiBuildPagingBuffer(op, p->commands);
   p->refs = std::move(refs);
   p->done = std::move(done);
-  node_of(c).sw.push_back(p);
+  std::deque<Pkt>& q = node_of(c).sw;
+  if (first)  // after the other `first` packets, in their order
+    q.insert(std::find_if(q.begin(), q.end(), [](const Pkt& x) { return !x->first; }), p);
+  else
+    q.push_back(p);
   cpu_.signal(wake_);
 }
 
@@ -184,6 +192,7 @@ void PacketScheduler::on_completed(int node, uint64_t fence_id) {
 void PacketScheduler::on_preempted(int node, uint64_t last_completed) {
   if (size_t(node) >= nodes_.size()) return;
   Node& n = nodes_[size_t(node)];
+  if (observer.preempted) observer.preempted(node, last_completed, n.last_completed);
   ++preemptions_;
   std::vector<Pkt> rest;
   for (const Pkt& p : n.inhw) {
@@ -257,7 +266,8 @@ void PacketScheduler::record(Node* n, TdrStep s) {
 void PacketScheduler::pump(Node& n) {
   if (n.in_tdr || n.preempting || adapter_resetting_ || bugchecked_) return;
   pumping_ = true;
-  while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_) {
+  while (n.inhw.size() < depth_ && !n.sw.empty() && !n.in_tdr && !n.preempting && !adapter_resetting_ &&
+         (!restoring_ || n.sw.front()->paging)) {
     // A member, not a local: the KMD's ring write waits, and a run stopped meanwhile never unwinds this
     // thread (a local reference would keep the packet alive past the scheduler).
     Pkt& p = submitting_;
@@ -369,15 +379,32 @@ void PacketScheduler::tdr_worker() {
   }
 }
 
-void PacketScheduler::tdr(Node& n) {
-  // Step 3, one atomic step at device IRQL: the snapshot, and the node's interrupts ignored from now.
+void PacketScheduler::tdr(Node& hung) {
+  // The dependent engine group (DxgkDdiQueryDependentEngineGroup, asked before step 3 so the snapshot covers it):
+  // the nodes of the hung node's engine that reset with it; every step runs on each of them.
+  const uint32_t mask = kmd_->support_per_engine_tdr()
+                            ? kmd_->DxgkDdiQueryDependentEngineGroup(hung.node_ordinal, hung.engine_ordinal)
+                            : 1u << hung.node_ordinal;
+  group_.clear();
+  auto add = [this](Node* n) {
+    group_.emplace_back();
+    group_.back().n = n;
+  };
+  add(&hung);
+  for (uint32_t o = 0; o < per_engine_; ++o)
+    if ((mask >> o & 1) && o != hung.node_ordinal) add(&nodes_[hung.engine_ordinal * per_engine_ + o]);
+  // Step 3, one atomic step at device IRQL: the snapshot, and the group's interrupts ignored from now.
   cpu_.raise_device_irql();
-  const uint64_t snap_submitted = n.last_submitted, snap_completed = n.last_completed;
-  const bool empty = n.inhw.empty();
-  n.ignore_irq = true;
-  record(&n, TdrStep::Snapshot);
+  for (Member& g : group_) {
+    g.snap_submitted = g.n->last_submitted, g.snap_completed = g.n->last_completed;
+    g.n->ignore_irq = true;
+    g.n->in_tdr = true;
+    record(g.n, TdrStep::Snapshot);
+    tdr_queue_.erase(std::remove(tdr_queue_.begin(), tdr_queue_.end(), g.n->hw), tdr_queue_.end());
+  }
+  const bool empty = hung.inhw.empty();
   cpu_.lower_device_irql();
-  auto resume = [&] {
+  auto resume = [this](Node& n) {
     n.ignore_irq = false;
     n.in_tdr = false;
     n.preempting = false;
@@ -385,58 +412,79 @@ void PacketScheduler::tdr(Node& n) {
     cpu_.signal(wake_);
   };
   if (empty) {  // step 4: every packet completed between steps 2 and 3
-    record(&n, TdrStep::ExitEmpty);
-    resume();
+    for (Member& g : group_) {
+      record(g.n, TdrStep::ExitEmpty);
+      resume(*g.n);
+    }
     return;
   }
   if (!kmd_->support_per_engine_tdr()) {  // before Windows 8: the adapter resets (T1)
-    adapter_reset(0, "no_per_engine_tdr", app_devices(), n.inhw.front().get());
+    adapter_reset(0, "no_per_engine_tdr", app_devices(), hung.inhw.front().get());
     return;
   }
   cpu_.flush_dpcs();  // step 5
-  record(&n, TdrStep::FlushDpc);
-  // Step 6: prepare. The dependent engine group is this node alone on this hardware (the KMD says so).
-  (void)kmd_->DxgkDdiQueryDependentEngineGroup(n.node_ordinal, n.engine_ordinal);
+  for (Member& g : group_) record(g.n, TdrStep::FlushDpc);
+  // Step 6: prepare. An engine the driver reports not responsive (DXGK_ENGINESTATUS: it cannot be reset) is
+  // not asked to reset: the adapter resets instead, as after a failed engine reset (T9).
   (void)kmd_->DxgkDdiCollectDbgInfo(0);
-  (void)kmd_->DxgkDdiQueryEngineStatus(n.node_ordinal, n.engine_ordinal);
+  bool responsive = true;
+  for (Member& g : group_)
+    responsive = kmd_->DxgkDdiQueryEngineStatus(g.n->node_ordinal, g.n->engine_ordinal).responsive && responsive;
+  if (!responsive) {
+    record(&hung, TdrStep::Unresponsive);
+    adapter_reset(kTdrReasonPromoted, "engine_unresponsive", app_devices(), hung.inhw.front().get());
+    return;
+  }
   wait(prepare_);
-  record(&n, TdrStep::Prepare);
-  // Step 7.
-  record(&n, TdrStep::ResetEngine);
-  DxgkResetEngineArgs a;
-  a.node_ordinal = n.node_ordinal;
-  a.engine_ordinal = n.engine_ordinal;
-  if (!kmd_->DxgkDdiResetEngine(a)) {  // T9: the driver could not reset the node
-    record(&n, TdrStep::ResetFailed);
-    adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices(), n.inhw.front().get());
-    return;
+  for (Member& g : group_) record(g.n, TdrStep::Prepare);
+  // Step 7, on each node of the group.
+  for (Member& g : group_) {
+    Node& n = *g.n;
+    record(&n, TdrStep::ResetEngine);
+    g.a = DxgkResetEngineArgs();
+    g.a.node_ordinal = n.node_ordinal;
+    g.a.engine_ordinal = n.engine_ordinal;
+    if (!kmd_->DxgkDdiResetEngine(g.a)) {  // T9: the driver could not reset the node
+      record(&n, TdrStep::ResetFailed);
+      adapter_reset(kTdrReasonPromoted, "reset_failed", app_devices(), hung.inhw.front().get());
+      return;
+    }
+    ++engine_resets_;
+    record(&n, TdrStep::ResetReturned);
+    if (observer.reset_returned) observer.reset_returned(n.hw, g.a, g.snap_completed, g.snap_submitted);
   }
-  ++engine_resets_;
-  record(&n, TdrStep::ResetReturned);
-  if (observer.reset_returned) observer.reset_returned(n.hw, a, snap_completed, snap_submitted);
-  // Step 8 (T4).
-  if (validate_aborted_ && (a.last_aborted_fence_id < snap_completed || a.last_aborted_fence_id > snap_submitted)) {
-    bugchecked_ = true;
-    bug_check_(kBugCheckSchedulerFault, {kBadAbortedFenceId, a.last_aborted_fence_id, snap_completed, uint64_t(n.hw)});
-    return;
+  // Step 8 (T4): within [last completed, last submitted] of the snapshot, and an ID still in the hardware queue
+  // or the last completed one (TDR in Windows 8 and later: "one of" those two).
+  for (Member& g : group_) {
+    const uint64_t id = g.a.last_aborted_fence_id;
+    const bool queued =
+        std::any_of(g.n->inhw.begin(), g.n->inhw.end(), [id](const Pkt& p) { return p->fence_id == id; });
+    if (validate_aborted_ && (id < g.snap_completed || id > g.snap_submitted || (!queued && id != g.snap_completed))) {
+      bugchecked_ = true;
+      bug_check_(kBugCheckSchedulerFault, {kBadAbortedFenceId, id, g.snap_completed, uint64_t(g.n->hw)});
+      return;
+    }
+    record(g.n, TdrStep::Validate);
   }
-  record(&n, TdrStep::Validate);
-  last_aborted_ = a.last_aborted_fence_id;
-  last_reset_completed_ = a.last_completed_fence_id;
-  // Step 9. T5: the last completed ID is the one the reset returned.
-  set_completed(n, a.last_completed_fence_id, "engine reset returned LastCompletedFenceId");
-  // Completed: up to the returned ID, unless the queue was empty to the driver (T8: LastAbortedFenceId
-  // = last completed), when what completed after the snapshot counts as aborted.
-  const uint64_t completed_up_to =
-      a.last_aborted_fence_id > a.last_completed_fence_id ? a.last_completed_fence_id : snap_completed;
+  last_aborted_ = group_.front().a.last_aborted_fence_id;
+  last_reset_completed_ = group_.front().a.last_completed_fence_id;
+  // Step 9 on each node. T5: the last completed ID is the one the reset returned. Completed: up to it, unless
+  // the queue was empty to the driver (T8: LastAbortedFenceId = last completed), when what completed after the
+  // snapshot counts as aborted. The hung node's aborted packets put their devices in error state; another node
+  // of the group was reset only because it shares the pipe: its aborted render packets are resubmitted (new IDs).
   std::set<SchedDevice*> paging_owners;
   bool paging_hit = false;
-  {
+  for (Member& g : group_) {
+    Node& n = *g.n;
+    const DxgkResetEngineArgs& a = g.a;
+    set_completed(n, a.last_completed_fence_id, "engine reset returned LastCompletedFenceId");
+    const uint64_t completed_up_to =
+        a.last_aborted_fence_id > a.last_completed_fence_id ? a.last_completed_fence_id : g.snap_completed;
     std::vector<Pkt> late;  // gone before the adapter reset's long waits
     for (const Pkt& p : n.inhw) {
       if (p->fence_id <= completed_up_to) {
         retire(n, p, DmaPacket::Completed);
-      } else if (p->fence_id <= a.last_aborted_fence_id) {
+      } else if (p->fence_id <= a.last_aborted_fence_id && (&n == &hung || p->paging)) {
         if (p->paging) {  // T7
           paging_hit = true;
           for (const Allocation* al : p->refs)
@@ -446,7 +494,7 @@ void PacketScheduler::tdr(Node& n) {
         }
         retire(n, p, DmaPacket::Aborted);
       } else {
-        late.push_back(p);  // submitted too late to be affected (T6)
+        late.push_back(p);  // submitted too late to be affected (T6), or a pipe neighbour's victim
       }
     }
     n.inhw.clear();
@@ -456,8 +504,10 @@ void PacketScheduler::tdr(Node& n) {
     adapter_reset(kTdrReasonPromoted, "paging_hit", std::move(paging_owners), nullptr);
     return;
   }
-  record(&n, TdrStep::Recovered);
-  resume();
+  for (Member& g : group_) {
+    record(g.n, TdrStep::Recovered);
+    resume(*g.n);
+  }
 }
 
 void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error,
@@ -480,6 +530,7 @@ void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set
   cpu_.flush_dpcs();
   record(nullptr, TdrStep::AdapterReset);
   kmd_->DxgkDdiResetFromTimeout();
+  if (vram_lost) vram_lost();  // BACO: the local memory's contents are gone
   kmd_->DxgkDdiRestartFromTimeout();
   for (SchedDevice* d : reset_error_) put_in_error(d);
   reset_error_.clear();
@@ -515,6 +566,12 @@ void PacketScheduler::adapter_reset(uint32_t reason, const char* cause, std::set
   tdr_queue_.clear();  // a timeout still waiting for the TDR worker was handled by this reset
   record(nullptr, TdrStep::AdapterRecovered);
   adapter_resetting_ = false;
+  if (restore) {  // VidMm restores the local memory first: the apps' packets wait for it
+    restoring_ = true;
+    cpu_.signal(wake_);
+    if (restore()) record(nullptr, TdrStep::VramRestored);
+    restoring_ = false;
+  }
   cpu_.signal(wake_);
 }
 

@@ -6,15 +6,21 @@
 // The watchdog is an event, not a poll: one scheduler worker thread sleeps until the earliest deadline
 // of any node. A packet that has run a quantum (vidsch.quantum_ms) gets a preemption request
 // (DxgkDdiPreemptCommand, T3 step 1); a preemption not done within TdrDelay (vidsch.tdr_delay_ms) is a
-// timeout (step 2), handed to the TDR worker thread, which runs the rest of the sequence:
-//   3 snapshot of last submitted / last completed and the node's interrupts ignored, at device IRQL
+// timeout (step 2), handed to the TDR worker thread, which runs the rest of the sequence on every node of the
+// dependent engine group the driver reports (DxgkDdiQueryDependentEngineGroup: the nodes sharing the hung node's
+// pipe, node.pipe; the hung node alone by default):
+//   3 snapshot of last submitted / last completed and the group's interrupts ignored, at device IRQL
 //   4 stop if no packet is outstanding       5 flush DPCs      6 prepare (level-0 DxgkDdiCollectDbgInfo,
-//   DxgkDdiQueryEngineStatus)      7 DxgkDdiResetEngine      8 validate LastAbortedFenceId (T4: 0x119)
-//   9 recover: completed ID from the reset (T5); the aborted packets' devices in error state; packets
+//   DxgkDdiQueryEngineStatus: a node not responsive is not reset alone, the adapter is, T9)
+//   7 DxgkDdiResetEngine      8 validate LastAbortedFenceId (T4: 0x119 when it is outside the snapshot's range,
+//     or neither an ID still in the hardware queue nor the last completed one)
+//   9 recover: completed ID from the reset (T5); the hung node's aborted packets' devices in error state (a
+//     pipe neighbour's aborted render packets are resubmitted: A, its work did not hang); packets
 //     submitted too late resubmitted, paging ones first with their IDs, render ones with new IDs (T6);
 //     a paging packet aborted -> adapter-wide reset, the owners of its allocations in error (T7).
 // A failed reset, or a driver without SupportPerEngineTDR, resets the adapter (DxgkDdiResetFromTimeout,
-// DxgkDdiRestartFromTimeout; TdrReason 9 when an engine reset was promoted, T9). More than
+// DxgkDdiRestartFromTimeout; TdrReason 9 when an engine reset was promoted, T9); BACO loses the local memory, and
+// VidMm restores it after the restart (`vram_lost`, `restore`: only paging packets run meanwhile). More than
 // vidsch.tdr_limit_count timeouts within vidsch.tdr_limit_time_ms: bug check 0x116.
 //
 // Parameters: vidsch.hw_queue_depth, vidsch.quantum_ms, vidsch.tdr_delay_ms, vidsch.tdr_prepare_us,
@@ -40,7 +46,13 @@
 namespace gpumodel {
 
 class Kmd;
-struct DxgkResetEngineArgs;
+
+// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (TDR in Windows 8 and later) the
+// LastCompletedFenceId the driver keeps.
+struct DxgkResetEngineArgs {
+  uint32_t node_ordinal = 0, engine_ordinal = 0;
+  uint64_t last_aborted_fence_id = 0, last_completed_fence_id = 0;
+};
 
 // Adds `g` after what `slot` already calls (monitors and scenarios observe the same notifications).
 template <typename R, typename... A, typename G>
@@ -107,6 +119,7 @@ struct DmaPacket {
   uint64_t original_fence_id = 0;       // its first one
   unsigned submissions = 0;
   bool reuse_id = false;  // resubmit with fence_id (a paging packet after an engine reset, T6)
+  bool first = false;     // queued ahead of the others (SubmitPaging's `first`)
   enum State { Queued, InHardware, Completed, Aborted, Dropped } state = Queued;
   std::function<void(const DmaPacket&)> done;  // on completion, abort or drop (DPC or TDR worker)
 };
@@ -124,8 +137,10 @@ enum class TdrStep {
   Validate,
   Recovered,
   ResetFailed,
+  Unresponsive,  // step 6: DxgkDdiQueryEngineStatus answered not responsive: no engine reset, the adapter's
   AdapterReset,
-  AdapterRecovered
+  AdapterRecovered,
+  VramRestored  // after the adapter reset: VidMm restored the local memory's resident allocations (BACO lost them)
 };
 const char* to_string(TdrStep s);
 
@@ -146,6 +161,8 @@ struct PacketSchedObserver {
   std::function<void(int node, const DxgkResetEngineArgs& out, uint64_t snap_completed, uint64_t snap_submitted)>
       reset_returned;
   std::function<void(const SchedDevice&)> device_error;
+  // A DMA_PREEMPTED's LastCompletedFenceId (from the DPC) beside the OS's last completed ID of the node then.
+  std::function<void(int node, uint64_t reported, uint64_t os_completed)> preempted;
 };
 
 class PacketScheduler {
@@ -158,6 +175,11 @@ class PacketScheduler {
                   std::function<void(uint32_t, std::vector<uint64_t>)> bug_check);
   void connect(Kmd& kmd) { kmd_ = &kmd; }
   PacketSchedObserver observer;
+  // VidMm's part of an adapter reset (BACO loses the local memory): `vram_lost` right after DxgkDdiResetFromTimeout;
+  // `restore` after the restart, while only paging packets run: it restores what was resident and redoes the paging
+  // operations the reset aborted, and returns when they completed (false: nothing to restore).
+  std::function<void()> vram_lost;
+  std::function<bool()> restore;
 
   // Devices and contexts (D3DKMTCreateDevice / CreateContext). A context names a node of an engine.
   SchedDevice* CreateDevice(bool system = false, int process = 1);
@@ -171,8 +193,9 @@ class PacketScheduler {
   bool SubmitRender(SchedContext* c, const PacketWriter& commands,
                     std::function<void(const DmaPacket&)> done = nullptr);
   // A paging packet of the system device on its context `c` (VidMm's transfer or fill, built by the KMD).
+  // `first`: ahead of every queued packet not submitted `first` itself (VidMm's restore after an adapter reset).
   void SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops, std::vector<const Allocation*> refs,
-                    std::function<void(const DmaPacket&)> done = nullptr);
+                    std::function<void(const DmaPacket&)> done = nullptr, bool first = false);
 
   // From VidSch's ISR callback (DxgkCbNotifyInterrupt, device IRQL): the last completed ID moves at
   // once, so step 3's snapshot sees every completion the hardware reported before it.
@@ -228,7 +251,13 @@ class PacketScheduler {
   void pump(Node& n);
   void watch(Node& n);
   void rearm(Node& n);
-  void tdr(Node& n);
+  void tdr(Node& hung);
+  struct Member {  // a node of the dependent engine group in the sequence
+    Node* n = nullptr;
+    uint64_t snap_submitted = 0, snap_completed = 0;
+    DxgkResetEngineArgs a;
+  };
+  std::vector<Member> group_;  // a member: a run that stops meanwhile never unwinds the TDR thread
   // Adapter-wide reset: `error` devices go to error state; every other in-flight packet is resubmitted.
   // `hung`: the packet that timed out when no engine reset ran (it is aborted).
   void adapter_reset(uint32_t reason, const char* cause, std::set<SchedDevice*> error, const DmaPacket* hung);
@@ -266,6 +295,7 @@ class PacketScheduler {
   Vcd::Id adapter_trace_ = Vcd::kNone;
   std::deque<int> tdr_queue_;  // timed-out nodes waiting for the TDR worker
   bool adapter_resetting_ = false, pumping_ = false;
+  bool restoring_ = false;  // VidMm restores after an adapter reset: only paging packets are submitted
   sc_core::sc_event pump_done_ev_;
   std::string adapter_cause_;
   std::deque<sc_core::sc_time> timeout_times_;  // within vidsch.tdr_limit_time_ms

@@ -198,6 +198,9 @@ void VidMm::connect(const ParamSet& ps, Cpu& cpu, Kmd& kmd, PacketScheduler& sch
   skip_notify_ = ps.get_bool("vidmm.fault_skip_eviction_notify");
   early_iommu_unmap_ = ps.get_bool("vidmm.fault_iommu_unmap_without_wait");
   paging_done_ = std::make_unique<KEvent>();
+  restore_done_ = std::make_unique<KEvent>();
+  sched.vram_lost = [this] { lose_vram(); };
+  sched.restore = [this] { return restore_after_reset(); };
   notify_copy_ = ps.get_bool("kmd.notify_eviction_copy");
 }
 
@@ -257,7 +260,8 @@ uint64_t VidMm::map_alias(int process, uint64_t addr, bool read_only) {
   return it->second + (addr & 0xfff);
 }
 
-VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCreateAllocationArgs& args) {
+VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCreateAllocationArgs& args,
+                                         SchedDevice* owner) {
   allocs_.push_back(std::make_unique<VidMmAllocation>());
   VidMmAllocation& a = *allocs_.back();
   a.handle = uint32_t(allocs_.size());
@@ -282,8 +286,9 @@ VidMmAllocation* VidMm::CreateAllocation(int process, Segment seg, const DxgkCre
   a.resident = true;
   a.last_use = ++use_tick_;
   if (seg != Segment::Local) resident_sys_ += a.bytes;
-  if (!system_device_) system_device_ = sched_->CreateDevice(true);
-  a.sched = sched_->CreateAllocation(system_device_, a.addr, a.bytes);  // owned by the process's device in a real OS
+  if (seg == Segment::Local) a.shadow = sys_.allocate(a.bytes, pt::kBigPage);  // restored from after BACO
+  // T7: the process's device owns it (a hung paging packet that references it puts that device in error state).
+  a.sched = sched_->CreateAllocation(owner ? owner : process_device(process), a.addr, a.bytes);
   if (observer.created) observer.created(a);
   return &a;
 }
@@ -299,19 +304,42 @@ void VidMm::make_room(uint64_t bytes, const VidMmAllocation* keep) {
   }
 }
 
-void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed) {
+void VidMm::run_paging(std::vector<DxgkPagingOp> ops, const VidMmAllocation* a, std::function<void()> completed,
+                       bool first) {
   // One paging DMA packet in the system context; its completion (the paging fence) counts it done.
   ++paging_packets_;
   if (!system_device_) system_device_ = sched_->CreateDevice(true);
   if (!paging_ctx_) paging_ctx_ = sched_->CreateContext(system_device_, uint32_t(paging_node_));
-  std::vector<const Allocation*> refs;
-  if (a && a->sched) refs.push_back(a->sched);
   ++outstanding_;
-  sched_->SubmitPaging(paging_ctx_, ops, refs, [this, completed](const DmaPacket& p) {
-    --outstanding_;
-    if (p.state == DmaPacket::Completed && completed) completed();
-    cpu_->signal(*paging_done_);
-  });
+  submit(std::make_shared<PagingJob>(PagingJob{std::move(ops), a, std::move(completed)}), first);
+}
+
+void VidMm::submit(std::shared_ptr<PagingJob> job, bool first) {
+  std::vector<const Allocation*> refs;
+  if (job->a && job->a->sched) refs.push_back(job->a->sched);
+  if (in_restore_) ++restore_pending_;
+  const bool restoring = in_restore_;
+  sched_->SubmitPaging(
+      paging_ctx_, job->ops, refs,
+      [this, job, restoring](const DmaPacket& p) {
+        if (restoring) --restore_pending_;
+        if (p.state == DmaPacket::Aborted) {
+          // Never counted done: an adapter reset follows every aborted paging packet (T7), after which VidMm
+          // submits it again (restore_after_reset). Its wait is dropped: the writer it waited for was aborted
+          // with its device.
+          for (DxgkPagingOp& op : job->ops) op.wait_value = 0;
+          redo_.push_back(job);
+        } else {
+          --outstanding_;
+          if (p.state == DmaPacket::Completed) {
+            if (observer.paging_done) observer.paging_done(p);
+            if (job->completed) job->completed();
+          }
+        }
+        cpu_->signal(*paging_done_);
+        if (restoring) cpu_->signal(*restore_done_);
+      },
+      first);
 }
 
 void VidMm::window_ops(const std::vector<WindowMap>& maps, uint64_t bytes, DxgkPagingOp& m, DxgkPagingOp& u) {
@@ -331,7 +359,8 @@ void VidMm::through_window(const std::vector<WindowMap>& maps, uint64_t bytes, c
   run_paging({m, op, u}, &a, std::move(completed));
 }
 
-void VidMm::transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system) {
+void VidMm::transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system,
+                     FenceVa wait_fence, uint64_t wait_value) {
   // Half of the window for each side (A4: transfers are chunked by it), in order on the paging engine.
   const uint64_t half = std::max<uint64_t>(paging_va_bytes_ / 2, pt::kBigPage);
   for (uint64_t off = 0; off < a.bytes;) {
@@ -341,6 +370,7 @@ void VidMm::transfer(const VidMmAllocation& a, uint64_t src, bool src_system, ui
     t.src = kPagingVaBase;
     t.dst = kPagingVaBase + half;
     t.bytes = n;
+    t.wait_fence = wait_fence, t.wait_value = off == 0 ? wait_value : 0;  // the first chunk waits (0: none)
     bytes_moved_ += n;
     ++transfer_chunks_;
     through_window({{0, src + off, src_system}, {half, dst + off, dst_system}}, n, t, a, nullptr);
@@ -416,7 +446,7 @@ void VidMm::iommu_unmap(VidMmAllocation& a) {
   if (observer.unmapped) observer.unmapped(a, true);
 }
 
-void VidMm::Evict(VidMmAllocation* ap) {
+void VidMm::Evict(VidMmAllocation* ap, FenceVa wait_fence, uint64_t wait_value) {
   VidMmAllocation& a = *ap;
   if (!a.resident) return;
   if (observer.eviction_started) observer.eviction_started(a);
@@ -434,6 +464,7 @@ void VidMm::Evict(VidMmAllocation* ap) {
       notify.notify = DxgkPagingOp::NotifyEviction;
       notify.dst = kPagingVaBase;
       notify.bytes = n;
+      notify.wait_fence = wait_fence, notify.wait_value = off == 0 ? wait_value : 0;  // after the last writer
       ++notify_chunks_;
       if (notify_copy_) bytes_moved_ += 2 * n;  // the in-place pass reads and writes every byte
       through_window({{0, a.addr + off, true}}, n, notify, a, [this, &a, off, n] {
@@ -444,9 +475,10 @@ void VidMm::Evict(VidMmAllocation* ap) {
   }
   if (!system && window) {
     trace("transfer");
-    // From the local segment: transfer to system memory through the paging window.
+    // From the local segment: transfer to system memory through the paging window, after the
+    // allocation's last writer.
     a.evicted_to = sys_.allocate(a.bytes, pt::kBigPage);
-    transfer(a, a.addr, false, a.evicted_to, true);
+    transfer(a, a.addr, false, a.evicted_to, true, wait_fence, wait_value);
   }
   // Out of the process's GPU VA.
   trace("unmap_va");

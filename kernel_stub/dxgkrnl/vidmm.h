@@ -22,6 +22,7 @@
 
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/gpu/packets.h"
 #include "kernel_stub/dxgkrnl/gpu_va.h"
 
 namespace gpumodel {
@@ -89,7 +90,8 @@ struct VidMmAllocation {
   bool resident = false;
   DxgkAllocationInfoFlags2 flags;
   uint64_t last_use = 0;              // LRU order for eviction under the budget
-  const Allocation* sched = nullptr;  // what paging packets reference (its owner device)
+  const Allocation* sched = nullptr;  // what paging packets reference, with its owner: the process's device (T7)
+  uint64_t shadow = 0;  // a local allocation: VidMm's system-memory copy of its contents (restored after BACO)
 };
 
 // Read-only notifications for monitors and scenarios.
@@ -103,6 +105,10 @@ struct VidMmObserver {
   std::function<void(const VidMmAllocation&, bool iommu)> unmapped;
   std::function<void(const VidMmAllocation&)> evicted;
   std::function<void(const VidMmAllocation&)> made_resident;  // mapped again (process VA and IOMMU)
+  // One of VidMm's paging packets counted done (its operations' effects are relied on): `p` is how it retired.
+  std::function<void(const struct DmaPacket& p)> paging_done;
+  // After an adapter reset: the local memory's contents lost (before the restore) and restored (after it).
+  std::function<void()> vram_lost, vram_restored;
 };
 
 // An IOMMU domain's tables (iommu.h's format) as the OS keeps them, in system memory.
@@ -163,10 +169,24 @@ class VidMm {
   uint64_t paging_page_table_bytes() const { return paging_pt_bytes_; }  // the window's tables, always resident
   // D3DKMTCreateAllocation: placement in `seg` (resident), mapped at a fresh VA of the process; the
   // driver's flags from DxgkDdiCreateAllocation (A1). May evict others to stay within the budget.
-  VidMmAllocation* CreateAllocation(int process, Segment seg, const struct DxgkCreateAllocationArgs& args);
+  // `owner`: the process's device that owns it (null: the one VidMm keeps for the process); a paging packet that
+  // references it and hangs puts that device in error state, never the system device (T7).
+  VidMmAllocation* CreateAllocation(int process, Segment seg, const struct DxgkCreateAllocationArgs& args,
+                                    SchedDevice* owner = nullptr);
   // Evicts a resident allocation (A2, A3); returns when it is done. A local one is transferred to system
-  // memory through the paging process's VA first.
-  void Evict(VidMmAllocation* a);
+  // memory through the paging process's VA first. `wait_fence`/`wait_value`: its first paging packet
+  // (NotifyEviction or transfer) waits on the GPU for the allocation's last writer first (0: none).
+  void Evict(VidMmAllocation* a, FenceVa wait_fence = {}, uint64_t wait_value = 0);
+  // A local allocation's contents from its system-memory copy (`shadow`, which the caller filled): paging
+  // transfers over the link; returns when they completed. The restore after an adapter reset does the same.
+  void Upload(VidMmAllocation* a);
+  const std::vector<std::unique_ptr<VidMmAllocation>>& all() const { return allocs_; }
+  const SchedContext* paging_context() const { return paging_ctx_; }  // its paging packets' context (null: none yet)
+  // Adapter resets: bytes restored into local memory, paging packets the reset aborted (each redone after it).
+  uint64_t restored_bytes() const { return restored_bytes_; }
+  uint64_t restores() const { return restores_; }
+  uint64_t paging_redone() const { return paging_redone_; }
+  static constexpr uint8_t kPoison = 0xDB;  // what BACO's lost local memory reads as (the model's stand-in)
   // Brings an evicted allocation back (a promotion): a local one is placed anew in the local segment and its
   // contents transferred back from system memory through the paging process's VA, then it is mapped again.
   void MakeResident(VidMmAllocation* a);
@@ -223,7 +243,25 @@ class VidMm {
   // Residency.
   // One paging packet (the KMD builds `ops`); `completed` runs when it completes (in the DPC).
   void run_paging(std::vector<struct DxgkPagingOp> ops, const VidMmAllocation* a,
-                  std::function<void()> completed = nullptr);
+                  std::function<void()> completed = nullptr, bool first = false);
+  struct PagingJob {  // one paging packet's operations, kept until it completes (an aborted one is redone)
+    std::vector<struct DxgkPagingOp> ops;
+    const VidMmAllocation* a;
+    std::function<void()> completed;
+  };
+  void submit(std::shared_ptr<PagingJob> job, bool first);
+  std::vector<std::shared_ptr<PagingJob>> redo_;  // aborted by an adapter reset: submitted again after the restore
+  // [dst, dst + bytes) from [src, src + bytes) through the paging window, half of it for each side.
+  void copy_via_window(uint64_t src, bool src_system, uint64_t dst, bool dst_system, uint64_t bytes,
+                       const VidMmAllocation& a, bool first);
+  void lose_vram();            // PacketScheduler::vram_lost
+  bool restore_after_reset();  // PacketScheduler::restore
+  std::unique_ptr<KEvent> restore_done_;
+  uint64_t restore_pending_ = 0;  // the restore's and redone packets not yet completed
+  bool in_restore_ = false;
+  SchedDevice* process_device(int process);
+  std::map<int, SchedDevice*> process_devices_;
+  uint64_t restored_bytes_ = 0, restores_ = 0, paging_redone_ = 0;
   void wait_paging();  // every paging packet submitted so far has completed
   struct WindowMap {
     uint64_t offset, addr;  // window offset -> address
@@ -235,7 +273,9 @@ class VidMm {
   void window_ops(const std::vector<WindowMap>& maps, uint64_t bytes, struct DxgkPagingOp& map,
                   struct DxgkPagingOp& unmap);
   // A transfer of a's `bytes` from `src` to `dst` through the window, half of it for each side, chunk by chunk.
-  void transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system);
+  // `wait_fence`/`wait_value`: the first chunk's packet waits on the GPU for that value first (0: none).
+  void transfer(const VidMmAllocation& a, uint64_t src, bool src_system, uint64_t dst, bool dst_system,
+                FenceVa wait_fence = {}, uint64_t wait_value = 0);
   uint64_t outstanding_ = 0;
   bool notify_copy_ = true;
   void update_page_table(uint64_t root, std::vector<PteWrite> w, const VidMmAllocation* a);

@@ -84,9 +84,10 @@ void Kmd::declare_params(ParamSet& ps) {
   ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
                   "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
   ps.declare_enum(
-      "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted"},
+      "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted", "stale"},
       "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
-      "completed ID or above the last submitted one (the OS bug checks 0x119); correct = the "
+      "completed ID or above the last submitted one, or (stale) the one its previous reset of the node returned, "
+      "which may lie in the range but in no queue (the OS bug checks 0x119); correct = the "
       "ID of the packet the reset aborted, or the last completed one when none was (T8)");
 }
 
@@ -223,6 +224,7 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
       per_engine_tdr_(ps.get_bool("kmd.support_per_engine_tdr")),
       report_aborted_(ps.get_enum("kmd.tdr_report_aborted") == "below_completed"   ? ReportAborted::BelowCompleted
                       : ps.get_enum("kmd.tdr_report_aborted") == "above_submitted" ? ReportAborted::AboveSubmitted
+                      : ps.get_enum("kmd.tdr_report_aborted") == "stale"           ? ReportAborted::Stale
                                                                                    : ReportAborted::Correct),
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
       adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
@@ -390,13 +392,20 @@ void Kmd::DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id) {
 }
 
 uint32_t Kmd::DxgkDdiQueryDependentEngineGroup(uint32_t node_ordinal, uint32_t engine_ordinal) {
-  (void)engine_ordinal;
-  return 1u << node_ordinal;  // every node of this hardware resets on its own
+  // The nodes of this engine that share the node's pipe (node.pipe); a node alone in its pipe resets alone.
+  if (pipes_.empty())  // the adapter's topology, read once at the first query (BAR0 kNPipe of every node)
+    for (uint32_t n = 0; n < info_.nodes; ++n) pipes_.push_back(cpu_.mmio_read32(node_reg(n, regs::kNPipe)));
+  const uint32_t per = nodes_per_engine(), base = engine_ordinal * per;
+  uint32_t mask = 0;
+  for (uint32_t o = 0; o < per; ++o)
+    if (pipes_.at(base + o) == pipes_.at(base + node_ordinal)) mask |= 1u << o;
+  return mask;
 }
 
 DxgkEngineStatus Kmd::DxgkDdiQueryEngineStatus(uint32_t node_ordinal, uint32_t engine_ordinal) {
   const uint32_t st = cpu_.mmio_read32(node_reg(engine_ordinal * nodes_per_engine() + node_ordinal, regs::kNStatus));
-  return {!(st & regs::kNStResetFailed)};
+  // Not responsive: the node is hung past a failed reset, or the hardware cannot reset it.
+  return {!(st & (regs::kNStResetFailed | regs::kNStCannotReset))};
 }
 
 uint32_t Kmd::DxgkDdiCollectDbgInfo(uint32_t reason) {
@@ -416,7 +425,9 @@ bool Kmd::DxgkDdiResetEngine(DxgkResetEngineArgs& a) {
     st = cpu_.mmio_read32(node_reg(node, regs::kNStatus));
   } while (st & regs::kNStResetting);
   if (st & regs::kNStResetFailed) return false;
-  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  // T5: the completed ID is the driver's own (its ISR's bookkeeping), moved by what the node's register
+  // shows completed since; an adapter reset cleared that register, which alone would go back.
+  const uint64_t last = std::max(r.last_completed, cpu_.mmio_read64(node_reg(node, regs::kNLastFence)));
   a.last_completed_fence_id = last;
   // The packet the reset aborted: the first one in the ring past the last completed; none left (every
   // packet completed after the OS's snapshot): the last completed one (T8).
@@ -424,6 +435,8 @@ bool Kmd::DxgkDdiResetEngine(DxgkResetEngineArgs& a) {
   a.last_aborted_fence_id = r.in_ring.empty() ? last : r.in_ring.front();
   if (report_aborted_ == ReportAborted::BelowCompleted) a.last_aborted_fence_id = r.last_completed - 1;
   if (report_aborted_ == ReportAborted::AboveSubmitted) a.last_aborted_fence_id = r.last_submitted + 1;
+  if (report_aborted_ == ReportAborted::Stale && r.reported_aborted) a.last_aborted_fence_id = r.reported_aborted;
+  r.reported_aborted = a.last_aborted_fence_id;
   r.in_ring.clear();        // the node emptied its ring
   r.last_completed = last;  // T5: after a successful engine reset
   return true;
@@ -649,8 +662,9 @@ bool Kmd::isr_dma_preempted(uint32_t node) {
   // DXGK_INTERRUPT_DMA_PREEMPTED: the node dropped the rest of its ring; LastCompletedFenceId is its
   // last FENCE. A preempted packet is not completed (T5).
   Ring& r = rings_[node];
-  const uint64_t last = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
-  if (last > r.last_completed) r.last_completed = last;
+  const uint64_t reg = cpu_.mmio_read64(node_reg(node, regs::kNLastFence));
+  if (reg > r.last_completed) r.last_completed = reg;
+  const uint64_t last = r.last_completed;  // T5: the value the driver keeps, not the register (stale after BACO)
   r.in_ring.clear();
   DxgkInterruptData d;
   d.type = DxgkInterruptData::DmaPreempted;

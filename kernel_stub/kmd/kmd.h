@@ -183,14 +183,9 @@ struct DxgkSubmitCommandArgs {
   const PacketWriter* commands = nullptr;
   int process = 1;  // the context's process: its GPU VA space (the packet starts with SET_PAGE_TABLE)
 };
-// DXGKARG_RESETENGINE: in NodeOrdinal, EngineOrdinal; out LastAbortedFenceId and (TDR in Windows 8 and later) the
-// LastCompletedFenceId the hardware left readable.
-struct DxgkResetEngineArgs {
-  uint32_t node_ordinal = 0, engine_ordinal = 0;
-  uint64_t last_aborted_fence_id = 0, last_completed_fence_id = 0;
-};
+// DXGKARG_RESETENGINE: packet_sched.h.
 struct DxgkEngineStatus {  // DXGK_ENGINESTATUS
-  bool responsive = true;
+  bool responsive = true;  // false: the node cannot be reset (the OS resets the adapter instead)
 };
 // A primary's shape and format (DXGI_DDI_PRIMARY_DESC, the fields used).
 struct PrimaryDesc {
@@ -441,16 +436,18 @@ class Kmd {
   // Packet scheduling.
   bool per_engine_tdr_;
   uint32_t engines_ = 1;
-  enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted } report_aborted_;
+  enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted, Stale } report_aborted_;
   sc_core::sc_time reset_poll_, adapter_reset_poll_;
   struct Ring {
     KmdHwQueue* q = nullptr;
     uint64_t fence_addr = 0;       // where the node writes each completed packet's fence ID
     std::deque<uint64_t> in_ring;  // fence IDs submitted, not known completed (ring order)
     uint64_t last_completed = 0, last_submitted = 0, preemption_fence = 0;
+    uint64_t reported_aborted = 0;  // the LastAbortedFenceId its last engine reset returned
   };
   std::map<uint32_t, Ring> rings_;
-  PacketWriter staging_;  // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
+  std::vector<uint32_t> pipes_;  // each node's pipe (BAR0 kNPipe, read at the first group query)
+  PacketWriter staging_;         // DxgkDdiSubmitCommand's packet with its FENCE (one caller: VidSch's scheduler)
   Ring& ring(uint32_t node);
   uint64_t zero_page_ = 0;
   std::map<uint32_t, uint64_t> pattern_pages_;  // FILL: a page of each nonzero pattern used

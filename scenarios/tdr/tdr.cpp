@@ -14,6 +14,8 @@
 //                     sequence (tdr_race_window: between the snapshot and the reset, T8)
 //   paging            the paging context's transfer of the hang device's allocation waits on a fence
 //                     nothing signals (T7)
+//   vidmm             VidMm's own eviction of the hang app's resident data waits for its writer, which never
+//                     finishes (T7 for VidMm's paging: redone after the adapter reset; workload.hang_node = 0)
 // The apps keep the other nodes loaded until workload.after_ms after the sequence ends.
 //
 // Metrics (names fixed by the issue): detect_ns (the hang packet's start -> timeout detected),
@@ -28,8 +30,10 @@
 #include <memory>
 #include <sstream>
 
+#include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/adapter_start.h"
 #include "scenarios/common/fence_common.h"
+#include "scenarios/tdr/tdr_validate.h"
 
 namespace gpumodel {
 namespace {
@@ -59,7 +63,9 @@ class TdrScenario : public ScenarioDriver {
         hang_engine_(uint32_t(ps.get_int("workload.hang_engine"))),
         hang_after_(uint64_t(ps.get_int("workload.hang_after"))),
         // A paging hang is VidMm's, once: the app has nothing to recreate (workload.hangs is the app's).
-        hangs_(ps.get_enum("workload.hang") == "paging" ? 1 : uint64_t(ps.get_int("workload.hangs"))),
+        hangs_(ps.get_enum("workload.hang") == "paging" || ps.get_enum("workload.hang") == "vidmm"
+                   ? 1
+                   : uint64_t(ps.get_int("workload.hangs"))),
         hang_(ps.get_enum("workload.hang")),
         overrun_us_(ps.get_real("workload.hang_overrun_us")),
         corunner_(ps.get_bool("workload.corunner")),
@@ -117,7 +123,8 @@ class TdrScenario : public ScenarioDriver {
     if (s.step == TdrStep::ResetReturned && reset_return_ == sc_core::SC_ZERO_TIME) reset_return_ = now;
     if (s.step == TdrStep::AdapterReset && adapter_reset_at_ == sc_core::SC_ZERO_TIME) adapter_reset_at_ = now;
     if (s.step == TdrStep::AdapterRecovered && adapter_done_at_ == sc_core::SC_ZERO_TIME) adapter_done_at_ = now;
-    if (s.node == int(hang_hw_) || s.node < 0) steps_.push_back(s);
+    if (s.step == TdrStep::VramRestored && restored_at_ == sc_core::SC_ZERO_TIME) restored_at_ = now;
+    if (s.node < 0 || in_group(size_t(s.node))) steps_.push_back(s);  // the hang's group and the adapter
     if (s.step == TdrStep::Recovered || s.step == TdrStep::AdapterRecovered || s.step == TdrStep::ExitEmpty) {
       tdr_active_ = false;
       if (done_at_ == sc_core::SC_ZERO_TIME) {
@@ -157,6 +164,20 @@ class TdrScenario : public ScenarioDriver {
   bool stopped() const { return sc_core::sc_time_stamp() >= stop_at(); }
 
   void setup(Platform& p, Results& r);
+  // Each app's resident data in local memory: a VidMm allocation of workload.paging_bytes its device owns, uploaded
+  // from VidMm's system-memory copy (a pattern of the app's); VidMm restores it after an adapter reset (BACO).
+  void upload_resident_data(Platform& p) {
+    for (auto& a : apps_) {
+      DxgkCreateAllocationArgs args;
+      args.bytes = paging_bytes_;
+      VidMmAllocation* v = p.vidmm.CreateAllocation(a->dev->process, Segment::Local, args, a->dev);
+      if (a->engine == hang_engine_ && a->node == hang_node_ && !a->corunner) hang_resident_ = v;
+      std::vector<uint8_t> data(v->bytes);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + uint64_t(a->dev->id) * 31);
+      p.sysmem.poke(v->shadow, data.data(), unsigned(data.size()));
+      p.vidmm.Upload(v);
+    }
+  }
   void app(Platform& p, App& a);
   void paging(Platform& p);
   PacketWriter hang_packet(Platform& p);
@@ -174,12 +195,15 @@ class TdrScenario : public ScenarioDriver {
   const bool mid_command_, per_engine_tdr_;
   const uint32_t engines_;
   uint32_t nodes_per_engine_ = 1, hang_hw_ = 0;
+  std::vector<uint32_t> group_;  // node.pipe: the nodes that share the hang node's pipe (it among them)
+  bool in_group(size_t i) const { return std::find(group_.begin(), group_.end(), uint32_t(i)) != group_.end(); }
   std::vector<std::unique_ptr<App>> apps_;
   SchedDevice* system_ = nullptr;
   SchedContext* paging_ctx_ = nullptr;
   std::vector<const Allocation*> healthy_allocs_;
   const Allocation* hang_alloc_ = nullptr;
   const Allocation* system_alloc_ = nullptr;
+  VidMmAllocation* hang_resident_ = nullptr;  // the hang app's resident data (hang = vidmm: VidMm evicts it)
   FenceVa never_app_,
       never_paging_;  // a fence nothing signals (the WAIT hangs), as the app's and the paging process's packets name it
   uint64_t ts_base_ = 0;  // the hang packets' start timestamps, one slot per hang
@@ -190,7 +214,8 @@ class TdrScenario : public ScenarioDriver {
   sc_core::sc_time start_ = sc_core::SC_ZERO_TIME, last_hang_at_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time timeout_at_ = sc_core::SC_ZERO_TIME, reset_call_ = sc_core::SC_ZERO_TIME,
                    reset_return_ = sc_core::SC_ZERO_TIME, done_at_ = sc_core::SC_ZERO_TIME,
-                   adapter_reset_at_ = sc_core::SC_ZERO_TIME, adapter_done_at_ = sc_core::SC_ZERO_TIME;
+                   adapter_reset_at_ = sc_core::SC_ZERO_TIME, adapter_done_at_ = sc_core::SC_ZERO_TIME,
+                   restored_at_ = sc_core::SC_ZERO_TIME;  // VidMm's restore of the local memory ended
   bool tdr_active_ = false;
   sc_core::sc_time first_resume_ = sc_core::SC_ZERO_TIME;
   Sample before_, during_, after_s_;
@@ -209,6 +234,9 @@ void TdrScenario::setup(Platform& p, Results& r) {
   PacketScheduler& ps = p.vidsch.packets();
   nodes_per_engine_ = p.kmd.nodes_per_engine();
   hang_hw_ = hw(hang_engine_, hang_node_);
+  for (uint32_t o = 0; o < nodes_per_engine_; ++o)  // the dependent engine group: the nodes of the hang's pipe
+    if (p.gpu.nodes[hw(hang_engine_, o)]->pipe() == p.gpu.nodes[hang_hw_]->pipe())
+      group_.push_back(hw(hang_engine_, o));
   start_ = sc_core::sc_time_stamp();
   ts_base_ = p.vidmm.allocate(Segment::System, 8 * (hangs_ + 1), 64);
   paging_dst_ = p.vidmm.allocate(Segment::System, paging_bytes_);
@@ -220,7 +248,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
     for (uint32_t n = 0; n < render_nodes_; ++n) {
       auto a = std::make_unique<App>();
       a->node = n, a->engine = e;
-      a->hang = hang_ != "paging" && hang_ != "none" && e == hang_engine_ && n == hang_node_;
+      a->hang = hang_ != "paging" && hang_ != "vidmm" && hang_ != "none" && e == hang_engine_ && n == hang_node_;
       apps_.push_back(std::move(a));
     }
   if (corunner_) {
@@ -241,6 +269,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
       healthy_allocs_.push_back(al);
     }
   }
+  upload_resident_data(p);
   paging_ctx_ = ps.CreateContext(system_, hang_node_, hang_engine_);
   // VidMm's own allocation (a page-table page the transfer updates): owned by the system device, which
   // T7 never puts in error state.
@@ -251,7 +280,7 @@ void TdrScenario::setup(Platform& p, Results& r) {
     p.cpu.spawn_thread("app.node" + std::to_string(hw(a->engine, a->node)) + (a->corunner ? ".corunner" : ""),
                        [this, &p, ap] { app(p, *ap); });
   }
-  if (paging_every_ != sc_core::SC_ZERO_TIME || hang_ == "paging")
+  if (paging_every_ != sc_core::SC_ZERO_TIME || hang_ == "paging" || hang_ == "vidmm")
     p.cpu.spawn_thread("vidmm.paging", [this, &p] { paging(p); });
 }
 
@@ -327,7 +356,19 @@ void TdrScenario::paging(Platform& p) {
   PacketScheduler& ps = p.vidsch.packets();
   for (uint64_t i = 0; !stopped(); ++i) {
     // The paging hang comes after workload.hang_after regular paging packets (at once without them).
-    if (hang_ == "paging" && hangs_done_ < hangs_ && (i >= hang_after_ || paging_every_ == sc_core::SC_ZERO_TIME)) {
+    const bool hang_now = hangs_done_ < hangs_ && (i >= hang_after_ || paging_every_ == sc_core::SC_ZERO_TIME);
+    if (hang_ == "vidmm" && hang_now) {
+      // VidMm's own eviction of the hang app's resident data, after its last writer, which never finishes: its
+      // transfer hangs on VidMm's paging engine (node 0). The hang's start: the eviction's call (its packet has no
+      // timestamp of its own). It returns once VidMm redid the aborted transfer after the adapter reset.
+      ++hangs_done_;
+      last_hang_at_ = sc_core::sc_time_stamp();
+      hang_device_ids_.push_back(hang_device_id_);
+      const uint64_t ticks =
+          uint64_t(sc_core::sc_time_stamp().to_seconds() * 1e12) / uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
+      p.sysmem.poke(ts_base_, &ticks, 8);
+      p.vidmm.Evict(hang_resident_, never_paging_, 1);
+    } else if (hang_ == "paging" && hang_now) {
       // VidMm evicts the hang device's allocation, after its last writer, which never finishes.
       ++hangs_done_;
       last_hang_at_ = sc_core::sc_time_stamp();
@@ -363,6 +404,8 @@ void TdrScenario::paging(Platform& p) {
 void TdrScenario::finish(Platform& p, Results& r) {
   const bool resumed = report_times(p, r);
   report_scheduler(p.vidsch.packets(), r);
+  r.metric("vram_restored_bytes", p.vidmm.restored_bytes());  // BACO: what VidMm copied back into local memory
+  r.metric("paging_redone", p.vidmm.paging_redone());         // VidMm's paging packets a reset aborted, redone
   report_steps(r);
   const double worst_loss = report_throughput(p, r);
   if (!setup_ok_) return;
@@ -407,15 +450,22 @@ void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const 
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
   if (adapter_done_at_ > adapter_reset_at_)
-    r.metric("adapter_reset_ns", to_ns(adapter_done_at_ - adapter_reset_at_));
+    r.metric("adapter_reset_ns",  // DxgkDdiResetFromTimeout's call -> the restart and VidMm's restore done
+             to_ns((restored_at_ > adapter_done_at_ ? restored_at_ : adapter_done_at_) - adapter_reset_at_));
   else
     r.metric_absent("adapter_reset_ns", "no adapter reset completed");
+  // VidMm's restore of the local memory after the adapter reset (part of adapter_reset_ns and recover_ns).
+  if (restored_at_ > adapter_done_at_ && adapter_done_at_ > adapter_reset_at_)
+    r.metric("vram_restore_ns", to_ns(restored_at_ - adapter_done_at_));
+  else
+    r.metric_absent("vram_restore_ns", "no adapter reset restored local memory");
   r.metric("adapter_reset_cause", ps.adapter_reset_cause());
   r.metric("tdr_reason", ps.tdr_reason());
   r.metric("preemptions", ps.preemptions());
   r.metric("ignored_interrupts", ps.ignored_interrupts());
   r.metric("paging_packets", paging_packets_);
   r.metric("resubmissions", resubmissions_);  // in submission order: kind, old fence ID, new one
+  r.metric("dependent_group", group_);
 }
 
 // Every step of the sequence, with its node and time.
@@ -450,7 +500,7 @@ double TdrScenario::report_throughput(Platform& p, Results& r) const {
     if (during_.taken && after_s_.taken) n["after_pct"] = share(during_, after_s_, i);
     n["resets"] = p.gpu.nodes[i]->resets();
     n["preemptions"] = p.gpu.nodes[i]->preemptions();
-    const bool healthy = i != hang_hw_ && i % nodes_per_engine_ < render_nodes_;
+    const bool healthy = !in_group(i) && i % nodes_per_engine_ < render_nodes_;  // T10: outside the reset group
     if (healthy && n.contains("during_pct") && n["before_pct"].get<double>() > 0)
       worst_loss = std::max(worst_loss, 100.0 * (1.0 - n["during_pct"].get<double>() / n["before_pct"].get<double>()));
     tp["node" + std::to_string(i)] = n;
@@ -468,7 +518,8 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
   const bool hung_in_error = !hang_device_ids_.empty() && in_error(hang_device_ids_.front());
   auto order_is = [&](std::vector<TdrStep> want) {
     std::vector<TdrStep> got;
-    for (auto& s : steps_) got.push_back(s.step);  // the hang node's and the adapter's
+    for (auto& s : steps_)
+      if (s.node < 0 || s.node == int(hang_hw_)) got.push_back(s.step);  // the hang node's and the adapter's
     return got == want;
   };
   using S = TdrStep;
@@ -485,8 +536,12 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
                 "kmd.support_per_engine_tdr = false: the timeout did not reset the whole adapter (and only it)");
         break;
       }
-      r.check(ps.timeouts() == 1 && ps.engine_resets() == 1 && ps.adapter_resets() == 0,
-              "not exactly one timeout and one engine reset without an adapter reset");
+      r.check(ps.timeouts() == 1 && ps.engine_resets() == group_.size() && ps.adapter_resets() == 0,
+              "not exactly one timeout and one engine reset per node of the dependent group, without an adapter "
+              "reset");
+      for (uint32_t g : group_)  // the OS resets the whole group, each node once, and nothing else
+        r.check(p.gpu.nodes[g]->resets() == 1,
+                "node " + std::to_string(g) + " of the dependent group was not reset once");
       r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetReturned,
                         S::Validate, S::Recovered}),
               "the hung node's steps are not T3's sequence in order");
@@ -494,7 +549,8 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
       r.check(ps.devices_in_error() == 1, "a device other than the hung one is in error state");
       r.check(ps.last_aborted_fence_id() == hang_fence_id_, "LastAbortedFenceId is not the hung packet's fence ID");
       r.check(!corunner_ || resumed, "the reset node never ran again (its other app's packets were not resubmitted)");
-      r.check(worst_loss < 1.0, "T10: a node that did not hang lost 1 % or more of its throughput during the reset");
+      r.check(worst_loss < 1.0,
+              "T10: a node outside the reset group lost 1 % or more of its throughput during the reset");
       break;
     case Expect::PagingHit: {
       r.check(ps.engine_resets() == 1 && ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "paging_hit",
@@ -503,15 +559,25 @@ void TdrScenario::check_sequence(Platform& p, Results& r, bool resumed, double w
       r.check(hung_in_error && ps.devices_in_error() == 1,
               "not exactly the owner of the paging packet's allocation in error state (T7)");
       r.check(!system_->error, "the system device is in error state (T7)");
+      r.check(restored_at_ > adapter_done_at_, "VidMm did not restore the local memory BACO lost");
       break;
     }
     case Expect::ResetFails:
-      r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "reset_failed" && ps.engine_resets() == 0,
-              "the failed engine reset was not followed by an adapter reset (T9)");
+      if (hn.status() & regs::kNStCannotReset) {  // DxgkDdiQueryEngineStatus says so: no engine reset is tried
+        r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "engine_unresponsive" &&
+                    ps.engine_resets() == 0 && hn.resets() == 1,
+                "the node the driver reported not responsive was not left to the adapter reset (T9)");
+        r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Unresponsive, S::AdapterReset,
+                          S::AdapterRecovered, S::VramRestored}),
+                "the steps are not: sequence, engine not responsive, adapter reset (no DxgkDdiResetEngine)");
+      } else {
+        r.check(ps.adapter_resets() == 1 && ps.adapter_reset_cause() == "reset_failed" && ps.engine_resets() == 0,
+                "the failed engine reset was not followed by an adapter reset (T9)");
+        r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetFailed,
+                          S::AdapterReset, S::AdapterRecovered, S::VramRestored}),
+                "the steps are not: sequence, failed reset, adapter reset (T9)");
+      }
       r.check(ps.tdr_reason() == PacketScheduler::kTdrReasonPromoted, "TdrReason is not 9 (T9)");
-      r.check(order_is({S::Preempt, S::Timeout, S::Snapshot, S::FlushDpc, S::Prepare, S::ResetEngine, S::ResetFailed,
-                        S::AdapterReset, S::AdapterRecovered}),
-              "the steps are not: sequence, failed reset, adapter reset (T9)");
       r.check(!system_->error, "the system device is in error state");
       break;
     case Expect::RaceWindow:
@@ -555,7 +621,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
             ps.declare_int("workload.hangs", d.hangs, "hangs", 1, 1000,
                            "A: how many times the app recreates its device and hangs again", o);
             ps.declare_enum("workload.hang", d.hang,
-                            {"compute", "compute_nopreempt", "wait", "finite", "paging", "none"},
+                            {"compute", "compute_nopreempt", "wait", "finite", "paging", "vidmm", "none"},
                             "A: the fault (see the scenario's description)", o);
             ps.declare_real("workload.hang_overrun_us", 25, "us", -1e6, 1e6,
                             "D: hang = finite runs quantum + TdrDelay + this (at least 0): 25 us lands after the "
@@ -575,73 +641,7 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                             "A: the load stays on this long after the sequence ends (the 'after' window)", o);
           },
           [e](const ParamSet& ps) { return std::make_unique<TdrScenario>(ps, e); },
-          [name](const ParamSet& ps) {
-            Platform::validate_linked_engines(ps);
-            // Regular paging alternates an eviction (workload.paging_bytes from VRAM to system memory,
-            // across the link) and a zero fill in VRAM: every 2 x workload.paging_every_us the link must
-            // carry one eviction's bytes, which takes at least their time at its line rate (an upper bound
-            // of its payload rate; the fill may overlap, so it is not counted). Below that the paging
-            // queue grows without end.
-            if (const double every = ps.get_real("workload.paging_every_us"); every > 0) {
-              // Every other regular paging operation is a zero fill of workload.paging_bytes: one DMA packet
-              // of a COPY from the KMD's zero page per 64 KiB, which must fit in the paging node's ring.
-              const uint64_t fill = Kmd::fill_packet_bytes(uint64_t(ps.get_int("workload.paging_bytes")));
-              if (fill > uint64_t(ps.get_int("kmd.ring_bytes")))
-                throw ConfigError("workload.paging_bytes = " + std::to_string(ps.get_int("workload.paging_bytes")) +
-                                  ": a zero fill of that size is a " + std::to_string(fill) +
-                                  " B DMA packet, larger than the ring (kmd.ring_bytes = " +
-                                  std::to_string(ps.get_int("kmd.ring_bytes")) +
-                                  "); allowed: a larger kmd.ring_bytes, "
-                                  "a smaller workload.paging_bytes, or workload.paging_every_us = 0 (no paging)");
-              const int gen = int(ps.get_int("link.gen"));
-              const double gts = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
-              const double line = gts * double(ps.get_int("link.lanes")) * (128.0 / 130.0) / 8.0;  // B/ns
-              const double bytes = double(ps.get_int("workload.paging_bytes"));
-              const double least_us = bytes / line / 1000.0 / 2.0;
-              if (every < least_us) {
-                std::ostringstream m;
-                m << "workload.paging_every_us = " << every << " offers more paging than the engine can do: "
-                  << "every other operation moves workload.paging_bytes = " << bytes << " B across the link (line "
-                  << "rate " << line << " B/ns), at least " << least_us << " us an operation; allowed: "
-                  << "workload.paging_every_us = 0 (no paging) or >= " << least_us;
-                throw ConfigError(m.str());
-              }
-            }
-            // The apps submit until workload.after_ms after the last TDR sequence ends: a run whose limit
-            // comes first can only be cut.
-            if (ps.get_real("workload.after_ms") >= ps.get_real("sim.limit_ms")) {
-              std::ostringstream m;
-              m << "workload.after_ms = " << ps.get_real("workload.after_ms")
-                << " ms is not below sim.limit_ms = " << ps.get_real("sim.limit_ms")
-                << " ms: the apps keep submitting that long after the TDR sequence "
-                << "ends; allowed: workload.after_ms < sim.limit_ms";
-              throw ConfigError(m.str());
-            }
-            const int64_t engines = ps.get_int("gpu.linked_engines"), per = ps.get_int("gpu.nodes") / engines;
-            if (ps.get_int("workload.render_nodes") > per)
-              throw ConfigError("workload.render_nodes = " + std::to_string(ps.get_int("workload.render_nodes")) +
-                                " is more than the " + std::to_string(per) +
-                                " nodes per engine; allowed: workload.render_nodes <= " + std::to_string(per) +
-                                " (gpu.nodes / gpu.linked_engines)");
-            if (ps.get_int("workload.hang_node") >= ps.get_int("workload.render_nodes"))
-              throw ConfigError("workload.hang_node = " + std::to_string(ps.get_int("workload.hang_node")) +
-                                " has no render context; allowed: workload.hang_node < workload.render_nodes = " +
-                                std::to_string(ps.get_int("workload.render_nodes")));
-            if (ps.get_int("workload.hang_engine") >= engines)
-              throw ConfigError(
-                  "workload.hang_engine = " + std::to_string(ps.get_int("workload.hang_engine")) +
-                  " names an engine the adapter lacks; allowed: workload.hang_engine < gpu.linked_engines = " +
-                  std::to_string(engines));
-            for (int64_t e = 0; e < engines; ++e)
-              for (int64_t n = 0; n < ps.get_int("workload.render_nodes"); ++n)
-                require_engine_runs(ps, name, "gpu", int(e * per + n), Op::Compute, "COMPUTE",
-                                    "the render work of workload.render_nodes");
-            require_engine_runs(ps, name, "gpu", int(ps.get_int("workload.hang_node")), Op::Copy, "COPY",
-                                "VidMm's paging operations on workload.hang_node");
-            require_platform(
-                ps, name, ps.get_int("workload.render_nodes") * engines, ps.get_int("workload.render_nodes") * engines,
-                "a render context on each of workload.render_nodes nodes of every engine, each node a ring");
-          }};
+          [name](const ParamSet& ps) { validate_tdr(ps, name); }};
 }
 
 }  // namespace

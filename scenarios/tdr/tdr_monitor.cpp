@@ -57,6 +57,13 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
             violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) + " outside [" +
                       std::to_string(snap_completed) + ", " + std::to_string(snap_submitted) + "] on node " +
                       std::to_string(node));
+          // The scheduler ensures the ID is one still in the hardware queue or the last completed one.
+          const bool queued = std::any_of(t.inhw.begin(), t.inhw.end(),
+                                          [&](const auto& e) { return e.second.fence == a.last_aborted_fence_id; });
+          if (!queued && a.last_aborted_fence_id != snap_completed)
+            violation("T4: LastAbortedFenceId " + std::to_string(a.last_aborted_fence_id) +
+                      " is neither in the hardware queue nor the last completed " + std::to_string(snap_completed) +
+                      " on node " + std::to_string(node));
           t.reset_completed = a.last_completed_fence_id;
           // T6: the paging packets in hardware past the aborted one come back first, in ID order.
           std::vector<std::pair<uint64_t, uint64_t>> late;
@@ -89,8 +96,53 @@ TdrRulesMonitor::TdrRulesMonitor(Platform& p) : p_(p) {
                     std::to_string(t.completed) + " is not its last submitted " + std::to_string(t.max_submitted));
       }
   });
+  chain(o.preempted, [this](int node, uint64_t reported, uint64_t os_completed) {
+    if (reported < os_completed)
+      violation("T5: DMA_PREEMPTED's LastCompletedFenceId " + std::to_string(reported) +
+                " is below the node's last completed " + std::to_string(os_completed) + " on node " +
+                std::to_string(node) + " (the driver must report the value it keeps)");
+  });
   chain(o.device_error, [this](const SchedDevice& d) {
     if (d.system) violation("T7: the system device was put in error state");
+  });
+  // VidMm's own paging (T7) and the local memory BACO loses.
+  auto vidmm_packet = [this](const DmaPacket& pk) { return pk.paging && pk.ctx == p_.vidmm.paging_context(); };
+  chain(o.retired, [this, vidmm_packet](const DmaPacket& pk) {
+    if (vidmm_packet(pk) && pk.state == DmaPacket::Aborted) ++vidmm_aborted_;
+  });
+  chain(p_.vidmm.observer.paging_done, [this](const DmaPacket& pk) {
+    if (pk.state != DmaPacket::Completed)
+      violation("T7: VidMm counted a paging packet done that did not complete (fence ID " +
+                std::to_string(pk.fence_id) + ")");
+  });
+  chain(o.submitted, [this](const DmaPacket& pk, bool) {
+    if (awaiting_restore_ && !pk.paging)
+      violation("BACO: a render packet was submitted before VidMm restored the local memory (fence ID " +
+                std::to_string(pk.fence_id) + ")");
+  });
+  chain(o.step, [this](const TdrStepRecord& s) {
+    if (s.step == TdrStep::AdapterRecovered) awaiting_restore_ = !vram_before_.empty();
+    if (s.step != TdrStep::AdapterReset) return;
+    vram_before_.clear();
+    for (auto& a : p_.vidmm.all())
+      if (a->resident && a->segment == Segment::Local) {
+        std::vector<uint8_t>& b = vram_before_[a->addr];
+        b.resize(a->bytes);
+        p_.gpu.vram.peek(a->addr, b.data(), unsigned(a->bytes));
+      }
+  });
+  chain(p_.vidmm.observer.vram_lost, [this] { vram_lost_ = true; });
+  chain(p_.vidmm.observer.vram_restored, [this] {
+    vram_lost_ = awaiting_restore_ = false;
+    std::vector<uint8_t> now;
+    for (auto& [addr, before] : vram_before_) {
+      now.resize(before.size());
+      p_.gpu.vram.peek(addr, now.data(), unsigned(now.size()));
+      if (now != before)
+        violation("BACO: the local allocation at " + std::to_string(addr) +
+                  " does not hold after VidMm's restore what it held before the adapter reset");
+    }
+    vram_before_.clear();
   });
 }
 
@@ -104,6 +156,11 @@ void TdrRulesMonitor::violation(const std::string& what) {
 
 void TdrRulesMonitor::finish(Results& r) {
   if (!p_.vidsch.packets().active()) return;
+  if (p_.vidmm.paging_redone() < vidmm_aborted_)
+    violation("T7: " + std::to_string(vidmm_aborted_ - p_.vidmm.paging_redone()) +
+              " paging packet(s) of VidMm's aborted by a reset were never submitted again");
+  if (vram_lost_ && !vram_before_.empty())
+    violation("BACO: the adapter reset lost the local memory and VidMm never restored its resident allocations");
   r.monitors["tdr_rules"] = violations_;
   if (violations_) r.metric("tdr_rules_first_violation", first_);
 }

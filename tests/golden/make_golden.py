@@ -12,7 +12,7 @@ cases = {
  "hybrid_present": [], "scanout_underflow": [], "caso_caps": [],
  "eviction_notify": [], "iommu_unmap_notify": [], "paging_va_size": [],
  "tdr_engine_reset": [], "tdr_bad_fence_id": [], "tdr_limit": [], "tdr_paging_hit": [], "tdr_race_window": [],
- "tdr_reset_fails": [],
+ "tdr_reset_fails": [], "tdr_shared_pipe": [], "tdr_vidmm_hit": [],
  "frame_loop": ["--workload.frames=120"], "video_playback": ["--workload.frames=60"],
  "hybrid_game": ["--workload.frames=60"], "presentmon_replay": ["--workload.frames=600"],
 }
