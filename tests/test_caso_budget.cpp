@@ -67,6 +67,33 @@ TEST_CASE("scanout_underflow: the StaticCheck's budget is the derivation and swi
   CHECK(pass["verdict"] == "pass");
   const auto below = at(first - 64, "auto");
   CHECK(below["metrics"]["static_check_passed"] == false);
+  // At a 25 % watermark the buffer left when a request is issued is a quarter of it: L x need / 0.25 wins.
+  const auto quarter = run_json(
+      scenario("scanout_underflow") + " --display.fifo_bytes=11264 --display.watermark_pct=25 --present.path=auto",
+      "b25");
+  CHECK(quarter["metrics"]["static_check_fifo_needed_bytes"].get<double>() == std::ceil(lat * kNeed / 0.25));
+}
+
+TEST_CASE("scanout_underflow's verdict holds a passed StaticCheck to its word", "[C5][C6]") {
+  // The budget counts the copy engines only. Bulk copies on a compute engine (it runs COPY too) load the link
+  // the budget does not see: with 11,264 B it derives L = 550 + (8,192 + 24) / rate + 8,192 / completion rate
+  // = 1,728 ns and passes, the scan-out crosses the link and underflows. The verdict names both broken promises.
+  const auto j =
+      run_json(scenario("scanout_underflow") + " --display.fifo_bytes=11264 --gpu.node1.kind=compute", "unseen", 1);
+  const auto& m = j["metrics"];
+  CHECK(m["static_check_passed"] == true);
+  CHECK(m["static_check_latency_ns"].get<double>() == Approx(budget_latency(8192, 0)).epsilon(1e-9));
+  CHECK(m["underflows"].get<int>() > 0);
+  CHECK(m["static_check_kept"] == false);
+  bool underflowed = false, waited = false;
+  for (auto& w : j["why_failed"]) {
+    const std::string s = w.get<std::string>();
+    underflowed |=
+        s.rfind("the StaticCheck passed (", 0) == 0 && s.find("but the scan-out underflowed") != std::string::npos;
+    waited |= s.rfind("a scan-out request waited ", 0) == 0 && s.find("beyond the") != std::string::npos;
+  }
+  CHECK(underflowed);
+  CHECK(waited);
 }
 
 TEST_CASE("hybrid_present with the dGPU driving the panel: one copy on the laptop's link and two where it cannot feed",
@@ -157,6 +184,10 @@ TEST_CASE("D3D12CreateDevice fails when the UMD reports CrossAdapterRowMajorText
              "dGPU: D3D12CreateDevice failed: the UMD reports CrossAdapterRowMajorTextureSupported but the kernel "
              "driver's tier is 1 (no CrossAdapterResourceTexture; CASO support, tier 2)";
   CHECK(named);
+  // On a tier-2 kernel driver the device is created (tier 2 is the cap's contract, not tier 3).
+  const auto tier2 = run_json(
+      scenario("hybrid_present") + " --workload.frames=4 --gpu.kmd_cross_adapter_caps=resource+texture", "d3d12t2");
+  CHECK(tier2["verdict"] == "pass");
   // Without the UMD cap the device is created on the tier-1 adapter and the frames flow.
   const auto ok = run_json(base + " --gpu.umd_cross_adapter_row_major_texture=false", "d3d12ok");
   CHECK(ok["verdict"] == "pass");

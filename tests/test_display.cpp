@@ -416,6 +416,27 @@ TEST_CASE("display: an immediate flip takes effect with the next request and rec
   CHECK_FALSE(r.ic.take(vec, at));
 }
 
+TEST_CASE("display: an immediate flip supersedes a pending vsync'd flip", "[C6]") {
+  Rig r;
+  const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;
+  const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
+  r.cpu.body = [&] {
+    r.start(a);
+    r.wait_until(t.line_start(0, 100));
+    r.cpu.bus.post64(kRegs + dr::kSurfaceAddr, b);           // vsync'd, pending
+    r.cpu.bus.post64(kRegs + dr::kSurfaceAddrImmediate, c);  // immediate: c from now on, b never latched
+    r.wait_until(t.frame_start(1) + t.line_period());
+    sc_stop();
+  };
+  sc_start();
+  CHECK(r.disp.flips_latched() == 0);
+  CHECK(r.disp.flips_replaced() == 1);
+  CHECK(r.disp.immediate_flips() == 1);
+  CHECK_FALSE(r.disp.flip_pending());
+  REQUIRE(r.frames.size() == 2);
+  CHECK(r.frames[1].surface == c);
+}
+
 TEST_CASE("display: Two flips before one vblank: the latest wins, the other is counted replaced", "[C6]") {
   Rig r;
   const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;
