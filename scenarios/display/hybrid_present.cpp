@@ -322,11 +322,27 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("energy_per_frame_mj", energy_->summary());
   report_scanout(*display_, d, r);
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
-  // The link carries a whole surface for every frame: copy 1 when the dGPU renders; copy 2 (or the
-  // composition's read) when it displays a copy, and scan-out (one per refresh) when it displays one copy.
-  r.check(d.link_bytes >= frames_ * s_.xsurf[0].bytes(), "the link carried " + std::to_string(d.link_bytes) +
-                                                             " B for " + std::to_string(frames_) +
-                                                             " frames, less than one cross-adapter surface each");
+  // What must have crossed the link in the window: copy 1 of every frame when the dGPU renders; when it
+  // displays, copy 2 (or the composition's read) of every copied frame, and, with every frame on one copy,
+  // every byte the scan-out fetched (it reads the system-memory surface across the link).
+  uint64_t copied = 0;
+  for (uint64_t n = 1; n <= frames_; ++n) copied += st_[n].path != PresentPath::OneCopy;
+  const uint64_t surface = s_.xsurf[0].bytes();
+  // (The refreshes scanned wholly inside the window out of system memory: not the blank primary the panel
+  // shows before the first flip, which is in the display adapter's local memory.)
+  uint64_t system_refreshes = 0;
+  const sc_core::sc_time active = display_->timing().line_period() * double(display_->timing().mode().v_active);
+  for (auto& f : seen_) {
+    const bool local = f.surface >= dmm.local_base() && f.surface < dmm.local_base() + dmm.local_size();
+    if (!local && f.first_line_time >= t0_.at && f.first_line_time + active <= t1_.at) ++system_refreshes;
+  }
+  const uint64_t must =
+      s_.render.key == "gpu"
+          ? frames_ * surface
+          : copied * surface + (copied == 0 ? system_refreshes * display_->timing().frame_bytes() : 0);
+  r.check(d.link_bytes >= must, "the link carried " + std::to_string(d.link_bytes) + " B for " +
+                                    std::to_string(frames_) + " frames, less than the " + std::to_string(must) +
+                                    " B their copies and scan-out must move across it");
 }
 
 void HybridPresent::write_presentmon(Platform& p, Results& r, const std::vector<std::optional<double>>& shown_ns) {
