@@ -635,8 +635,11 @@ ScenarioInfo make(const char* name, const char* summary, Expect e, Defaults d) {
                             "A: VidMm moves or fills a healthy app's allocation on the hang node this often "
                             "(0 = no paging)",
                             o);
-            ps.declare_int("workload.paging_bytes", 65536, "bytes", 4096, int64_t(1) << 30,
-                           "A: 64 KiB per paging operation (one allocation)", o);
+            ps.declare_int("workload.paging_bytes", 65536, "bytes", 4096, int64_t(256) << 20,
+                           "A: 64 KiB per paging operation (one allocation); at most 256 MiB, as the model holds "
+                           "it about five times in host memory (the local copy, VidMm's restore copy, the TDR "
+                           "monitor's snapshot of VRAM: 1.3 GB resident at the maximum)",
+                           o);
             ps.declare_real("workload.after_ms", 5, "ms", 0.001, 1e5,
                             "A: the load stays on this long after the sequence ends (the 'after' window)", o);
           },
