@@ -21,6 +21,19 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
 }
 }  // namespace
 
+namespace {
+// A paging hang that resets the adapter quickly: a 1 MiB paging VA (the driver's answer overridden, so
+// transfers and notifications come in 1 MiB chunks), a 1 ms quantum and TDR delay (the hung packet times
+// out 2 ms after it reached the head), and a 1 s adapter reset (T7).
+std::map<std::string, std::string> hung_paging_params() {
+  return {{"kmd.paging_va_answer", "override"},
+          {"kmd.paging_va_mb", "1"},
+          {"vidsch.quantum_ms", "1"},
+          {"vidsch.tdr_delay_ms", "1"},
+          {"cmp.adapter_reset_ms", "1000"}};
+}
+}  // namespace
+
 TEST_CASE(
     "VidMm's eviction transfer hangs on its writer - its process device goes to error state and not the system "
     "device - the adapter reset loses local memory - VidMm restores it and redoes the aborted transfer so the evicted "
@@ -28,11 +41,7 @@ TEST_CASE(
     "[T7][T5]") {
   // vidsch.quantum_ms = 1 and vidsch.tdr_delay_ms = 1: the hung transfer times out 2 ms after it reached the head;
   // the engine reset hits a paging packet, so the adapter resets (T7, cmp.adapter_reset_ms = 1000).
-  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_answer", "override"},
-                                             {"kmd.paging_va_mb", "1"},
-                                             {"vidsch.quantum_ms", "1"},
-                                             {"vidsch.tdr_delay_ms", "1"},
-                                             {"cmp.adapter_reset_ms", "1000"}});
+  Bench b(hung_paging_params());
   auto& p = b.p;
   PacketScheduler& ps = p.vidsch.packets();
   TdrRulesMonitor mon(p);
@@ -153,11 +162,7 @@ TEST_CASE(
   // the first waiting for the allocation's last writer, which never finishes. The timeout's engine reset hits that
   // paging packet: the adapter resets (T7). Its chunk was not notified; after the reset VidMm submits it again
   // (without the wait) and it completes: chunks 0, 1 and 2 notified, each once, in order.
-  Bench b(std::map<std::string, std::string>{{"kmd.paging_va_answer", "override"},
-                                             {"kmd.paging_va_mb", "1"},
-                                             {"vidsch.quantum_ms", "1"},
-                                             {"vidsch.tdr_delay_ms", "1"},
-                                             {"cmp.adapter_reset_ms", "1000"}});
+  Bench b(hung_paging_params());
   auto& p = b.p;
   PacketScheduler& ps = p.vidsch.packets();
   TdrRulesMonitor mon(p);
