@@ -12,7 +12,8 @@ and the metric; the comments do not render, the figure does:
 The run is a scenario's name (scenarios/NAME.ini) and its overrides; the metric is a key of the
 results' `metrics` (a member of a structured metric after a dot), or `sim_time_ns`; an optional last
 word picks the unit it is shown in (ns, us, ms, s, B, KiB, MiB, GiB, mJ, J, mW, W, GB/s, %, x for the
-bare number, int for an integer with thousands separators, or `verdict`). Without a unit the metric's
+bare number, int for an integer with thousands separators, fraction for a 0–1 share shown in %, MB for
+bytes in decimal megabytes, or `verdict`). Without a unit the metric's
 own suffix decides (`_ns` is shown in ns, µs, ms or s by its size).
 
 A block of figures is a table of several metrics of one run:
@@ -41,7 +42,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIG = re.compile(r"<!-- fig: ([^|>]+?) \| ([^>]+?) -->(.*?)<!-- /fig -->", re.S)
 BLOCK = re.compile(r"(<!-- figures: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- /figures -->)", re.S)
-UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "mJ", "J", "mW", "W", "GB/s", "%", "x", "int", "verdict")
+UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MB", "mJ", "J", "mW", "W", "GB/s", "%", "fraction", "x", "int", "verdict")
 
 
 def bad(message):
@@ -107,6 +108,10 @@ def fmt(value, unit, metric):
         return sig(value / 1e3) + " J"
     if unit == "W":
         return sig(value / 1e3) + " W"
+    if unit == "fraction":
+        return sig(value * 100, 3) + " %"
+    if unit == "MB":
+        return sig(value / 1e6, 3) + " MB"
     if unit == "int":
         return f"{int(round(value)):,}"
     if unit == "x":
