@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The figures the user guide quotes, kept equal to what the binary gives.
 
-    workbench/docs_figures.py [--gpumodel BIN] [--check] [--jobs N] [FILE.md ...]
+    workbench/docs_figures.py [--gpumodel BIN] [--check] [--jobs N] [PAGE ...]
 
 A figure in README.md or a page under docs/ is written between two HTML comments that name the run
 and the metric; the comments do not render, the figure does:

@@ -12,7 +12,7 @@ Two kinds of block, each between an opening and a closing HTML comment that the 
 
   <!-- scenario-keys: NAME -->  ...  <!-- /scenario-keys -->
       A table of scenario NAME's own keys (`gpumodel --list-params-json`, "scenarios"): every scenario
-      has a page docs/scenarios/NAME.md with this block.
+      has a page docs/scenarios/<name>.md with this block.
 
   <!-- regs: FILE NAME ... -->  ...  <!-- /regs -->
       A table of register constants of FILE (a header under the source tree, e.g.
