@@ -24,7 +24,7 @@ def main():
     a = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        page = os.path.join(tmp, "page.md")
+        page = os.path.join(tmp, "page.markdown")
 
         def write(text):
             with open(page, "w", encoding="utf-8") as f:
