@@ -116,12 +116,12 @@ void list_scenarios() {
 
 std::string resolve_scenario_file(const std::string& arg) {
   std::error_code ec;
-  const bool bare = arg.find('/') == std::string::npos && fs::path(arg).extension() != ".ini";
+  const bool bare = !arg.empty() && arg.find('/') == std::string::npos && fs::path(arg).extension() != ".ini";
+  // A bare name: a file of that name here, else the scenario (a directory of that name, such as a
+  // scenario's source folder when run inside scenarios/, is not what the user means).
+  if (bare && fs::is_regular_file(arg, ec)) return arg;
+  if (bare && fs::is_regular_file(kScenariosDir + "/" + arg + ".ini", ec)) return kScenariosDir + "/" + arg + ".ini";
   if (fs::exists(arg, ec) || fs::is_symlink(fs::symlink_status(arg, ec))) return arg;
-  if (bare && !arg.empty()) {
-    const std::string named = kScenariosDir + "/" + arg + ".ini";
-    if (fs::is_regular_file(named, ec)) return named;
-  }
   // Nothing of that name: the closest runnable names, or for a path the closest .ini beside it.
   std::vector<std::string> names;
   std::string shown;
