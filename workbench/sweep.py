@@ -30,7 +30,8 @@ or missing results: the run is still a row of the merge, with why); 2 bad sweep 
 SWEEP.ini (a comment starts with # or ; at the start of a line or after a space):
 
   [sweep]
-  scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory
+  scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory, or
+                                             # a bare NAME: the source tree's scenarios/NAME.ini
   mode = cartesian                           # or zip; default cartesian
   seeds = 1, 2, 3                            # or a range 1..3; default 1
 

@@ -147,12 +147,22 @@ class Sweep:
         e = settings["scenario"]
         self.scenario_given = e.value
         self.scenario = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), e.value))
+        # A bare name (no '/', no .ini, no such file beside the sweep file) is the source tree's
+        # scenarios/NAME.ini, as `gpumodel NAME` runs it.
+        named = os.path.join(wb.REPO_ROOT, "scenarios", e.value + ".ini")
+        if ("/" not in e.value and not e.value.endswith(".ini") and not os.path.isfile(self.scenario)
+                and os.path.isfile(named)):
+            self.scenario = named
         try:
             with open(self.scenario, "rb"):
                 pass
         except OSError as err:
+            names = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(wb.REPO_ROOT, "scenarios"))
+                           if f.endswith(".ini"))
+            stem = os.path.splitext(os.path.basename(e.value))[0]
             bad(f"{path}:{e.line}", f"sweep.scenario: cannot read '{self.scenario}': {err.strerror} "
-                "(a relative path is taken from the sweep file's directory)")
+                "(a relative path is taken from the sweep file's directory; a bare NAME is scenarios/NAME.ini)"
+                + wb.did_you_mean(wb.suggest(stem, names)))
         self.mode = "cartesian"
         if "mode" in settings:
             e = settings["mode"]

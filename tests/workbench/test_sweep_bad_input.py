@@ -17,6 +17,8 @@ CASES = [
     ("no [sweep]", "[axes]\ncpu.idle_state = C1\n", [], ["[sweep]", "missing"]),
     ("no scenario", "[sweep]\nseeds = 1\n", [], ["sweep.scenario", "missing"]),
     ("unreadable scenario", "[sweep]\nscenario = no_such_dir/x.ini\n", [], ["sweep.scenario", "cannot read", "x.ini"]),
+    ("misspelt scenario name", "[sweep]\nscenario = fence_signl\n", [], ["sweep.scenario", "cannot read",
+                                                                         "did you mean 'fence_signal'?"]),
     ("bad mode", ok_head + "mode = grid\n", [], ["sweep.mode", "'grid'", "cartesian", "zip"]),
     ("misspelt mode", ok_head + "mode = zpi\n", [], ["sweep.mode", "'zpi'", "did you mean 'zip'?"]),
     ("seed not an integer", ok_head + "seeds = 1, two\n", [], ["sweep.seeds", "'two'", "unsigned"]),
@@ -76,6 +78,11 @@ for i, (name, text, extra, fragments) in enumerate(CASES):
     t.check(p.stdout == "", f"{name}: nothing on stdout (got {p.stdout!r})")
     t.check(not os.path.exists(out), f"{name}: no output directory made")
 t.check(os.listdir(foreign) == ["notes.txt"], "a foreign --out directory is left as it was")
+
+# A bare scenario name: the source tree's scenarios/NAME.ini.
+p = t.tool("sweep", t.write("byname.ini", "[sweep]\nscenario = fence_signal\n"), "--dry-run", "--out",
+           os.path.join(t.tmp, "byname"))
+t.check(p.returncode == 0 and fence in p.stdout, f"scenario = fence_signal runs {fence} ({p.stderr.strip()!r})")
 
 # Without --out: build/sweeps/<stem> under the working directory, never in the source tree.
 work = os.path.join(t.tmp, "work")
