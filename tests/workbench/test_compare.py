@@ -108,6 +108,7 @@ for args, fragment in [
     ([a_path, t.write("neither.json", "{\"x\": 1}")], "neither a results file"),
     ([a_path, other], "gpu_wait"),
     ([a_path, b_path, "--tol", "signal_to_wak=0.1"], "signal_to_wak"),
+    ([a_path, b_path, "--tol", "signal_to_wak=0.1"], "did you mean 'signal_to_wake_ns'"),
     ([a_path, b_path, "--tol", "signal_to_wake_ns=-1"], "signal_to_wake_ns"),
     ([a_path, b_path, "--tol", "signal_to_wake_ns=lots"], "lots"),
     ([a_path, b_path, "--default-tol", "abs:"], "--default-tol"),
