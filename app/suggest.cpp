@@ -85,7 +85,9 @@ std::vector<std::string> suggest(const std::string& word, const std::vector<Cand
       continue;
     }
     if (!c.words_only) {
-      const size_t d = edit_distance(w, n);
+      // The distance is at least the difference in length: a 100 kB word costs no table.
+      const size_t gap = w.size() > n.size() ? w.size() - n.size() : n.size() - w.size();
+      const size_t d = gap > max_edits(w.size()) ? gap : edit_distance(w, n);
       if (d <= max_edits(w.size())) {
         found.push_back({1, 0, long(d), other, c.name.size(), c.name});
         continue;

@@ -143,7 +143,8 @@ def suggest(word, candidates, limit=3):
         if n == w:
             found.append((0, 0, 0, other, len(name), name))
             continue
-        d = edit_distance(w, n)
+        d = abs(len(w) - len(n))  # at least the difference in length: no table for a long word
+        d = d if d > max_edits else edit_distance(w, n)
         if d <= max_edits:
             found.append((1, 0, d, other, len(name), name))
             continue
