@@ -130,7 +130,7 @@ TEST_CASE("CLI: a misspelt scenario name in a file or on the command line names 
   expect_refused("cli_suggest_scenario.ini", "did you mean 'fence_signal'?");
   expect_refused("fence_signl", "'fence_signl' is neither a scenario file nor a scenario name");
   expect_refused("fence_signl", "did you mean 'fence_signal'?");
-  expect_refused("fence_race_no_barier", "did you mean 'fence_race_no_barrier'?");  // a variant's file
+  expect_refused("fence_race_no_barier", "did you mean 'fence_race_no_barrier'");  // a variant's file
   expect_refused("fence_signl.ini", "did you mean 'fence_signal'?");
   // A path: the closest file beside it.
   expect_refused(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signl.ini",
