@@ -21,9 +21,9 @@ fs::path scratch(const std::string& name) {
 }
 // Runs gpumodel in `dir`; its stdout, stderr and exit code go to the test's own directory.
 Run run_in(const fs::path& dir, const std::string& args) {
-  static const fs::path here = fs::current_path();
-  const std::string out = (here / "cli_outputs_out.txt").string(), err = (here / "cli_outputs_err.txt").string(),
-                    rc = (here / "cli_outputs_rc.txt").string();
+  // Named by the process: ctest runs this file's test cases side by side.
+  static const std::string base = (fs::current_path() / ("cli_outputs_" + std::to_string(::getpid()))).string();
+  const std::string out = base + "_out.txt", err = base + "_err.txt", rc = base + "_rc.txt";
   const std::string cmd = "cd '" + dir.string() + "' && " + GPUMODEL_BIN + " " + args + " >'" + out + "' 2>'" + err +
                           "'; echo $? >'" + rc + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
@@ -31,6 +31,7 @@ Run run_in(const fs::path& dir, const std::string& args) {
   r.code = std::stoi(slurp(rc));
   r.out = slurp(out);
   r.err = slurp(err);
+  for (const std::string& f : {out, err, rc}) fs::remove(f);
   return r;
 }
 std::set<std::string> files_in(const fs::path& dir) {
