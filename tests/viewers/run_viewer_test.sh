@@ -20,5 +20,5 @@ if [ ! -f "$viewers/node_modules/@paulirish/trace_engine/package.json" ]; then
   echo "SKIP: the DevTools trace engine is not installed in $viewers; install it with: tests/viewers/install.sh $(dirname "$viewers")"
   exit 77
 fi
-"$gpumodel" "$@" --timeline "$out" --quiet
+"$gpumodel" "$@" --timeline "$out" --quiet >/dev/null
 exec node "$(dirname "$0")/check_timeline.mjs" --modules "$viewers" $flows "$out"
