@@ -145,8 +145,8 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
   };
   // Slices: B/E instead of X; an X without a duration or a category, or of a negative one; two that
   // overlap without nesting; one that ends past the next one's start only in the viewers' arithmetic:
-  // 0.1 + 0.2 is 0.30000000000000004 as DevTools adds it, 0.001 + 1 is 1001 ns as Perfetto truncates
-  // each while 1.001 is 1000 ns.
+  // 5.4 + 0.2 is 5.6000000000000005 as DevTools adds it; 7.008 + 1 is 8008 ns as Perfetto truncates
+  // each, while 8.008 is 8007 ns.
   CHECK(broken([](json& ev) {
     ev[kDpc] = json::parse(R"({"ph":"B","name":"dpc","pid":2,"tid":21,"ts":3})");
     ev.push_back(json::parse(R"({"ph":"E","name":"dpc","pid":2,"tid":21,"ts":4})"));
@@ -161,16 +161,16 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     ev.push_back(x("6.1", "0.2"));
   }));
   CHECK(broken([&](json& ev) {
-    ev.push_back(x("5.1", "0.2"));
-    ev.push_back(x("5.3", "0.1"));
+    ev.push_back(x("5.4", "0.2"));
+    ev.push_back(x("5.6", "0.1"));
   }));
   CHECK_FALSE(broken([&](json& ev) {  // the same, the first a picosecond shorter
-    ev.push_back(x("5.1", "0.199999"));
-    ev.push_back(x("5.3", "0.1"));
+    ev.push_back(x("5.4", "0.199999"));
+    ev.push_back(x("5.6", "0.1"));
   }));
   CHECK(broken([&](json& ev) {
-    ev.push_back(x("5.001", "1"));
-    ev.push_back(x("6.001", "0.1"));
+    ev.push_back(x("7.008", "1"));
+    ev.push_back(x("8.008", "0.1"));
   }));
   // Order and fields: time going back on a track, no phase, no name, a text counter.
   CHECK_FALSE(broken([](json& ev) { ev[kCounter]["ts"] = 0.5; }));  // fine alone on its track ...
@@ -197,10 +197,11 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     ev.erase(kStart);
   }));
   CHECK(broken([](json& ev) {
-    ev[kWaitMark]["ts"] = 1;
-    ev[kWaitMark]["tid"] = 11;
-    ev[kEnd]["ts"] = 1;
-    ev[kEnd]["tid"] = 11;
+    for (int k : {kWaitMark, kEnd}) {  // both ends at 1 us on the packet track
+      ev[k]["ts"] = 1;
+      ev[k]["pid"] = 1;
+      ev[k]["tid"] = 11;
+    }
     ev.erase(kIsr);
     ev.erase(kDpc);
   }));
