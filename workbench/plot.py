@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plotlabels as labels  # noqa: E402
@@ -60,7 +59,8 @@ options:
   --logx             logarithmic x axis: numeric x only, every x above 0
   --logy             logarithmic y axis: every run's METRIC above 0
   --categorical      the x values as categories in the sweep's order, drawn as points
-  --script FILE      also write the gnuplot script to FILE (the data file named DATA)
+  --script FILE      also write the gnuplot script to FILE, the plotted data inline:
+                     `gnuplot FILE` redraws the plot (edit it to restyle)
 Exit code: 0 written, 1 gnuplot failed, 2 bad input (unknown column, an axis left open, a log
 axis over a value at or below 0 or over categories: the message names the column and a run).
 """
@@ -237,68 +237,71 @@ def plot(a):
     title = a.title or (f"{y} against {x}" + (f", by {lines}" if lines else ""))
     note = "mean over seeds, min/max bars" if several else None
 
-    groups = [k for k, (lv, block) in enumerate(table) if block]
-    with tempfile.TemporaryDirectory() as tmp:
-        data = os.path.join(tmp, "data.dat")
-        with open(data, "w") as f:
-            for k, (lv, block) in enumerate(table):
-                # Categories: the lines' points side by side around each category, not on top of each other.
-                dodge = (groups.index(k) - (len(groups) - 1) / 2) * DODGE if not numeric_x and k in groups else 0.0
-                for i, xv, mean, lo, hi, n in block:
-                    xpos = fmt(wb.as_number(xv) / x_div) if numeric_x else fmt(i + dodge)
-                    f.write(f"{xpos} {fmt(mean / y_div)} {fmt(lo / y_div)} {fmt(hi / y_div)} {n}\n")
-                f.write("\n\n")
-        if numeric_x:  # a trend along a number: lines
-            style, size = ("yerrorlines" if several else "linespoints"), 0.8
-        else:  # categories have no order between them to draw: points only
-            style, size = ("yerrorbars" if several else "points"), 1.3
-        using = "1:2:3:4" if several else "1:2"
-        plots = []
-        for n, k in enumerate(groups):
-            lv = table[k][0]
-            label = f"{lines} = {labels.value_text(lines_unit, lv)}" if lines else y_label
-            plots.append(f"{gp_string(data)} index {k} using {using} with {style} lw 2 "
-                         f"pt {POINT_TYPES[n % len(POINT_TYPES)]} ps {size} title {gp_string(label)}")
-        setup = [
-            "set encoding utf8",
-            "set termoption noenhanced",
-            f"set title {gp_string(title + (' (' + note + ')' if note else ''))}",
-            f"set xlabel {gp_string(x_label)}",
-            f"set ylabel {gp_string(y_label)}",
-            "set grid",
-            "set key outside bottom center horizontal",
-            "set bmargin 6",
-            "set format y '%g'",
-            "set format x '%g'",
-        ]
-        if a.logy:
-            setup.append("set logscale y")
-        if y_bool:
-            setup += ["set ytics ('false' 0, 'true' 1)", "set yrange [-0.1:1.1]"]
-        if numeric_x:
-            lo, hi = wb.as_number(xs[0]) / x_div, wb.as_number(xs[-1]) / x_div
-            if a.logx:
-                setup.append("set logscale x")
-                pad = (hi / lo) ** 0.04 if hi > lo else 1.5
-                setup.append(f"set xrange [{fmt(lo / pad)}:{fmt(hi * pad)}]")
-            else:
-                pad = (hi - lo) * 0.04 or 1.0
-                setup.append(f"set xrange [{fmt(lo - pad)}:{fmt(hi + pad)}]")
-            if len(xs) <= 8:  # a few values (link.gen 3, 4, 5; fps 1, 2, 5, 10, 30): tics at the values
-                setup.append(f"set xtics ({', '.join(fmt(wb.as_number(v) / x_div) for v in xs)})")
+    table = [(lv, block) for lv, block in table if block]
+    # The data inline (a datablock, one index per line): the script alone redraws the plot.
+    data = ["$data << EOD"]
+    for k, (lv, block) in enumerate(table):
+        # Categories: the lines' points side by side around each category, not on top of each other.
+        dodge = (k - (len(table) - 1) / 2) * DODGE if not numeric_x else 0.0
+        data.append(f"# {lines} = {lv}" if lines else f"# {y}")
+        for i, xv, mean, lo, hi, n in block:
+            xpos = fmt(wb.as_number(xv) / x_div) if numeric_x else fmt(i + dodge)
+            data.append(f"{xpos} {fmt(mean / y_div)} {fmt(lo / y_div)} {fmt(hi / y_div)} {n}")
+        data += ["", ""]
+    data.append("EOD")
+    if numeric_x:  # a trend along a number: lines
+        style, size = ("yerrorlines" if several else "linespoints"), 0.8
+    else:  # categories have no order between them to draw: points only
+        style, size = ("yerrorbars" if several else "points"), 1.3
+    using = "1:2:3:4" if several else "1:2"
+    plots = []
+    for k, (lv, block) in enumerate(table):
+        label = f"{lines} = {labels.value_text(lines_unit, lv)}" if lines else y_label
+        plots.append(f"$data index {k} using {using} with {style} lw 2 "
+                     f"pt {POINT_TYPES[k % len(POINT_TYPES)]} ps {size} title {gp_string(label)}")
+    setup = [
+        "set encoding utf8",
+        "set termoption noenhanced",
+        f"set title {gp_string(title + (' (' + note + ')' if note else ''))}",
+        f"set xlabel {gp_string(x_label)}",
+        f"set ylabel {gp_string(y_label)}",
+        "set grid",
+        "set key outside bottom center horizontal",
+        "set bmargin 6",
+        "set format y '%g'",
+        "set format x '%g'",
+    ]
+    if a.logy:
+        setup.append("set logscale y")
+    if y_bool:
+        setup += ["set ytics ('false' 0, 'true' 1)", "set yrange [-0.1:1.1]"]
+    if numeric_x:
+        lo, hi = wb.as_number(xs[0]) / x_div, wb.as_number(xs[-1]) / x_div
+        if a.logx:
+            setup.append("set logscale x")
+            pad = (hi / lo) ** 0.04 if hi > lo else 1.5
+            setup.append(f"set xrange [{fmt(lo / pad)}:{fmt(hi * pad)}]")
         else:
-            shown = [labels.number(wb.as_number(v) / x_div) for v in xs] if x_numbers else xs
-            tics = ", ".join(f"{gp_string(v)} {i}" for i, v in enumerate(shown))
-            setup += [f"set xtics ({tics})", f"set xrange [-0.5:{len(xs) - 0.5}]", "set grid noxtics"]
-        script = "\n".join(
-            [f"set terminal {png_term} size 960,600 noenhanced", f"set output {gp_string(prefix + '.png')}"]
-            + setup + ["plot " + ", ".join(plots)]
-            + ["set terminal svg size 960,600 dynamic noenhanced", f"set output {gp_string(prefix + '.svg')}",
-               "replot", "set output"]) + "\n"
-        if a.script:
+            pad = (hi - lo) * 0.04 or 1.0
+            setup.append(f"set xrange [{fmt(lo - pad)}:{fmt(hi + pad)}]")
+        if len(xs) <= 8:  # a few values (link.gen 3, 4, 5; fps 1, 2, 5, 10, 30): tics at the values
+            setup.append(f"set xtics ({', '.join(fmt(wb.as_number(v) / x_div) for v in xs)})")
+    else:
+        shown = [labels.number(wb.as_number(v) / x_div) for v in xs] if x_numbers else xs
+        tics = ", ".join(f"{gp_string(v)} {i}" for i, v in enumerate(shown))
+        setup += [f"set xtics ({tics})", f"set xrange [-0.5:{len(xs) - 0.5}]", "set grid noxtics"]
+    script = "\n".join(
+        data + [f"set terminal {png_term} size 960,600 noenhanced", f"set output {gp_string(prefix + '.png')}"]
+        + setup + ["plot " + ", ".join(plots)]
+        + ["set terminal svg size 960,600 dynamic noenhanced", f"set output {gp_string(prefix + '.svg')}",
+           "replot", "set output"]) + "\n"
+    if a.script:
+        try:
             with open(a.script, "w") as f:
-                f.write(script.replace(data, "DATA"))
-        p = subprocess.run([gnuplot], input=script, capture_output=True, text=True)
+                f.write(script)
+        except OSError as e:
+            raise wb.BadInput(f"--script {a.script}: cannot write: {e.strerror}")
+    p = subprocess.run([gnuplot], input=script, capture_output=True, text=True)
     if p.returncode != 0:
         print(f"gpumodel plot: gnuplot failed (exit {p.returncode}): {' '.join(p.stderr.split())}", file=sys.stderr)
         return 1

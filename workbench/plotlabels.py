@@ -161,7 +161,7 @@ def choose_scale(unit, values):
 
 
 def axis_label(words, symbol):
-    return f"{words} ({symbol})" if symbol else words
+    return f"{words} ({symbol})".strip() if symbol else words
 
 
 def number(x):

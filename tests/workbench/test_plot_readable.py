@@ -190,6 +190,28 @@ t.check(len(ticks) >= 5 and all(re.fullmatch(r"-?[0-9]{1,4}(\.[0-9]+)?", x) for 
 t.check("y axis: present to scan-out, mean (ms): the CSV's values / 1000000" in p.stdout,
         f"the scale is printed: {p.stdout.splitlines()[-3:]}")
 
+# The script carries the data, scaled (ms) and each line's points beside the others' at a category.
+blocks = {}
+for chunk in script.split("\nEOD\n")[0].split("\n# ")[1:]:
+    name, *rows_ = chunk.strip().splitlines()
+    blocks[name] = [[float(v) for v in r.split()] for r in rows_]
+want_blocks = {}
+for k, gen in enumerate((3, 4, 5)):  # --lines in numeric order
+    want_blocks[f"link.gen = {gen}"] = [
+        [i + (k - 1) * 0.12, m / 1e6, m / 1e6, m / 1e6, 1]
+        for i, path in enumerate(("two_copy", "one_copy"))
+        for m in [float(r[9]) for r in rows if r[3] == path and r[4] == gen and r[5] == 8192]]
+t.check(blocks.keys() == want_blocks.keys() and all(
+    len(blocks[b]) == len(want_blocks[b]) and all(abs(g - w) <= 1e-9 * max(1, abs(w)) for gr, wr in zip(blocks[b], want_blocks[b])
+                                                  for g, w in zip(gr, wr)) for b in want_blocks),
+        f"the script's data: x at the category +- 0.12 per line, y in ms: {blocks} want {want_blocks}")
+# `gnuplot SCRIPT` alone redraws the same plot.
+svg_path = os.path.join(t.tmp, "plots", "categorical.svg")
+os.remove(svg_path)
+g = subprocess.run(["gnuplot", os.path.join(t.tmp, "plots", "categorical.gp")], capture_output=True, text=True)
+with open(svg_path) as f:
+    t.check(g.returncode == 0 and f.read() == svg, f"gnuplot on the --script file redraws the same SVG ({g.stderr.strip()})")
+
 # The same CSV and options: the same SVG and PNG bytes.
 p2, _, svg2 = plot("categorical_again", "--x", "present.path", "--y", "present_to_scanout_ns.mean", "--lines",
                    "link.gen", "--where", "display.fifo_bytes=8192", "--title", "T")
