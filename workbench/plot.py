@@ -121,7 +121,7 @@ def scaled(divisor):
 
 
 def gp_string(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def fmt(x):

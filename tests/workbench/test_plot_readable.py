@@ -245,6 +245,18 @@ p, script, _ = plot("override_unit", "--x", "present.path", "--y", "present_to_s
                     "--where", "display.fifo_bytes=8192", "--ylabel", "latency")
 t.check(setting(script, "set ylabel") == '"latency (ms)"', f"--ylabel keeps the scaled unit: {setting(script, 'set ylabel')}")
 
+# A label with quotes and a backslash is drawn as given, not read as gnuplot syntax.
+p, script, svg = plot("quotes", "--x", "link.gen", "--y", "underflows", "--where", "present.path=one_copy",
+                      "--where", "display.fifo_bytes=8192", "--ylabel", 'say "no" \\n')
+t.check(p.returncode == 0 and '<text>say "no" \\n</text>' in svg,
+        f"a label with quotes and a backslash: exit 0, drawn as given (got {p.returncode}: {p.stderr.strip()!r})")
+p = t.tool("plot", csv_path, "--x", "link.gen", "--y", "underflows", "--where", "present.path=one_copy",
+           "--where", "display.fifo_bytes=8192", "--out", os.path.join(t.tmp, "plots", "noscript"),
+           "--script", os.path.join(t.tmp, "no", "such", "dir", "x.gp"))
+t.check(p.returncode == 2 and "--script" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+        and not os.path.exists(os.path.join(t.tmp, "plots", "noscript.png")),
+        f"an unwritable --script: exit 2 naming it, nothing drawn (got {p.returncode}: {p.stderr.strip()!r})")
+
 # true/false on y: 0 and 1, tics reading false and true.
 p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_passed", "--where", "present.path=one_copy",
                     "--where", "link.gen=3")
