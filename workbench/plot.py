@@ -100,7 +100,8 @@ def ordered(values):
     return distinct, False
 
 
-# Categories with several lines: each line's points this far (in categories) from the next one's.
+# Categories with several lines: each line's points this far (in categories) from the next one's, less
+# when there are more than 6 lines so that they stay within their category.
 DODGE = 0.12
 # gnuplot point types, one per line: filled circle, square, triangle up, triangle down, diamond, pentagon.
 POINT_TYPES = [7, 5, 9, 11, 13, 15]
@@ -242,7 +243,7 @@ def plot(a):
     data = ["$data << EOD"]
     for k, (lv, block) in enumerate(table):
         # Categories: the lines' points side by side around each category, not on top of each other.
-        dodge = (k - (len(table) - 1) / 2) * DODGE if not numeric_x else 0.0
+        dodge = (k - (len(table) - 1) / 2) * min(DODGE, 0.8 / len(table)) if not numeric_x else 0.0
         data.append(f"# {lines} = {lv}" if lines else f"# {y}")
         for i, xv, mean, lo, hi, n in block:
             xpos = fmt(wb.as_number(xv) / x_div) if numeric_x else fmt(i + dodge)
