@@ -98,7 +98,7 @@ def _split_unit(component):
             return _words(tokens[:-3]) or unit.noun, unit
         unit = SUFFIXES.get(lower[-3])
         if unit is not None and lower[-3] != "s":
-            return _words(tokens[:-3] + tokens[-2:]) or unit.noun + " " + _words(tokens[-2:]), unit
+            return _words((tokens[:-3] or [unit.noun]) + tokens[-2:]), unit
         if lower[-1] == "s":  # a count per second: cpu_interrupts_per_s
             return _words(tokens[:-2]), PER_SECOND
         return _words(tokens), None
@@ -129,8 +129,9 @@ def describe(name):
             break
     if at is None:
         head, tail = [_split_unit(p)[0] for p in parts], []
-        if len(parts) > 1 and parts[-1].lower() in STATS:
-            head, tail = head[:-1], [STATS[parts[-1].lower()]]
+        last = parts[-1].lower()
+        if len(parts) > 1 and (last in STATS or last == "n"):
+            head, tail = head[:-1], [STATS.get(last, SAMPLE_COUNTS["n"])]
         return ", ".join([" ".join(head)] + tail), None
     head = " ".join([_split_unit(p)[0] for p in parts[:at]] + [_split_unit(parts[at])[0]])
     after = parts[at + 1:]

@@ -53,6 +53,12 @@ TABLE = [  # column, words, the column's own unit (before scaling)
     ("present.path", "present path", None),
     ("underflows", "underflows", None),
     ("tear_line.p99", "tear line, 99th percentile", None),
+    ("tear_line.n", "tear line, samples", None),
+    ("gpu_ns_per_signal", "GPU per signal", "ns"),
+    ("ns_per_signal", "time per signal", "ns"),
+    ("bytes_moved", "bytes moved", "B"),
+    ("cpu_interrupt_causes_per_s.fence", "CPU interrupt causes, fence", "/s"),
+    ("pcie_reads_per_interrupt", "PCIe reads per interrupt", None),
 ]
 for name, words, symbol in TABLE:
     got_words, unit = labels.describe(name)
