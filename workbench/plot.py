@@ -255,9 +255,10 @@ def plot(a):
     else:  # categories have no order between them to draw: points only
         style, size = ("yerrorbars" if several else "points"), 1.3
     using = "1:2:3:4" if several else "1:2"
-    plots = []
+    plots, legend = [], []
     for k, (lv, block) in enumerate(table):
         label = f"{lines} = {labels.value_text(lines_unit, lv)}" if lines else y_label
+        legend.append(label)
         plots.append(f"$data index {k} using {using} with {style} lw 2 "
                      f"pt {POINT_TYPES[k % len(POINT_TYPES)]} ps {size} title {gp_string(label)}")
     setup = [
@@ -267,11 +268,15 @@ def plot(a):
         f"set xlabel {gp_string(x_label)}",
         f"set ylabel {gp_string(y_label)}",
         "set grid",
-        "set key outside bottom center horizontal",
-        "set bmargin 6",
         "set format y '%g'",
         "set format x '%g'",
     ]
+    # The legend in one row under the plot while it fits the width (about 7 px a character and 60 for
+    # the sample), else a column at the right: many lines' entries never overlap the plot.
+    if sum(7 * len(t) + 60 for t in legend) <= 900:
+        setup += ["set key outside bottom center horizontal", "set bmargin 6"]
+    else:
+        setup += ["set key outside right top vertical"]
     if a.logy:
         setup.append("set logscale y")
     if y_bool:

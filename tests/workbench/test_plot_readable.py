@@ -226,10 +226,11 @@ with open(os.path.join(t.tmp, "plots", "categorical.png"), "rb") as f1, \
     t.check(svg == svg2 and f1.read() == f2.read() and p2.returncode == 0, "the same input twice: identical SVG and PNG")
 
 # A numeric x (link.gen) is sorted and drawn as lines; --categorical makes it categories in sweep order.
-p, script, _ = plot("numeric", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
+p, script_numeric, _ = plot("numeric", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
                     "--where", "display.fifo_bytes=8192")
-t.check(p.returncode == 0 and plot_styles(script) == ["linespoints"] * 2 and setting(script, "set xtics") == "(3, 4, 5)",
-        f"numeric x: lines, tics at 3, 4, 5: {plot_styles(script)} {setting(script, 'set xtics')}")
+t.check(p.returncode == 0 and plot_styles(script_numeric) == ["linespoints"] * 2
+        and setting(script_numeric, "set xtics") == "(3, 4, 5)",
+        f"numeric x: lines, tics at 3, 4, 5: {plot_styles(script_numeric)} {setting(script_numeric, 'set xtics')}")
 p, script, _ = plot("as_categories", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
                     "--where", "display.fifo_bytes=8192", "--categorical")
 t.check(p.returncode == 0 and plot_styles(script) == ["points"] * 2
@@ -262,6 +263,16 @@ p = t.tool("plot", csv_path, "--x", "link.gen", "--y", "underflows", "--where", 
 t.check(p.returncode == 2 and "--script" in p.stderr and len(p.stderr.strip().splitlines()) == 1
         and not os.path.exists(os.path.join(t.tmp, "plots", "noscript.png")),
         f"an unwritable --script: exit 2 naming it, nothing drawn (got {p.returncode}: {p.stderr.strip()!r})")
+
+# A legend that fits the width goes in a row under the plot; a long one in a column at the right.
+t.check(setting(script_numeric, "set key") == "outside bottom center horizontal",
+        f"two lines: the legend in a row under the plot: {setting(script_numeric, 'set key')}")
+many_csv = t.write("many.csv", "run,point,seed,link.gen,display.fifo_bytes,exit_code,verdict,why,underflows\n" + "".join(
+    f"{i * 2 + g},{i * 2 + g},1,{3 + g},{8192 + 1024 * i},0,pass,,{100 * i}\n" for i in range(12) for g in (0, 1)))
+p, script, _ = plot("many", "--x", "link.gen", "--y", "underflows", "--lines", "display.fifo_bytes", csv=many_csv)
+t.check(p.returncode == 0 and setting(script, "set key") == "outside right top vertical"
+        and script.count('title "display.fifo_bytes = ') == 12,
+        f"12 lines: a column of 12 entries at the right (exit {p.returncode}): {setting(script, 'set key')}")
 
 # true/false on y: 0 and 1, tics reading false and true.
 p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_passed", "--where", "present.path=one_copy",
