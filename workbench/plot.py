@@ -32,7 +32,8 @@ The values are scaled to the unit their range calls for, so ticks keep to four d
 point: times in ps, ns, µs, ms or s; bytes in B, KiB, MiB or GiB; bandwidth in B/s .. GB/s (decimal);
 energy nJ .. kJ; power µW .. kW; frequency Hz .. GHz; % and fps as they are; a count from 10,000 up
 in thousands, millions. The label names the unit chosen. --lines' legend reads "link.gen = 4",
-"display.fifo_bytes = 16 KiB", "cpu.thread_wake_ns = 3 µs".
+"display.fifo_bytes = 16 KiB", "cpu.thread_wake_ns = 3 µs": a row under the plot, or a column at
+its right when a row would not fit.
 
 An x axis whose values are not all numbers (C1, C1E ..., one_copy, two_copy, true/false) is
 categorical: the categories in the sweep's order (first appearance in the CSV) as the x tics, each
