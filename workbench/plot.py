@@ -118,6 +118,15 @@ def refuse_non_positive(option, what, column_name, rows, x):
                               f"needs values above 0; drop {option}, or leave those runs out with --where")
 
 
+def log_range(axis, lo, hi, tics=True):
+    """A log axis's range, the data and a margin, and tics a reader can read (labels.log_tics)."""
+    pad = (hi / lo) ** 0.04 if hi > lo else 1.1
+    lo, hi = lo / pad, hi * pad
+    tics = labels.log_tics(lo, hi) if tics else None
+    return [f"set {axis}range [{fmt(lo)}:{fmt(hi)}]"] + ([f"set {axis}tics ({', '.join(fmt(v) for v in tics)})"]
+                                                         if tics else [])
+
+
 def scaled(divisor):
     return f": the CSV's values / {fmt(divisor)}" if divisor != 1 else ""
 
@@ -279,15 +288,16 @@ def plot(a):
     else:
         setup += ["set key outside right top vertical"]
     if a.logy:
-        setup.append("set logscale y")
-    if y_bool:
+        values = [v / y_div for _, block in table for row in block for v in row[2:5]]
+        setup += ["set logscale y"] + log_range("y", min(values), max(values))
+    elif y_bool:
         setup += ["set ytics ('false' 0, 'true' 1)", "set yrange [-0.1:1.1]"]
+    else:  # the data's range and a margin, so that no point lies on the frame (underflows = 0)
+        setup += ["set autoscale yfix", "set offsets 0, 0, graph 0.05, graph 0.05"]
     if numeric_x:
         lo, hi = wb.as_number(xs[0]) / x_div, wb.as_number(xs[-1]) / x_div
         if a.logx:
-            setup.append("set logscale x")
-            pad = (hi / lo) ** 0.04 if hi > lo else 1.5
-            setup.append(f"set xrange [{fmt(lo / pad)}:{fmt(hi * pad)}]")
+            setup += ["set logscale x"] + log_range("x", lo, hi, tics=len(xs) > 8)
         else:
             pad = (hi - lo) * 0.04 or 1.0
             setup.append(f"set xrange [{fmt(lo - pad)}:{fmt(hi + pad)}]")

@@ -13,6 +13,7 @@ parameters are MiB), _mbps _gbps (decimal MB/s, GB/s: bytes per ns), _mj, _mw, _
 fps, pJ/bit, mW/GiB). tests/workbench/test_plot_labels.py checks the table against every parameter's
 unit in `gpumodel --list-params-json`. Python 3 standard library only."""
 
+import math
 import re
 
 # Unit families, each (symbol, size in the family's base unit) from small to large.
@@ -184,3 +185,20 @@ def value_text(unit, text):
         return text
     symbol, divisor = choose_scale(unit, [x])
     return f"{number(x / divisor)} {symbol}".strip()
+
+
+def log_tics(lo, hi):
+    """Tic positions a reader can read on a log axis over [lo, hi] (both above 0): over three decades or
+    more, None (gnuplot's 1, 10, 100 ...); over one to three, 1, 2 and 5 in each decade; within one
+    decade, round numbers about a sixth of the range apart (4.7 .. 7.0 W: 5, 5.5, 6, 6.5, 7), where
+    gnuplot alone would label no tic at all."""
+    if hi / lo >= 1000:
+        return None
+    if hi / lo >= 10:
+        return [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                for m in (1, 2, 5) if lo <= m * 10.0**k <= hi]
+    rough = (hi - lo) / 6 or lo
+    decade = 10.0 ** math.floor(math.log10(rough))
+    step = [m * decade for m in (1, 2, 5, 10) if m * decade >= rough][0]
+    first = math.ceil(lo / step - 1e-9)
+    return [float(f"{i * step:.12g}") for i in range(first, math.floor(hi / step + 1e-9) + 1)]

@@ -124,6 +124,17 @@ for exp in range(-3, 12):
         symbol, div = labels.choose_scale(labels.SUFFIXES["ns"], [v])
         t.check(1 <= v / div < 1000, f"{v:g} ns plots as {v / div:g} {symbol}: 1 to 999")
 
+# Log-axis tics: gnuplot alone labels only powers of ten, none at all within one decade.
+for lo, hi, want in [(4.7, 7.0, [5, 5.5, 6, 6.5, 7]), (0.9, 33, [1, 2, 5, 10, 20]), (13.3, 14.5, [13.4, 13.6, 13.8, 14, 14.2, 14.4]),
+                     (1e-3, 10, None), (120, 2000, [200, 500, 1000, 2000])]:
+    got = labels.log_tics(lo, hi)
+    t.check(got == want, f"log_tics({lo}, {hi}) = {got}, want {want}")
+for lo in (0.013, 0.7, 1, 3.3, 47, 999):
+    for span in (1.01, 1.5, 3, 9.9, 10, 99, 999):
+        got = labels.log_tics(lo, lo * span)
+        t.check(got is not None and len(got) >= 2 and all(lo <= v <= lo * span for v in got),
+                f"log_tics({lo}, {lo * span:g}): at least two tics, all within: {got}")
+
 # --- Legend values --------------------------------------------------------------------------------
 for column, value, shown in [("display.fifo_bytes", "16384", "16 KiB"), ("cpu.thread_wake_ns", "3000", "3 µs"),
                              ("present_to_flip_ns.mean", "4642300", "4.642 ms"), ("link.gen", "4", "4"),
@@ -284,6 +295,8 @@ t.check(p.returncode == 0 and setting(script, "set ytics") == "('false' 0, 'true
 p, script, _ = plot("logy", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
                     "--where", "display.fifo_bytes=8192", "--logy")
 t.check(p.returncode == 0 and "set logscale y" in script.splitlines(), f"--logy: a log y axis (exit {p.returncode})")
+t.check(setting(script, "set ytics") == "(13.4, 13.6, 13.8, 14, 14.2, 14.4)",
+        f"--logy within a decade (13.4 .. 14.4 ms): labelled tics {setting(script, 'set ytics')}")
 p, script, _ = plot("logx", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
                     "--where", "display.fifo_bytes=8192", "--logx")
 t.check(p.returncode == 0 and "set logscale x" in script.splitlines() and "set logscale y" not in script,
