@@ -125,7 +125,8 @@ for exp in range(-3, 12):
         t.check(1 <= v / div < 1000, f"{v:g} ns plots as {v / div:g} {symbol}: 1 to 999")
 
 # Log-axis tics: gnuplot alone labels only powers of ten, none at all within one decade.
-for lo, hi, want in [(4.7, 7.0, [5, 5.5, 6, 6.5, 7]), (0.9, 33, [1, 2, 5, 10, 20]), (13.3, 14.5, [13.4, 13.6, 13.8, 14, 14.2, 14.4]),
+for lo, hi, want in [(4.7, 7.0, [5, 5.5, 6, 6.5, 7]), (0.9, 33, [1, 2, 5, 10, 20]),
+                     (13.3, 14.5, [13.4, 13.6, 13.8, 14, 14.2, 14.4]),
                      (1e-3, 10, None), (120, 2000, [200, 500, 1000, 2000])]:
     got = labels.log_tics(lo, hi)
     t.check(got == want, f"log_tics({lo}, {hi}) = {got}, want {want}")
@@ -193,11 +194,13 @@ def tick_texts(svg):
 p, script, svg = plot("categorical", "--x", "present.path", "--y", "present_to_scanout_ns.mean", "--lines", "link.gen",
                       "--where", "display.fifo_bytes=8192", "--title", "T")
 t.check(p.returncode == 0, f"categorical plot: exit 0 (got {p.returncode}: {p.stderr.strip()})")
-t.check(plot_styles(script) == ["points"] * 3, f"categorical x: each line drawn as points, not joined: {plot_styles(script)}")
+t.check(plot_styles(script) == ["points"] * 3,
+        f"categorical x: each line drawn as points, not joined: {plot_styles(script)}")
 t.check(setting(script, "set xtics") == '("two_copy" 0, "one_copy" 1)',
         f"categorical x: the tics in the CSV's order two_copy, one_copy: {setting(script, 'set xtics')}")
 t.check(setting(script, "set xlabel") == '"present path"', f"x label: {setting(script, 'set xlabel')}")
-t.check(setting(script, "set ylabel") == '"present to scan-out, mean (ms)"', f"y label: {setting(script, 'set ylabel')}")
+t.check(setting(script, "set ylabel") == '"present to scan-out, mean (ms)"',
+        f"y label: {setting(script, 'set ylabel')}")
 for text in ("present path", "present to scan-out, mean (ms)", "link.gen = 3", "link.gen = 4", "link.gen = 5"):
     t.check(f"<text>{text}</text>" in svg, f"the SVG shows {text!r}")
 t.check("present_to_scanout_ns" not in svg, "the SVG shows no raw column name (the title is given)")
@@ -219,25 +222,29 @@ for k, gen in enumerate((3, 4, 5)):  # --lines in numeric order
         for i, path in enumerate(("two_copy", "one_copy"))
         for m in [float(r[9]) for r in rows if r[3] == path and r[4] == gen and r[5] == 8192]]
 t.check(blocks.keys() == want_blocks.keys() and all(
-    len(blocks[b]) == len(want_blocks[b]) and all(abs(g - w) <= 1e-9 * max(1, abs(w)) for gr, wr in zip(blocks[b], want_blocks[b])
-                                                  for g, w in zip(gr, wr)) for b in want_blocks),
+    len(blocks[b]) == len(want_blocks[b])
+    and all(abs(g - w) <= 1e-9 * max(1, abs(w)) for gr, wr in zip(blocks[b], want_blocks[b]) for g, w in zip(gr, wr))
+    for b in want_blocks),
         f"the script's data: x at the category +- 0.12 per line, y in ms: {blocks} want {want_blocks}")
 # `gnuplot SCRIPT` alone redraws the same plot.
 svg_path = os.path.join(t.tmp, "plots", "categorical.svg")
 os.remove(svg_path)
 g = subprocess.run(["gnuplot", os.path.join(t.tmp, "plots", "categorical.gp")], capture_output=True, text=True)
 with open(svg_path) as f:
-    t.check(g.returncode == 0 and f.read() == svg, f"gnuplot on the --script file redraws the same SVG ({g.stderr.strip()})")
+    t.check(g.returncode == 0 and f.read() == svg,
+            f"gnuplot on the --script file redraws the same SVG ({g.stderr.strip()})")
 
 # The same CSV and options: the same SVG and PNG bytes.
 p2, _, svg2 = plot("categorical_again", "--x", "present.path", "--y", "present_to_scanout_ns.mean", "--lines",
                    "link.gen", "--where", "display.fifo_bytes=8192", "--title", "T")
 with open(os.path.join(t.tmp, "plots", "categorical.png"), "rb") as f1, \
         open(os.path.join(t.tmp, "plots", "categorical_again.png"), "rb") as f2:
-    t.check(svg == svg2 and f1.read() == f2.read() and p2.returncode == 0, "the same input twice: identical SVG and PNG")
+    t.check(svg == svg2 and f1.read() == f2.read() and p2.returncode == 0,
+            "the same input twice: identical SVG and PNG")
 
 # A numeric x (link.gen) is sorted and drawn as lines; --categorical makes it categories in sweep order.
-p, script_numeric, _ = plot("numeric", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
+p, script_numeric, _ = plot("numeric", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines",
+                            "present.path",
                     "--where", "display.fifo_bytes=8192")
 t.check(p.returncode == 0 and plot_styles(script_numeric) == ["linespoints"] * 2
         and setting(script_numeric, "set xtics") == "(3, 4, 5)",
@@ -246,7 +253,8 @@ p, script, _ = plot("as_categories", "--x", "link.gen", "--y", "present_to_scano
                     "--where", "display.fifo_bytes=8192", "--categorical")
 t.check(p.returncode == 0 and plot_styles(script) == ["points"] * 2
         and setting(script, "set xtics") == '("5" 0, "3" 1, "4" 2)',
-        f"--categorical: points, tics in the sweep's order 5, 3, 4: {plot_styles(script)} {setting(script, 'set xtics')}")
+        f"--categorical: points, tics in the sweep's order 5, 3, 4: {plot_styles(script)} "
+        f"{setting(script, 'set xtics')}")
 
 # A byte axis in KiB, its lines' legend with units; overrides replace the words and keep the unit.
 p, script, svg = plot("bytes", "--x", "display.fifo_bytes", "--y", "underflows", "--lines", "link.gen",
@@ -261,7 +269,8 @@ for text in ("display.fifo_bytes = 8 KiB", "display.fifo_bytes = 16 KiB", "PCIe 
 t.check("link generation" not in svg, "--xlabel replaces the derived words")
 p, script, _ = plot("override_unit", "--x", "present.path", "--y", "present_to_scanout_ns.mean", "--lines", "link.gen",
                     "--where", "display.fifo_bytes=8192", "--ylabel", "latency")
-t.check(setting(script, "set ylabel") == '"latency (ms)"', f"--ylabel keeps the scaled unit: {setting(script, 'set ylabel')}")
+t.check(setting(script, "set ylabel") == '"latency (ms)"',
+        f"--ylabel keeps the scaled unit: {setting(script, 'set ylabel')}")
 
 # A label with quotes and a backslash is drawn as given, not read as gnuplot syntax.
 p, script, svg = plot("quotes", "--x", "link.gen", "--y", "underflows", "--where", "present.path=one_copy",
@@ -278,7 +287,8 @@ t.check(p.returncode == 2 and "--script" in p.stderr and len(p.stderr.strip().sp
 # A legend that fits the width goes in a row under the plot; a long one in a column at the right.
 t.check(setting(script_numeric, "set key") == "outside bottom center horizontal",
         f"two lines: the legend in a row under the plot: {setting(script_numeric, 'set key')}")
-many_csv = t.write("many.csv", "run,point,seed,link.gen,display.fifo_bytes,exit_code,verdict,why,underflows\n" + "".join(
+many_csv = t.write("many.csv", "run,point,seed,link.gen,display.fifo_bytes,exit_code,verdict,why,underflows\n"
+                   + "".join(
     f"{i * 2 + g},{i * 2 + g},1,{3 + g},{8192 + 1024 * i},0,pass,,{100 * i}\n" for i in range(12) for g in (0, 1)))
 p, script, _ = plot("many", "--x", "link.gen", "--y", "underflows", "--lines", "display.fifo_bytes", csv=many_csv)
 t.check(p.returncode == 0 and setting(script, "set key") == "outside right top vertical"
@@ -286,7 +296,8 @@ t.check(p.returncode == 0 and setting(script, "set key") == "outside right top v
         f"12 lines: a column of 12 entries at the right (exit {p.returncode}): {setting(script, 'set key')}")
 
 # true/false on y: 0 and 1, tics reading false and true.
-p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_passed", "--where", "present.path=one_copy",
+p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_passed", "--where",
+                    "present.path=one_copy",
                     "--where", "link.gen=3")
 t.check(p.returncode == 0 and setting(script, "set ytics") == "('false' 0, 'true' 1)",
         f"true/false y: tics false, true: {setting(script, 'set ytics')}")
@@ -309,7 +320,8 @@ for name, args, fragments in [
     ("logx_categories", ["--x", "present.path", "--y", "underflows", "--lines", "link.gen", "--where",
                          "display.fifo_bytes=8192", "--logx"], ["--logx", "present.path", "categorical"]),
     ("logx_categorical", ["--x", "link.gen", "--y", "underflows", "--lines", "present.path", "--where",
-                          "display.fifo_bytes=8192", "--logx", "--categorical"], ["--logx", "link.gen", "--categorical"]),
+                          "display.fifo_bytes=8192", "--logx", "--categorical"],
+     ["--logx", "link.gen", "--categorical"]),
 ]:
     p, _, _ = plot(name, *args, csv=gap_csv if name == "logx0" else csv_path)
     err = p.stderr.strip().splitlines()
