@@ -287,9 +287,10 @@ t.check(p.returncode == 2 and "--script" in p.stderr and len(p.stderr.strip().sp
 # A legend that fits the width goes in a row under the plot; a long one in a column at the right.
 t.check(setting(script_numeric, "set key") == "outside bottom center horizontal",
         f"two lines: the legend in a row under the plot: {setting(script_numeric, 'set key')}")
+many_rows = "".join(f"{i * 2 + g},{i * 2 + g},1,{3 + g},{8192 + 1024 * i},0,pass,,{100 * i}\n"
+                    for i in range(12) for g in (0, 1))
 many_csv = t.write("many.csv", "run,point,seed,link.gen,display.fifo_bytes,exit_code,verdict,why,underflows\n"
-                   + "".join(
-    f"{i * 2 + g},{i * 2 + g},1,{3 + g},{8192 + 1024 * i},0,pass,,{100 * i}\n" for i in range(12) for g in (0, 1)))
+                   + many_rows)
 p, script, _ = plot("many", "--x", "link.gen", "--y", "underflows", "--lines", "display.fifo_bytes", csv=many_csv)
 t.check(p.returncode == 0 and setting(script, "set key") == "outside right top vertical"
         and script.count('title "display.fifo_bytes = ') == 12,
