@@ -15,6 +15,7 @@ from wbtest import WORKBENCH, Test
 
 sys.path.insert(0, WORKBENCH)
 import plotlabels as labels  # noqa: E402
+import wbcommon as wb  # noqa: E402
 
 t = Test("workbench_plot_readable")
 
@@ -84,6 +85,16 @@ for name, unit in sorted(params.items()):
     t.check((got.symbol if got else None) == want,
             f"parameter {name} ({unit or 'no unit'}): the label's unit is {got.symbol if got else None}, want {want}")
 t.check(measured >= 100, f"{measured} numeric parameters with a unit of measure checked (at least 100)")
+
+# Every numeric metric the scenarios report (the golden results): words without underscores or a unit
+# left in them (a unit is the axis's, in parentheses).
+with open(os.path.join(os.path.dirname(WORKBENCH), "tests", "golden", "scenario_results.json")) as f:
+    golden = json.load(f)
+metrics = sorted({k for v in golden.values() for k, x in wb.flatten(v.get("metrics", {}), "", {}).items()
+                  if isinstance(x, (int, float)) and not isinstance(x, bool)})
+left = [(m, labels.describe(m)[0]) for m in metrics if "_" in labels.describe(m)[0] or set(
+    re.split(r"[ ,]+", labels.describe(m)[0])) & {"ns", "us", "ms", "ps", "mj", "mw", "pct", "gbps", "mbps", "mhz"}]
+t.check(len(metrics) >= 300 and not left, f"{len(metrics)} metrics' labels, none with a raw unit or _: {left[:10]}")
 
 # --- The unit the values' range picks ---------------------------------------------------------------
 SCALES = [  # the column's unit suffix, values, the unit plotted in, the divisor
