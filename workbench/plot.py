@@ -36,9 +36,9 @@ in thousands, millions. The label names the unit chosen. --lines' legend reads "
 its right when a row would not fit.
 
 An x axis whose values are not all numbers (C1, C1E ..., one_copy, two_copy, true/false) is
-categorical: the categories in the sweep's order (first appearance in the CSV) as the x tics, each
-run's mean drawn as a point (with min/max bars), not joined by lines, several lines' points side by
-side. --categorical draws a numeric axis that way too (link.gen 3, 4, 5 as three generations). A
+categorical: the categories in the sweep's order (first appearance in the CSV) as the x tics, the
+mean at each drawn as a point (with min/max bars), not joined by lines, several lines' points side
+by side. --categorical draws a numeric axis that way too (link.gen 3, 4, 5 as three generations). A
 numeric x is sorted and each line joins its points.
 
 Every other axis of the sweep must take one value among the rows plotted: pick it with --where
@@ -57,8 +57,9 @@ options:
   --xlabel TEXT      the x axis's words instead of the derived ones; the unit the values are
                      scaled to is still appended, "TEXT (µs)"
   --ylabel TEXT      the same for the y axis
-  --logx             logarithmic x axis: numeric x only, every x above 0
-  --logy             logarithmic y axis: every run's METRIC above 0
+  --logx             logarithmic x axis: numeric x only, every x above 0; tics at the values
+                     (8 or fewer), else 1, 2, 5 a decade, or round steps within one decade
+  --logy             logarithmic y axis: every run's METRIC above 0; tics as --logx's
   --categorical      the x values as categories in the sweep's order, drawn as points
   --script FILE      also write the gnuplot script to FILE, the plotted data inline:
                      `gnuplot FILE` redraws the plot (edit it to restyle)
