@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plotlabels as labels  # noqa: E402
@@ -272,20 +273,27 @@ def plot(a):
         legend.append(label)
         plots.append(f"$data index {k} using {using} with {style} lw 2 "
                      f"pt {POINT_TYPES[k % len(POINT_TYPES)]} ps {size} title {gp_string(label)}")
+    full_title = "\n".join(textwrap.wrap(title + (" (" + note + ")" if note else ""), 120)[:3])
     setup = [
         "set encoding utf8",
         "set termoption noenhanced",
-        f"set title {gp_string(title + (' (' + note + ')' if note else ''))}",
+        # The title centred on the canvas (a plot narrowed by a legend at its right would push gnuplot's
+        # title off the left edge), wrapped to a second line when too long for the width.
+        f"set label 1 {gp_string(full_title)} at screen 0.5, screen 0.97 center front",
+        f"set tmargin {3 + full_title.count(chr(10))}",
         f"set xlabel {gp_string(x_label)}",
         f"set ylabel {gp_string(y_label)}",
         "set grid",
         "set format y '%g'",
         "set format x '%g'",
     ]
-    # The legend in one row under the plot while it fits the width (about 7 px a character and 60 for
-    # the sample), else a column at the right: many lines' entries never overlap the plot.
-    if sum(7 * len(t) + 60 for t in legend) <= 900:
-        setup += ["set key outside bottom center horizontal", "set bmargin 6"]
+    # The legend in one or two rows under the plot while it fits the width (gnuplot gives every entry
+    # the longest one's width: about 8 px a character and 70 for the sample), else a column at the
+    # right: many lines' entries never overlap the plot or the x label.
+    per_row = max(1, 900 // (8 * max(len(t) for t in legend) + 70))
+    rows = -(-len(legend) // per_row)
+    if rows <= 2:
+        setup += ["set key outside bottom center horizontal", f"set bmargin {5 + rows}"]
     else:
         setup += ["set key outside right top vertical"]
     if a.logy:

@@ -307,6 +307,25 @@ t.check(p.returncode == 0 and setting(script, "set key") == "outside right top v
         and script.count('title "display.fifo_bytes = ') == 12,
         f"12 lines: a column of 12 entries at the right (exit {p.returncode}): {setting(script, 'set key')}")
 
+# Four entries too wide for one row: two rows under the plot, the bottom margin grown for them.
+four_rows = "".join(f"{i * 2 + g},{i * 2 + g},1,{3 + g},{1000 * 2**i},0,pass,,{100 * i}\n"
+                    for i in range(4) for g in (0, 1))
+four_csv = t.write("four.csv", "run,point,seed,link.gen,cpu.thread_wake_ns,exit_code,verdict,why,underflows\n"
+                   + four_rows)
+p, script, _ = plot("four", "--x", "link.gen", "--y", "underflows", "--lines", "cpu.thread_wake_ns", csv=four_csv)
+t.check(p.returncode == 0 and setting(script, "set key") == "outside bottom center horizontal"
+        and setting(script, "set bmargin") == "7" and 'title "cpu.thread_wake_ns = 8 µs"' in script,
+        f"4 long entries: two rows under the plot (exit {p.returncode}): {setting(script, 'set key')}, "
+        f"bmargin {setting(script, 'set bmargin')}")
+# The title is centred on the canvas, not on a plot a legend narrowed, and wraps when long.
+long_title = " ".join(["a long title"] * 12)  # 155 characters: two lines
+p, script, svg = plot("title", "--x", "link.gen", "--y", "underflows", "--lines", "display.fifo_bytes",
+                      "--title", long_title, csv=many_csv)
+label = setting(script, "set label 1") or ""
+t.check(p.returncode == 0 and label.endswith("at screen 0.5, screen 0.97 center front") and "\\n" in label
+        and setting(script, "set tmargin") == "4" and "set title" not in script,
+        f"a long title: centred on the canvas, on two lines, a top margin for them: {label[-60:]!r}")
+
 # true/false on y: 0 and 1, tics reading false and true.
 p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_passed", "--where",
                     "present.path=one_copy",
