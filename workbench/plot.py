@@ -292,7 +292,9 @@ def plot(a):
     # right: many lines' entries never overlap the plot or the x label.
     per_row = max(1, 900 // (8 * max(len(t) for t in legend) + 70))
     rows = -(-len(legend) // per_row)
-    if rows <= 2:
+    if not lines:  # one curve: the y label says what it is
+        setup += ["unset key"]
+    elif rows <= 2:
         setup += ["set key outside bottom center horizontal", f"set bmargin {5 + rows}"]
     else:
         setup += ["set key outside right top vertical"]

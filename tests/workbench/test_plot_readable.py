@@ -333,6 +333,9 @@ p, script, _ = plot("bool", "--x", "display.fifo_bytes", "--y", "static_check_pa
 t.check(p.returncode == 0 and setting(script, "set ytics") == "('false' 0, 'true' 1)",
         f"true/false y: tics false, true: {setting(script, 'set ytics')}")
 
+# One curve (no --lines): no legend, the y label says what it is.
+t.check("unset key" in script.splitlines() and setting(script, "set key") is None, "one curve (true/false): no legend")
+
 # Log axes that work, and refuse 0 with exit 2 naming the option and the column.
 p, script, _ = plot("logy", "--x", "link.gen", "--y", "present_to_scanout_ns.mean", "--lines", "present.path",
                     "--where", "display.fifo_bytes=8192", "--logy")
