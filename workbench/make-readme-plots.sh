@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the README's four plots (docs/plots/*.png and *.svg): runs sweeps/wake_vs_idle.ini,
+# Regenerates the user guide's four plots (docs/plots/*.png and *.svg; docs/workbench.md shows three,
+# docs/studies/energy.md energy_psr): runs sweeps/wake_vs_idle.ini,
 # sweeps/present_vs_link.ini, sweeps/underflow_vs_fifo.ini and sweeps/energy_psr.ini locally and plots
 # each. The axes' labels and units come from the column names (gpumodel plot --help); titles name no unit.
 # usage: workbench/make-readme-plots.sh [--gpumodel PATH] [--jobs N]
