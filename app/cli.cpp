@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -16,14 +17,17 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/cli_internal.h"
+#include "app/suggest.h"
+
 namespace po = boost::program_options;
 
 namespace gpumodel {
 namespace {
 
 const char* kUsage =
-    "usage: gpumodel SCENARIO.ini [--section.key=value ...] [--seed N] [--vcd FILE] [--timeline FILE]\n"
-    "                [--results FILE] [--presentmon FILE.csv] [--quiet]\n"
+    "usage: gpumodel SCENARIO.ini|NAME [--section.key=value ...] [--seed N] [--vcd [FILE]] [--timeline [FILE]]\n"
+    "                [--results [FILE]] [--presentmon [FILE.csv]] [--quiet]\n"
     "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
     "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
     "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
@@ -35,48 +39,54 @@ std::string owners_of(const ParamSpec& s) {
   return (s.owners.size() > 1 ? "scenarios " : "scenario ") + o;
 }
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ConfigError("cannot read scenario file '" + path + "': not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read scenario file '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read scenario file '" + path + "': read error");
-  return text.str();
-}
-
-// Why `path` cannot take an output file, or "" if it can. Nothing is created: a run refused later
-// leaves no empty file behind.
-std::string unwritable(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return "the path is empty";
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  // A symbolic link to nothing: writing would create its target somewhere else, or fail after the run.
-  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(path, ec)))
-    return "a symbolic link to '" + fs::read_symlink(path, ec).string() + "', which does not exist";
-  if (fs::exists(st)) {
-    if (fs::is_directory(st)) return "it is a directory";
-    if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
-    return "";
+// "; did you mean ..." for an unknown key: among the keys `scenario` has ("" every key), with a key
+// = value of an enum for a shared word (c6: cpu.idle_state=C6) and, for an instance key
+// (gpu.node1.reset_n), the keys of that instance; failing those, other scenarios' keys, saying whose.
+// `dashes` shows them as options (--cpu.c6_exit_ns).
+std::string key_hint(const ParamSet& ps, const std::string& scenario, const std::string& key, bool dashes = false,
+                     const std::vector<std::string>& options = {}) {
+  const size_t last = key.rfind('.');
+  const std::string instance = last != std::string::npos && key.find('.') != last ? key.substr(0, last + 1) : "";
+  for (const bool others : {false, true}) {
+    std::vector<Candidate> c;
+    for (const std::string& o : options) c.push_back({o, false});
+    std::map<std::string, std::string> whose;
+    for (auto& [name, spec] : ps.specs()) {
+      const bool mine = scenario.empty() || ps.visible_to(spec, scenario);
+      if (mine == others) continue;
+      c.push_back({name, false});
+      if (others) whose[name] = " (" + owners_of(spec) + ")";
+      for (const std::string& v :
+           spec.kind == ParamKind::Enum ? spec.as_seen_by(scenario).choices : std::vector<std::string>{})
+        c.push_back({name + "=" + v, true});
+      if (!instance.empty() && !others)
+        if (const std::string k = instance + name.substr(name.find('.') + 1); ps.known(k)) c.push_back({k, false});
+    }
+    const std::vector<std::string> found = suggest(key, c);
+    if (found.empty()) continue;
+    std::vector<std::string> shown, notes;
+    for (const std::string& f : found) {
+      const bool option = std::find(options.begin(), options.end(), f) != options.end();
+      shown.push_back((dashes || option ? "--" : "") + f);
+      notes.push_back(whose.count(f) ? whose.at(f) : "");
+    }
+    return did_you_mean(shown, notes);
   }
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec)) return "no such directory '" + dir.string() + "'";
-  if (::access(dir.c_str(), W_OK) != 0) return std::strerror(errno);
   return "";
 }
 
-// Whether two paths name one file: the same file if both exist (hard links too), else the same path
-// once made absolute, its links resolved and `.` and `..` folded ("x", "./x" and "$PWD/x" are one).
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec1, ec2;
-  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
-  return fs::weakly_canonical(fs::absolute(a, ec1), ec1) == fs::weakly_canonical(fs::absolute(b, ec2), ec2);
+// ps.set, with "; did you mean" for an enum or boolean value that is close to an allowed one.
+void set_value(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
+               const std::string& origin) {
+  try {
+    ps.set(key, value, origin);
+  } catch (const ConfigError& e) {
+    const ParamSpec s = ps.spec(key).as_seen_by(scenario);
+    const std::vector<std::string> allowed = s.kind == ParamKind::Enum   ? s.choices
+                                             : s.kind == ParamKind::Bool ? std::vector<std::string>{"true", "false"}
+                                                                         : std::vector<std::string>{};
+    throw ConfigError(e.what() + did_you_mean(suggest(value, allowed)));
+  }
 }
 
 }  // namespace
@@ -170,7 +180,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
     const std::string& key = o.string_key;
     if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
     if (o.unregistered && !ps.known(key))  // an instance key ([gpu.node1] reset_ns) is known, not registered
-      throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
+      throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)" +
+                        key_hint(ps, find_scenario(scenario) ? scenario : "", key));
     const std::string value = o.value.empty() ? "" : o.value.front();
     if (key == "scenario")
       scenario = value;
@@ -181,7 +192,10 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   if (!find_scenario(scenario)) {
     std::string known;
     for (auto& s : scenario_registry()) known += (known.empty() ? "" : ", ") + s.name;
-    throw ConfigError(where + ": scenario = '" + scenario + "' is not a scenario; allowed: " + known);
+    std::vector<std::string> names;
+    for (auto& s : scenario_registry()) names.push_back(s.name);
+    throw ConfigError(where + ": scenario = '" + echo_input(scenario) + "' is not a scenario; allowed: " + known +
+                      did_you_mean(suggest(scenario, names)));
   }
   ps.apply_scenario_defaults(scenario);
   for (auto& [key, value] : values) {
@@ -192,7 +206,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
     if (s.kind == ParamKind::Path && !value.empty() && value[0] != '/' && label.find('/') != std::string::npos)
       ps.set(key, label.substr(0, label.rfind('/') + 1) + value, where);
     else
-      ps.set(key, value, where);
+      set_value(ps, scenario, key, value, where);
   }
   return scenario;
 }
@@ -200,14 +214,15 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
 void apply_override(ParamSet& ps, const std::string& scenario, const std::string& key, const std::string& value,
                     std::vector<std::string>& seen) {
   if (!ps.known(key))
-    throw ConfigError("command line: unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)");
+    throw ConfigError("command line: unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)" +
+                      key_hint(ps, scenario, key, true));
   if (std::find(seen.begin(), seen.end(), key) != seen.end())
     throw ConfigError("command line: key '" + key + "' given twice");
   seen.push_back(key);
   const ParamSpec& s = ps.spec(key);
   if (!ps.visible_to(s, scenario))
     throw ConfigError("command line: key '" + key + "' belongs to " + owners_of(s) + ", not '" + scenario + "'");
-  ps.set(key, value, "command line");
+  set_value(ps, scenario, key, value, "command line");
 }
 
 namespace {
@@ -239,10 +254,6 @@ void list_params_json(const ParamSet& ps) {
     j["scenarios"].push_back(e);
   }
   std::cout << j.dump(1) << "\n";
-}
-
-void list_scenarios() {
-  for (auto& sc : scenario_registry()) std::cout << std::left << std::setw(26) << sc.name << " " << sc.summary << "\n";
 }
 
 void list_params(const ParamSet& ps) {
@@ -295,13 +306,17 @@ po::options_description cli_options() {
 
 // The options Boost knows, stored in `vm`; the rest (parameter overrides, unknown options) stay in the
 // returned options as unregistered.
-po::parsed_options parse_options(int argc, const char* const* argv, po::variables_map& vm) {
+// An output option given bare (`--vcd` last or before another option) is left out and named in `bare`.
+po::parsed_options parse_options(int argc, const char* const* argv, po::variables_map& vm,
+                                 std::set<std::string>& bare) {
   const po::options_description opts = cli_options();
   po::positional_options_description pos;
   pos.add("scenario-file", -1);
   po::parsed_options parsed(nullptr);
+  std::vector<std::string> args = cli::without_bare_outputs(argc, argv, bare);
+  args.erase(args.begin());  // the program's name
   try {
-    parsed = po::command_line_parser(argc, argv)
+    parsed = po::command_line_parser(args)
                  .options(opts)
                  .positional(pos)
                  .allow_unregistered()
@@ -353,55 +368,13 @@ void apply_overrides(const po::parsed_options& parsed, const std::string& scenar
     if (!o.unregistered) continue;
     const std::string tok = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
     if (o.string_key.find('.') == std::string::npos)  // not a parameter: an option gpumodel lacks
-      throw ConfigError("command line: unknown option '" + echo_input(tok) + "' (gpumodel --help lists the options)");
+      throw ConfigError("command line: unknown option '" + echo_input(tok) + "' (gpumodel --help lists the options)" +
+                        key_hint(ps, scenario, o.string_key, true,
+                                 {"help", "list-params", "list-params-json", "list-scenarios", "seed", "quiet", "vcd",
+                                  "timeline", "results", "presentmon"}));
     if (o.value.empty() || tok.find('=') == std::string::npos)
       throw ConfigError("command line: '" + echo_input(tok) + "' needs a value: --section.key=value");
     apply_override(ps, scenario, o.string_key, o.value.front(), seen);
-  }
-}
-
-// The output files (--vcd, --timeline, --results): each writable, none the scenario file, no two the same.
-void check_output_paths(const po::variables_map& vm, CliRequest& req) {
-  if (vm.count("vcd")) {
-    req.opt.vcd_path = vm["vcd"].as<std::string>();
-    if (const std::string why = unwritable(req.opt.vcd_path); !why.empty())
-      throw ConfigError("--vcd: cannot write '" + req.opt.vcd_path + "': " + why);
-    if (same_file(req.opt.vcd_path, req.scenario_file))
-      throw ConfigError("--vcd '" + req.opt.vcd_path + "' is the scenario file; name another file");
-  }
-  if (vm.count("timeline")) {
-    req.opt.timeline_path = vm["timeline"].as<std::string>();
-    if (const std::string why = unwritable(req.opt.timeline_path); !why.empty())
-      throw ConfigError("--timeline: cannot write '" + req.opt.timeline_path + "': " + why);
-    if (same_file(req.opt.timeline_path, req.scenario_file))
-      throw ConfigError("--timeline '" + req.opt.timeline_path + "' is the scenario file; name another file");
-    if (!req.opt.vcd_path.empty() && same_file(req.opt.timeline_path, req.opt.vcd_path))
-      throw ConfigError("--timeline and --vcd name the same file '" + req.opt.timeline_path + "'; name two files");
-  }
-  if (vm.count("presentmon")) {
-    const std::string path = vm["presentmon"].as<std::string>();
-    if (const std::string why = unwritable(path); !why.empty())
-      throw ConfigError("--presentmon: cannot write '" + path + "': " + why);
-    for (const std::string* other : {&req.scenario_file, &req.opt.vcd_path, &req.opt.timeline_path})
-      if (!other->empty() && same_file(path, *other))
-        throw ConfigError("--presentmon '" + path + "' names a file already in use ('" + *other +
-                          "'); name another file");
-    req.opt.presentmon_path = path;
-  }
-  if (vm.count("quiet") && vm.count("progress"))
-    throw ConfigError("--quiet and --progress contradict each other; give one");
-  // The progress line: on a terminal unless --quiet; --progress forces it (a log file, a test).
-  req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
-  if (vm.count("results")) {
-    req.results_path = vm["results"].as<std::string>();
-    if (const std::string why = unwritable(req.results_path); !why.empty())
-      throw ConfigError("--results: cannot write '" + req.results_path + "': " + why);
-    if (same_file(req.results_path, req.scenario_file))
-      throw ConfigError("--results '" + req.results_path + "' is the scenario file; name another file");
-    if (!req.opt.vcd_path.empty() && same_file(req.results_path, req.opt.vcd_path))
-      throw ConfigError("--results and --vcd name the same file '" + req.results_path + "'; name two files");
-    if (!req.opt.timeline_path.empty() && same_file(req.results_path, req.opt.timeline_path))
-      throw ConfigError("--results and --timeline name the same file '" + req.results_path + "'; name two files");
   }
 }
 
@@ -409,24 +382,33 @@ void check_output_paths(const po::variables_map& vm, CliRequest& req) {
 
 CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   po::variables_map vm;
-  const po::parsed_options parsed = parse_options(argc, argv, vm);
+  std::set<std::string> bare;
+  const po::parsed_options parsed = parse_options(argc, argv, vm, bare);
   CliRequest req;
   req.action = listing_action(vm);
   if (req.action != CliRequest::Action::Run) return req;
   const std::string file = the_scenario_file(vm);
   if (vm.count("seed")) req.opt.seed = parse_seed(vm["seed"].as<std::string>());
-  req.scenario_file = file;
-  req.opt.scenario = load_scenario_text(read_file(req.scenario_file), req.scenario_file, ps);
+  req.scenario_file = cli::resolve_scenario_file(file);
+  req.opt.scenario = load_scenario_text(cli::read_file(req.scenario_file), req.scenario_file, ps);
   apply_overrides(parsed, req.opt.scenario, ps);
-  check_output_paths(vm, req);
+  if (vm.count("quiet") && vm.count("progress"))
+    throw ConfigError("--quiet and --progress contradict each other; give one");
+  // The progress line: on a terminal unless --quiet; --progress forces it (a log file, a test).
+  req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
+  req.quiet = vm.count("quiet") != 0;
+  cli::check_output_paths(vm, bare, req);
   if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
     std::string those;
     for (const ScenarioInfo& i : scenario_registry())
       if (i.presents) those += (those.empty() ? "" : ", ") + i.name;
     throw ConfigError("--presentmon: scenario '" + req.opt.scenario + "' presents no frames; allowed with " + those);
   }
-  // A combination the scenario cannot run is bad input, refused before anything is printed or built.
+  // A key another implies, set unless the user set it; then a combination the scenario cannot run is
+  // bad input, refused before anything is printed, built or created.
+  req.implied = apply_implications(ps, req.opt.scenario);
   validate_scenario(ps, req.opt.scenario);
+  cli::make_default_dir(req);
   return req;
 }
 
@@ -440,11 +422,17 @@ void print_help() {
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
-               "  --vcd FILE             write a VCD waveform to FILE (GTKWave)\n"
-               "  --timeline FILE        write a timeline to FILE: Trace Event JSON (Perfetto, chrome://tracing)\n"
-               "  --quiet                no progress line (it is shown on a terminal)\n"
-               "  --results FILE         write results as JSON to FILE\n"
+               "  --vcd [FILE]           write a VCD waveform to FILE (GTKWave)\n"
+               "  --timeline [FILE]      write a timeline to FILE: Trace Event JSON (Perfetto, chrome://tracing)\n"
+               "  --quiet                no progress line, no line for implied keys or outputs written\n"
+               "  --results [FILE]       write results as JSON to FILE\n"
+               "  --presentmon [FILE]    write one PresentMon 2.x CSV row per present (scenarios that present)\n"
                "  --section.key=value    override a parameter of the scenario file\n"
+               "\nNAME runs the source tree's scenarios/NAME.ini (--list-scenarios lists the names).\n"
+               "Without FILE, an output goes to ./build/NAME.vcd, .timeline.json, .results.json or\n"
+               ".presentmon.csv under the working directory (build/ made if missing); never into the\n"
+               "source tree. A key another key implies (xfence.scenario = 2a: igpu.kmd_native_gpu_fence =\n"
+               "never) is set unless given; the results list it under \"implied\".\n"
                "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
 }
 
@@ -484,7 +472,7 @@ void print_results(const Results& r, const sc_core::sc_time& end, bool pass) {
 
 // The --results file; false (with the message on stderr) if it cannot be written.
 bool write_results_file(const std::string& results_path, const RunOptions& opt, const nlohmann::json& params,
-                        const Results& r, const sc_core::sc_time& end, bool pass) {
+                        const Results& r, const sc_core::sc_time& end, bool pass, const std::vector<Implied>& implied) {
   nlohmann::ordered_json j;
   j["scenario"] = opt.scenario;
   j["seed"] = opt.seed;
@@ -505,6 +493,11 @@ bool write_results_file(const std::string& results_path, const RunOptions& opt, 
   j["bugcheck"] = r.bugcheck;
   if (r.bugcheck_expected) j["bugcheck_expected"] = r.bugcheck_expected;
   j["host"] = r.host;
+  if (!implied.empty()) {
+    nlohmann::ordered_json imp = nlohmann::ordered_json::object();
+    for (const Implied& i : implied) imp[i.key] = {{"value", i.value}, {"because", i.because}};
+    j["implied"] = imp;
+  }
   std::ofstream out(results_path);
   out << j.dump(2) << "\n";
   out.close();
@@ -524,10 +517,16 @@ int run(int argc, char** argv) {
     case CliRequest::Action::Help: print_help(); return 0;
     case CliRequest::Action::ListParams: list_params(ps); return 0;
     case CliRequest::Action::ListParamsJson: list_params_json(ps); return 0;
-    case CliRequest::Action::ListScenarios: list_scenarios(); return 0;
+    case CliRequest::Action::ListScenarios: cli::list_scenarios(); return 0;
     case CliRequest::Action::Run: break;
   }
   const RunOptions& opt = req.opt;
+  if (!req.quiet)
+    for (const Implied& i : req.implied)
+      std::cerr << "gpumodel: "
+                << printable(i.key + " = " + i.value + ", implied by " + i.because + " (set " + i.key +
+                             " to choose otherwise)")
+                << "\n";
   const nlohmann::json params = ps.effective(opt.scenario);
   print_configuration(opt, params);
 
@@ -539,7 +538,10 @@ int run(int argc, char** argv) {
   }
   const bool pass = r.pass();
   print_results(r, end, pass);
-  if (!req.results_path.empty() && !write_results_file(req.results_path, opt, params, r, end, pass)) return 2;
+  if (!req.results_path.empty() && !write_results_file(req.results_path, opt, params, r, end, pass, req.implied))
+    return 2;
+  if (!req.quiet)
+    for (auto& [what, path] : req.outputs) std::cout << "wrote " << path << " (" << what << ")\n";
   return pass ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/run.h"
+#include "scenarios/common/implied.h"
 
 namespace gpumodel {
 
@@ -14,6 +15,10 @@ struct CliRequest {
   RunOptions opt;
   std::string scenario_file;
   std::string results_path;  // empty: no results file
+  bool quiet = false;        // --quiet: no progress line, no line for implied keys or outputs
+  std::vector<std::pair<std::string, std::string>> outputs;  // (what, path) of each file the run writes
+  std::string default_dir;                                   // "build" when an output defaults there
+  std::vector<Implied> implied;                              // keys set because another implies them
 };
 
 // Reads a scenario file's text (`scenario = NAME`, then `[section] key = value`) into `ps`, which has
@@ -28,7 +33,9 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
                     std::vector<std::string>& seen);
 
 // Parses a whole command line into `ps` (every parameter declared) and a request: the scenario file
-// read, overrides applied, output paths and the scenario's own constraints checked. Throws ConfigError.
+// (or NAME: the source tree's scenarios/NAME.ini) read, overrides applied, implied keys set, output
+// paths (given, or defaulted under ./build/) and the scenario's own constraints checked; ./build/
+// created if an output defaults there. Throws ConfigError, with the closest names for a misspelt one.
 CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps);
 
 // A message made safe to print: valid UTF-8 passes, control bytes, invalid bytes and invisible

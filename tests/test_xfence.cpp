@@ -386,7 +386,9 @@ TEST_CASE(
                           " --xfence.scenario=2a --igpu.kmd_native_gpu_fence=never --xfence.gpu_doorbell=true");
   CHECK(db.code == 2);
   CHECK(db.err.find("xfence.gpu_doorbell") != std::string::npos);
-  const auto s2 = run_cli(tb::scenario("cross_adapter_fence") + " --xfence.scenario=2b");
+  // 2b alone implies igpu.kmd_native_gpu_fence = never (scenarios/common/implied.cpp); set otherwise, refused.
+  const auto s2 =
+      run_cli(tb::scenario("cross_adapter_fence") + " --xfence.scenario=2b --igpu.kmd_native_gpu_fence=if_enabled");
   CHECK(s2.code == 2);
   CHECK(s2.err.find("igpu.kmd_native_gpu_fence") != std::string::npos);
   CHECK(dgpu.out.empty());

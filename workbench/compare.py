@@ -26,15 +26,21 @@ B than in A (unless B marks it expected); a bug check that changed. Not regressi
 metric or run in B, a fail that now passes, different parameters.
 
 TOL: a number is relative (0.01 = 1 % of |old|); abs:X is absolute (in the metric's unit); both may be
-given, rel:R,abs:X, and either suffices. The default is 0: the model is deterministic, so any change is
-reported. METRIC may be a glob (present_to_scanout_ns.*); a name given exactly wins over a glob, and
+given, rel:R,abs:X, and either suffices. The default ignores floating-point noise: a relative 1e-6 on
+fractional numbers (a double in the JSON), exact on integers (counts). Means, percentiles, energies and
+rates are sums over many events; evaluated in another order (another compiler, fused multiply-add, a
+run sliced differently) they move in the last digits, and a 1e-7 relative difference of such a figure
+is noise, not a regression. A millionth is below anything a design decision rests on (a picosecond on
+a microsecond latency); --default-tol 0 makes every difference a regression, and --tol gives one
+metric its own tolerance. METRIC may be a glob (present_to_scanout_ns.*); a name given exactly wins over a glob, and
 globs apply in the order given. --tol may name only metrics A or B has (a typo is an error).
 FILE.json: {"default": TOL, "metrics": {"METRIC": TOL, ...}}, TOL a number, a string as above, or
 {"rel": R, "abs": X}; --tol and --default-tol override it. sim_time_ns is compared as a metric.
 
 options:
   --tol METRIC=TOL     a metric's tolerance (repeatable)
-  --default-tol TOL    every other metric's tolerance (default 0)
+  --default-tol TOL    every other metric's tolerance (default: 1e-6 relative on fractional
+                       numbers, exact on integers; 0: any difference)
   --tolerances FILE    tolerances from a JSON file
   --with-host          also compare the host section (wall-clock timings; ignored by default), as
                        metrics named host.KEY
@@ -49,9 +55,32 @@ class Tol:
     def allows(self, old, new):
         return abs(new - old) <= max(self.abs, self.rel * abs(old))
 
+    def shown(self, old, new):
+        return str(self)
+
     def __str__(self):
         parts = ([f"{self.rel:g}"] if self.rel or not self.abs else []) + ([f"abs {self.abs:g}"] if self.abs else [])
         return ", ".join(parts)
+
+
+# Floating-point noise, relative: see HELP (TOL) for why 1e-6.
+NOISE_REL = 1e-6
+
+
+class NoiseTol(Tol):
+    """The default: NOISE_REL on fractional numbers (a double in the JSON), exact on integers (counts,
+    which no rounding touches)."""
+
+    def __init__(self):
+        super().__init__(NOISE_REL, 0.0)
+
+    def allows(self, old, new):
+        if isinstance(old, int) and isinstance(new, int):
+            return old == new
+        return super().allows(old, new)
+
+    def shown(self, old, new):
+        return "0" if isinstance(old, int) and isinstance(new, int) else f"{NOISE_REL:g}"
 
 
 def parse_tol(spec, where):
@@ -97,11 +126,12 @@ class Tolerances:
     def check_names(self, names):
         for pattern in list(self.exact) + [p for p, _ in self.globs]:
             if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
-                raise wb.BadInput(f"--tol {pattern}: no metric of A or B has this name")
+                raise wb.BadInput(f"--tol {pattern}: no metric of A or B has this name"
+                                  + wb.did_you_mean(wb.suggest(pattern, sorted(names))))
 
 
 def build_tolerances(a):
-    default, named = Tol(), {}
+    default, named = NoiseTol(), {}
     if a.tolerances:
         try:
             with open(a.tolerances) as f:
@@ -199,7 +229,7 @@ def compare_record(old, new, tols):
             delta = b - a
             rel = f"{delta / abs(a):+.3g}" if a else ("" if delta == 0 else "inf")
             ok = tol.allows(a, b)
-            out.append((name, a, b, f"{delta:+.6g}", rel, str(tol), "ok" if ok else "REGRESSION", not ok))
+            out.append((name, a, b, f"{delta:+.6g}", rel, tol.shown(a, b), "ok" if ok else "REGRESSION", not ok))
         else:
             same = a == b
             out.append((name, a, b, "", "", "", "ok" if same else "REGRESSION: changed", not same))

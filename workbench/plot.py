@@ -53,7 +53,8 @@ options:
   --y METRIC         the y column
   --lines AXIS       one line (or set of points) per value of this column
   --where KEY=VALUE  keep only rows whose KEY column is VALUE
-  --out PREFIX       output prefix (default: beside the CSV, METRIC_vs_AXIS)
+  --out PREFIX       output prefix (default: beside the CSV, METRIC_vs_AXIS; for a CSV in the
+                     source tree, ./build/plots/METRIC_vs_AXIS under the working directory)
   --title T          the plot's title (default: METRIC against AXIS, by LINES, the columns' names)
   --xlabel TEXT      the x axis's words instead of the derived ones; the unit the values are
                      scaled to is still appended, "TEXT (µs)"
@@ -91,7 +92,8 @@ def column(header, axes, name, option):
         metrics = [c for c in header if c not in axes and not c.startswith(wb.HOST_PREFIX)
                    and c not in (wb.RUN, wb.POINT, wb.SEED, wb.EXIT_CODE, wb.VERDICT, wb.WHY)]
         raise wb.BadInput(f"{option} {name}: no such column; axes: {', '.join(axes) or 'none'}; "
-                          f"metrics: {', '.join(metrics[:40])}{' ...' if len(metrics) > 40 else ''}")
+                          f"metrics: {', '.join(metrics[:40])}{' ...' if len(metrics) > 40 else ''}"
+                          + wb.did_you_mean(wb.suggest(name, header)))
     return name
 
 
@@ -242,8 +244,12 @@ def plot(a):
     gnuplot = shutil.which("gnuplot")
     if gnuplot is None:
         raise wb.BadInput("gnuplot is not installed (apt-get install gnuplot-nox)")
-    prefix = a.out or os.path.join(os.path.dirname(os.path.abspath(a.csv)),
-                                   f"{y}_vs_{x}".replace("/", "_"))
+    # Default: beside the CSV (a sweep's directory under build/), unless that is in the source tree;
+    # then under the working directory's build/plots/.
+    name = f"{y}_vs_{x}".replace("/", "_")
+    beside = os.path.dirname(os.path.abspath(a.csv))
+    prefix = a.out or (os.path.join(beside, name) if wb.in_source_tree(beside) is None
+                       else os.path.join(wb.default_out("--out PREFIX", "plots"), name))
     os.makedirs(os.path.dirname(os.path.abspath(prefix)) or ".", exist_ok=True)
     terminals = subprocess.run([gnuplot, "-e", "set terminal"], capture_output=True, text=True)
     png_term = "pngcairo" if "pngcairo" in terminals.stdout + terminals.stderr else "png"

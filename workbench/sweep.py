@@ -30,7 +30,8 @@ or missing results: the run is still a row of the merge, with why); 2 bad sweep 
 SWEEP.ini (a comment starts with # or ; at the start of a line or after a space):
 
   [sweep]
-  scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory
+  scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory, or
+                                             # a bare NAME: the source tree's scenarios/NAME.ini
   mode = cartesian                           # or zip; default cartesian
   seeds = 1, 2, 3                            # or a range 1..3; default 1
 
@@ -48,8 +49,8 @@ SWEEP.ini (a comment starts with # or ; at the start of a line or after a space)
   be both an axis and fixed. Values are passed to gpumodel as written: a value the model refuses
   makes that run a refused row (exit 2), not a refused sweep.
 
-DIR (default build/sweeps/<SWEEP stem> under the repository root; replaced if it holds an earlier
-sweep, refused if it holds anything else):
+DIR (default build/sweeps/<SWEEP stem> under the working directory, never in the source tree;
+replaced if it holds an earlier sweep, refused if it holds anything else):
   jobs.txt        one full gpumodel command line per run, in run order
   points.json     the expanded sweep: axes, points, runs
   run-point.sh    runs line I+1 of jobs.txt and records its exit code in runs/NNNN.rc
@@ -342,7 +343,7 @@ def main(argv):
         sweep = Sweep(a.sweep_file)
         gpumodel = wb.find_gpumodel(a.gpumodel)
         sweep.check_keys_against(gpumodel)
-        out = os.path.abspath(a.out or os.path.join(wb.REPO_ROOT, "build", "sweeps", sweep.stem))
+        out = os.path.abspath(a.out or wb.default_out("--out DIR", "sweeps", sweep.stem))
         prepare_out(out)
         width = max(4, len(str(len(sweep.runs) - 1)))
         lines = write_generated(sweep, out, gpumodel, width)

@@ -52,7 +52,8 @@ def read_ini(path):
                 bad(where, f"'{s}': a section header is [name]")
             name = s[1:-1].strip()
             if name not in SECTIONS:
-                bad(where, f"[{name}]: unknown section; allowed: [sweep], [axes], [fixed]")
+                bad(where, f"[{name}]: unknown section; allowed: [sweep], [axes], [fixed]"
+                    + wb.did_you_mean([f"[{n}]" for n in wb.suggest(name, SECTIONS)]))
             if name in sections:
                 bad(where, f"[{name}]: section given twice")
             current = sections[name] = []
@@ -138,24 +139,36 @@ class Sweep:
         settings = {}
         for e in ini["sweep"]:
             if e.key not in SWEEP_KEYS:
-                bad(f"{path}:{e.line}", f"sweep.{e.key}: unknown key; allowed: {', '.join(SWEEP_KEYS)}")
+                bad(f"{path}:{e.line}", f"sweep.{e.key}: unknown key; allowed: {', '.join(SWEEP_KEYS)}"
+                    + wb.did_you_mean(wb.suggest(e.key, SWEEP_KEYS)))
             settings[e.key] = e
         if "scenario" not in settings or not settings["scenario"].value:
             bad(path, "sweep.scenario: missing; the scenario file to run (relative to the sweep file)")
         e = settings["scenario"]
         self.scenario_given = e.value
         self.scenario = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), e.value))
+        # A bare name (no '/', no .ini, no such file beside the sweep file) is the source tree's
+        # scenarios/NAME.ini, as `gpumodel NAME` runs it.
+        named = os.path.join(wb.REPO_ROOT, "scenarios", e.value + ".ini")
+        if ("/" not in e.value and not e.value.endswith(".ini") and not os.path.isfile(self.scenario)
+                and os.path.isfile(named)):
+            self.scenario = named
         try:
             with open(self.scenario, "rb"):
                 pass
         except OSError as err:
+            names = sorted(os.path.splitext(f)[0] for f in os.listdir(os.path.join(wb.REPO_ROOT, "scenarios"))
+                           if f.endswith(".ini"))
+            stem = os.path.splitext(os.path.basename(e.value))[0]
             bad(f"{path}:{e.line}", f"sweep.scenario: cannot read '{self.scenario}': {err.strerror} "
-                "(a relative path is taken from the sweep file's directory)")
+                "(a relative path is taken from the sweep file's directory; a bare NAME is scenarios/NAME.ini)"
+                + wb.did_you_mean(wb.suggest(stem, names)))
         self.mode = "cartesian"
         if "mode" in settings:
             e = settings["mode"]
             if e.value not in MODES:
-                bad(f"{path}:{e.line}", f"sweep.mode: '{e.value}' is not allowed; one of {', '.join(MODES)}")
+                bad(f"{path}:{e.line}", f"sweep.mode: '{e.value}' is not allowed; one of {', '.join(MODES)}"
+                    + wb.did_you_mean(wb.suggest(e.value, MODES)))
             self.mode = e.value
         self.seeds = ["1"]
         if "seeds" in settings:
@@ -227,12 +240,24 @@ class Sweep:
                 "(gpumodel --list-scenarios)")
         known = {p["name"] for p in catalogue.get("platform", [])}
         known |= {p["name"] for p in scenarios[name].get("params", [])}
+        # Another scenario's keys, with whose they are: a suggestion among them says so.
+        others = {}
+        for s in catalogue.get("scenarios", []):
+            for p in s.get("params", []):
+                if p["name"] not in known:
+                    others.setdefault(p["name"], []).append(s["name"])
         for section, keys, lines in (("axes", self.axes, self.axis_lines),
                                      ("fixed", self.fixed, self.fixed_lines)):
             for k in keys:
                 if k not in known:
+                    if k in others:
+                        hint = f"; it belongs to scenario {', '.join(others[k])}"
+                    else:
+                        hint = wb.did_you_mean(wb.suggest(k, sorted(known))) or wb.did_you_mean(
+                            wb.suggest(k, sorted(others)),
+                            {o: f" (scenario {', '.join(others[o])})" for o in others})
                     bad(f"{self.path}:{lines[k]}: {section}.{k}",
-                        f"not a parameter of scenario {name} (gpumodel --list-params lists them)")
+                        f"not a parameter of scenario {name} (gpumodel --list-params lists them){hint}")
 
     def describe(self):
         return {

@@ -93,3 +93,111 @@ def axis_columns(header):
         return header[header.index(SEED) + 1:header.index(EXIT_CODE)]
     except ValueError:
         return None
+
+
+# ----------------------------------------------------------------------------------------------
+# "Did you mean": the same matcher as the model's command line (app/suggest.cpp), so a misspelt key
+# gets the same suggestion from `gpumodel` and from `gpumodel sweep`.
+
+_STOP_WORDS = {"ns", "us", "ms", "ps", "s", "mw", "mb", "mib", "gib", "kb", "gbps", "mhz", "bytes", "size", "pct",
+               "pj", "per", "bit", "count"}
+
+
+def edit_distance(a, b):
+    """Optimal string alignment (Damerau-Levenshtein): insert, delete, substitute, swap neighbours."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def _norm(s):
+    return s.lower().replace("-", "_")
+
+
+def _words(s):
+    return [w for w in s.replace(".", " ").replace("_", " ").replace("=", " ").split() if w]
+
+
+def _section(s):
+    return s.split(".", 1)[0] if "." in s else ""
+
+
+def suggest(word, candidates, limit=3):
+    """At most `limit` candidates close to `word`, best first (app/suggest.h says how); [] when none."""
+    w, sec = _norm(word), _section(_norm(word))
+    all_words = _words(w)
+    mine = [x for x in all_words[1 if sec else 0:] if x not in _STOP_WORDS]
+    max_edits = 0 if len(w) <= 2 else 1 if len(w) <= 5 else 2 if len(w) <= 10 else 3
+    found = []
+    for name in dict.fromkeys(candidates):
+        n = _norm(name)
+        other = 0 if _section(n) == sec else 1
+        if n == w:
+            found.append((0, 0, 0, other, len(name), name))
+            continue
+        d = abs(len(w) - len(n))  # at least the difference in length: no table for a long word
+        d = d if d > max_edits else edit_distance(w, n)
+        if d <= max_edits:
+            found.append((1, 0, d, other, len(name), name))
+            continue
+        past = n.index(".") + 1 if "." in n else 0
+        if (n.startswith(w) and len(w) >= 3 and len(w) > past) or (w.startswith(n) and len(n) >= 3 and len(n) > past):
+            found.append((1, 1, abs(len(w) - len(n)), other, len(name), name))
+            continue
+        if not mine:
+            continue
+        theirs = set(_words(n))
+        shared = sum(1 for x in mine if x in theirs)
+        if shared and (shared == len(mine) or (sec and not other and 2 * shared >= len(mine))):
+            found.append((2, 0, -shared, other, len(name), name))
+    if not found:
+        return []
+    found.sort()
+    best, out = found[0], []
+    for f in found:
+        if len(out) == limit or f[0] != best[0]:
+            break
+        if f[0] == 1 and f[1] == 0 and best[1] == 0 and f[2] > best[2] + 1:
+            continue
+        if f[0] == 2 and f[2] > best[2]:
+            continue
+        out.append(f[5])
+    return out
+
+
+def did_you_mean(names, notes=None):
+    """'; did you mean 'a', 'b' or 'c'?' (with a note after a name, from `notes`), '' for none."""
+    if not names:
+        return ""
+    shown = [f"'{n}'" + ((notes or {}).get(n, "")) for n in names]
+    return "; did you mean " + (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]) + "?"
+
+
+# ----------------------------------------------------------------------------------------------
+# Where outputs go by default: under the working directory's build/, never into the source tree.
+
+def in_source_tree(path):
+    """`path`'s place in the source tree (relative), or None outside it or in a build directory."""
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(REPO_ROOT))
+    first = rel.split(os.sep, 1)[0]
+    if rel == "." or first == ".." or first.startswith("build"):
+        return None
+    return rel
+
+
+def default_out(option, *parts):
+    """./build/PARTS under the working directory, refused when that is inside the source tree."""
+    path = os.path.join(os.getcwd(), "build", *parts)
+    rel = in_source_tree(path)
+    if rel is not None:
+        raise BadInput(f"{option}: the default {os.path.join('build', *parts)} would be in the source tree ({rel}); "
+                       f"run from the repository's root or elsewhere, or give {option}")
+    return path

@@ -339,8 +339,8 @@ ScenarioInfo cross_adapter_fence_scenario() {
             "xfence.scenario", "1", {"1", "2a", "2b"},
             "Q: Native GPU fence object 'Cross-adapter wait/signal combinations': 1 = both GPUs native, the iGPU "
             "waits, the dGPU signals; 2a = the iGPU without native fences waits, the dGPU signals; "
-            "2b = the iGPU without native fences signals, the dGPU waits (2a/2b need "
-            "igpu.kmd_native_gpu_fence = never)",
+            "2b = the iGPU without native fences signals, the dGPU waits (2a/2b imply "
+            "igpu.kmd_native_gpu_fence = never unless it is set)",
             o);
         ps.declare_enum(
             "xfence.pair", "gpu_gpu", {"gpu_gpu", "gpu_cpu", "cpu_gpu", "cpu_cpu"},

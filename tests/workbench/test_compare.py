@@ -49,7 +49,26 @@ t.check("signal_to_wake_ns" in p.stdout and "old" in p.stdout and "delta" in p.s
 p = expect(0, [a_path, b_path], "host timings differ between the two runs but are ignored")
 
 moved = variant("moved", lambda d: d["metrics"].update(signal_to_wake_ns=d["metrics"]["signal_to_wake_ns"] * 1.02))
-expect(1, [a_path, moved], "signal_to_wake_ns 2 % higher, default tolerance 0", "REGRESSION")
+expect(1, [a_path, moved], "signal_to_wake_ns 2 % higher, default tolerance", "REGRESSION")
+
+
+# The default tolerance is floating-point noise: 1e-6 relative on fractional numbers, exact on integers;
+# a 1e-7 relative difference (a sum evaluated in another order) is not a regression.
+def scaled(name, factor):
+    return variant(name, lambda d: d["metrics"].update(signal_to_wake_ns=d["metrics"]["signal_to_wake_ns"] * factor))
+
+
+t.check(isinstance(A["metrics"]["signal_to_wake_ns"], float), "signal_to_wake_ns is a fractional number")
+noise = scaled("noise", 1 + 1e-12)
+expect(0, [a_path, noise], "a 1e-12 relative difference is noise by default", "no regression")
+expect(1, [a_path, noise, "--default-tol", "0"], "--default-tol 0 reports a 1e-12 relative difference", "REGRESSION")
+expect(0, [a_path, scaled("noise_1e7", 1 + 1e-7)], "1e-7 relative is noise by default", "no regression")
+expect(0, [a_path, scaled("noise_edge", 1 + 5e-7)], "5e-7 relative is within the default")
+expect(1, [a_path, scaled("past_noise", 1 + 2e-6)], "2e-6 relative is past the default", "REGRESSION")
+expect(1, [a_path, scaled("ps", 1 + 1e-7), "--default-tol", "0"], "--default-tol 0 reports a 1e-7 relative difference", "REGRESSION")
+big = variant("big", lambda d: d["metrics"].update(interrupts_raised=10**12))
+expect(1, [big, variant("big1", lambda d: d["metrics"].update(interrupts_raised=10**12 + 1))],
+       "an integer one more of 1e12 (1e-12 relative) is a change: integers are exact", "REGRESSION")
 expect(0, [a_path, moved, "--tol", "signal_to_wake_ns=0.03"], "the same within a 3 % tolerance")
 expect(1, [a_path, moved, "--tol", "signal_to_wake_ns=0.01"], "the same past a 1 % tolerance")
 expect(0, [a_path, moved, "--default-tol", "0.05"], "the same within a 5 % default tolerance")
@@ -91,6 +110,7 @@ for args, fragment in [
     ([a_path, t.write("neither.json", "{\"x\": 1}")], "neither a results file"),
     ([a_path, other], "gpu_wait"),
     ([a_path, b_path, "--tol", "signal_to_wak=0.1"], "signal_to_wak"),
+    ([a_path, b_path, "--tol", "signal_to_wak=0.1"], "did you mean 'signal_to_wake_ns'"),
     ([a_path, b_path, "--tol", "signal_to_wake_ns=-1"], "signal_to_wake_ns"),
     ([a_path, b_path, "--tol", "signal_to_wake_ns=lots"], "lots"),
     ([a_path, b_path, "--default-tol", "abs:"], "--default-tol"),

@@ -107,7 +107,9 @@ for gen in ("3", "5"):
 # Bad input.
 for args, fragment in [
     (["--x", "cpu.idle_stat", "--y", "signal_to_wake_ns"], "--x cpu.idle_stat"),
+    (["--x", "cpu.idle_stat", "--y", "signal_to_wake_ns"], "did you mean 'cpu.idle_state'?"),
     (["--x", "cpu.idle_state", "--y", "signal_to_wake"], "--y signal_to_wake"),
+    (["--x", "cpu.idle_state", "--y", "signal_to_wake"], "did you mean 'signal_to_wake_ns'"),
     (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor"], "cpu.thread_wake_ns"),
     (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--where", "cpu.idle_governor=lazy"], "--where"),
     (["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",

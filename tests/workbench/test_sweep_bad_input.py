@@ -12,12 +12,15 @@ ok_head = f"[sweep]\nscenario = {fence}\n"
 
 # (name, sweep file text or None for no file, extra argv, fragments the one stderr line must hold)
 CASES = [
-    ("unknown section", ok_head + "[axis]\ncpu.idle_state = C1\n", [], ["[axis]", "unknown section", "[axes]"]),
+    ("unknown section", ok_head + "[axis]\ncpu.idle_state = C1\n", [], ["[axis]", "unknown section", "did you mean '[axes]'?"]),
     ("unknown sweep key", ok_head + "seed = 1\n", [], ["sweep.seed", "unknown key", "seeds"]),
     ("no [sweep]", "[axes]\ncpu.idle_state = C1\n", [], ["[sweep]", "missing"]),
     ("no scenario", "[sweep]\nseeds = 1\n", [], ["sweep.scenario", "missing"]),
     ("unreadable scenario", "[sweep]\nscenario = no_such_dir/x.ini\n", [], ["sweep.scenario", "cannot read", "x.ini"]),
+    ("misspelt scenario name", "[sweep]\nscenario = fence_signl\n", [], ["sweep.scenario", "cannot read",
+                                                                         "did you mean 'fence_signal'?"]),
     ("bad mode", ok_head + "mode = grid\n", [], ["sweep.mode", "'grid'", "cartesian", "zip"]),
+    ("misspelt mode", ok_head + "mode = zpi\n", [], ["sweep.mode", "'zpi'", "did you mean 'zip'?"]),
     ("seed not an integer", ok_head + "seeds = 1, two\n", [], ["sweep.seeds", "'two'", "unsigned"]),
     ("seed with a leading zero", ok_head + "seeds = 01\n", [], ["sweep.seeds", "'01'"]),
     ("seed as an axis", ok_head + "[axes]\nseed = 1, 2\n", [], ["axes.seed", "[sweep]"]),
@@ -34,8 +37,12 @@ CASES = [
     ("range in a list", ok_head + "[axes]\ncpu.thread_wake_ns = 1, 2..4\n", [], ["axes.cpu.thread_wake_ns", "range"]),
     ("seed range bad", ok_head.replace("\n", "\nseeds = 4..1\n", 1), [], ["sweep.seeds", "bad range"]),
     ("not a key", ok_head + "[axes]\nidle_state = C1\n", [], ["axes.idle_state", "section.key"]),
-    ("unknown parameter", ok_head + "[axes]\ncpu.idel_state = C1, C6\n", [], ["axes.cpu.idel_state", "not a parameter", "fence_signal"]),
-    ("another scenario's key", ok_head + "[fixed]\npresent.path = one_copy\n", [], ["fixed.present.path", "not a parameter"]),
+    ("unknown parameter", ok_head + "[axes]\ncpu.idel_state = C1, C6\n", [], ["axes.cpu.idel_state", "not a parameter", "fence_signal",
+                                                                             "did you mean 'cpu.idle_state'?"]),
+    ("another scenario's key", ok_head + "[fixed]\npresent.path = one_copy\n", [], ["fixed.present.path", "not a parameter",
+                                                                                  "belongs to scenario hybrid_present"]),
+    ("misspelt key of another scenario", ok_head + "[fixed]\npresent.pth = one_copy\n", [],
+     ["fixed.present.pth", "did you mean 'present.path' (scenario hybrid_present, scanout_underflow)?"]),
     ("axis and fixed", ok_head + "[axes]\ncpu.idle_state = C1\n[fixed]\ncpu.idle_state = C6\n", [], ["fixed.cpu.idle_state", "also an axis"]),
     ("key twice", ok_head + "[axes]\ncpu.idle_state = C1\ncpu.idle_state = C6\n", [], ["axes.cpu.idle_state", "twice"]),
     ("section twice", ok_head + "[axes]\ncpu.idle_state = C1\n[axes]\n", [], ["[axes]", "twice"]),
@@ -71,5 +78,21 @@ for i, (name, text, extra, fragments) in enumerate(CASES):
     t.check(p.stdout == "", f"{name}: nothing on stdout (got {p.stdout!r})")
     t.check(not os.path.exists(out), f"{name}: no output directory made")
 t.check(os.listdir(foreign) == ["notes.txt"], "a foreign --out directory is left as it was")
+
+# A bare scenario name: the source tree's scenarios/NAME.ini.
+p = t.tool("sweep", t.write("byname.ini", "[sweep]\nscenario = fence_signal\n"), "--dry-run", "--out",
+           os.path.join(t.tmp, "byname"))
+t.check(p.returncode == 0 and fence in p.stdout, f"scenario = fence_signal runs {fence} ({p.stderr.strip()!r})")
+
+# Without --out: build/sweeps/<stem> under the working directory, never in the source tree.
+work = os.path.join(t.tmp, "work")
+os.makedirs(work)
+p = t.tool("sweep", t.write("plain.ini", ok_head), "--dry-run", cwd=work)
+t.check(p.returncode == 0 and os.path.isfile(os.path.join(work, "build", "sweeps", "plain", "jobs.txt")),
+        f"default --out is ./build/sweeps/plain (exit {p.returncode}: {p.stderr.strip()!r})")
+inside = os.path.join(os.path.dirname(fence), "build")  # scenarios/build: in the source tree
+p = t.tool("sweep", t.write("inside.ini", ok_head), "--dry-run", cwd=os.path.dirname(fence))
+t.check(p.returncode == 2 and "source tree" in p.stderr and not os.path.exists(inside),
+        f"a default --out in the source tree is refused (exit {p.returncode}: {p.stderr.strip()!r})")
 
 t.done()

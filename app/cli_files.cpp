@@ -1,0 +1,288 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "app/cli_internal.h"
+#include "app/suggest.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace gpumodel::cli {
+namespace {
+
+// The source tree this binary was built from (CMake): its scenarios/ are runnable by name, and no
+// default output lands in it.
+const std::string kSourceDir = GPUMODEL_SOURCE_DIR;
+const std::string kScenariosDir = kSourceDir + "/scenarios";
+
+// The header comment's first sentence, for a variant's line in --list-scenarios.
+std::string first_sentence(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, comment;
+  while (std::getline(in, line) && !line.empty() && line[0] == '#') {
+    const size_t b = line.find_first_not_of("# ");
+    if (b != std::string::npos) comment += (comment.empty() ? "" : " ") + line.substr(b);
+  }
+  size_t end = comment.find(". ");
+  if (end == std::string::npos) end = comment.size();
+  std::string s = comment.substr(0, end);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s.size() > 110) s = s.substr(0, s.rfind(' ', 107)) + " ...";
+  return s;
+}
+
+// `scenario = NAME` before the first section, or "".
+std::string scenario_of(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::string s = line.substr(0, line.find('#'));
+    const size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    if (s[b] == '[') return "";
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || s.substr(b, eq - b).find("scenario") != 0) continue;
+    std::string v = s.substr(eq + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t\r") + 1);
+    return v;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
+  if (!fs::is_regular_file(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot read scenario file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read scenario file '" + path + "': read error");
+  return text.str();
+}
+
+std::vector<ScenarioFile> scenario_files() {
+  std::map<std::string, ScenarioFile> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kScenariosDir, ec)) {
+    if (e.path().extension() != ".ini" || !e.is_regular_file(ec)) continue;
+    std::ifstream in(e.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string name = e.path().stem().string();
+    found[name] = {name, e.path().string(), scenario_of(text.str()), first_sentence(text.str())};
+  }
+  std::vector<ScenarioFile> out;
+  for (const ScenarioInfo& s : scenario_registry()) {
+    if (auto it = found.find(s.name); it != found.end()) {
+      out.push_back(it->second);
+      out.back().summary = s.summary;
+      found.erase(it);
+    }
+    for (auto it = found.begin(); it != found.end();)
+      if (it->second.scenario == s.name) {
+        out.push_back(it->second);
+        out.back().summary = "(" + s.name + ") " + out.back().summary;
+        it = found.erase(it);
+      } else {
+        ++it;
+      }
+  }
+  for (auto& [name, f] : found) out.push_back(f);  // a file naming no registered scenario: it says so when run
+  return out;
+}
+
+void list_scenarios() {
+  const std::vector<ScenarioFile> files = scenario_files();
+  if (files.empty()) {  // the source tree is gone: the drivers, which need a file each
+    for (auto& sc : scenario_registry())
+      std::cout << std::left << std::setw(26) << sc.name << " " << sc.summary << "\n";
+    return;
+  }
+  for (const ScenarioFile& f : files) std::cout << std::left << std::setw(26) << f.name << " " << f.summary << "\n";
+}
+
+std::string resolve_scenario_file(const std::string& arg) {
+  std::error_code ec;
+  const bool bare = !arg.empty() && arg.find('/') == std::string::npos && fs::path(arg).extension() != ".ini";
+  // A bare name: a file of that name here, else the scenario (a directory of that name, such as a
+  // scenario's source folder when run inside scenarios/, is not what the user means).
+  if (bare && fs::is_regular_file(arg, ec)) return arg;
+  if (bare && fs::is_regular_file(kScenariosDir + "/" + arg + ".ini", ec)) return kScenariosDir + "/" + arg + ".ini";
+  if (fs::exists(arg, ec) || fs::is_symlink(fs::symlink_status(arg, ec))) return arg;
+  // Nothing of that name: the closest runnable names, or for a path the closest .ini beside it.
+  std::vector<std::string> names;
+  std::string shown;
+  if (bare || arg.find('/') == std::string::npos) {
+    for (const ScenarioFile& f : scenario_files()) names.push_back(f.name);
+    shown = fs::path(arg).extension() == ".ini" ? fs::path(arg).stem().string() : arg;
+  } else {
+    const fs::path dir = fs::path(arg).parent_path();
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".ini") names.push_back((dir / e.path().filename()).string());
+    shown = arg;
+  }
+  const std::string hint = did_you_mean(suggest(shown, names));
+  if (bare)
+    throw ConfigError("'" + echo_input(arg) + "' is neither a scenario file nor a scenario name (" + kScenariosDir +
+                      "/" + echo_input(arg) + ".ini: no such file; gpumodel --list-scenarios lists the names)" + hint);
+  throw ConfigError("cannot read scenario file '" + echo_input(arg) + "': no such file" + hint);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Outputs
+
+const std::vector<std::string>& file_options() {
+  static const std::vector<std::string> o = {"vcd", "timeline", "results", "presentmon"};
+  return o;
+}
+
+std::vector<std::string> without_bare_outputs(int argc, const char* const* argv, std::set<std::string>& bare) {
+  std::vector<std::string> out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool next_is_value = i + 1 < argc && !(argv[i + 1][0] == '-' && argv[i + 1][1] != '\0');
+    if (i > 0 && a.size() > 2 && a.compare(0, 2, "--") == 0 && !next_is_value) {
+      const std::string name = a.substr(2);
+      if (std::find(file_options().begin(), file_options().end(), name) != file_options().end()) {
+        if (!bare.insert(name).second) throw ConfigError("command line: --" + name + " given twice");
+        continue;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+namespace {
+
+// Why `path` cannot take an output file, or "" if it can. Nothing is created: a run refused later
+// leaves no empty file behind. `may_create_dir`: its directory is ./build/, made if missing.
+std::string unwritable(const std::string& path, bool may_create_dir = false) {
+  if (path.empty()) return "the path is empty";
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  // A symbolic link to nothing: writing would create its target somewhere else, or fail after the run.
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(path, ec)))
+    return "a symbolic link to '" + fs::read_symlink(path, ec).string() + "', which does not exist";
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) return "it is a directory";
+    if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
+    return "";
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (may_create_dir && !fs::exists(dir, ec)) {
+    if (::access(".", W_OK) != 0) return "cannot create '" + dir.string() + "': " + std::strerror(errno);
+    return "";
+  }
+  if (!fs::is_directory(dir, ec)) return "no such directory '" + dir.string() + "'";
+  if (::access(dir.c_str(), W_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
+// Whether two paths name one file: the same file if both exist (hard links too), else the same path
+// once made absolute, its links resolved and `.` and `..` folded ("x", "./x" and "$PWD/x" are one).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
+  return fs::weakly_canonical(fs::absolute(a, ec1), ec1) == fs::weakly_canonical(fs::absolute(b, ec2), ec2);
+}
+
+// Where `path` lies in the source tree: its path from the tree's root, or "" outside the tree or in a
+// build directory (build/, build-san/ ...: ignored by git).
+std::string in_source_tree(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const fs::path rel = p.lexically_relative(fs::weakly_canonical(kSourceDir, ec));
+  if (rel.empty() || *rel.begin() == ".." || rel == ".") return "";
+  if (rel.begin()->string().rfind("build", 0) == 0) return "";
+  return rel.string();
+}
+
+// The source tree's directories of tracked files: no output may be written there. (waveforms/ holds
+// the GTKWave save files beside the waveforms users write there; the repository ignores *.vcd.)
+const std::set<std::string> kSourceDirs = {".ci",      "app",         "bench",     "docs",      "fuzz",
+                                           "hw_model", "kernel_stub", "monitors",  "platform",  "scenarios",
+                                           "sweeps",   "tests",       "workbench", "workloads", ".git"};
+
+// Why an output may not go to `path` in the source tree, or "".
+std::string in_tracked_dir(const std::string& path) {
+  const std::string rel = in_source_tree(path);
+  if (rel.empty()) return "";
+  const std::string top = fs::path(rel).begin()->string();
+  const bool top_level_file = fs::path(rel).parent_path().empty();
+  std::error_code ec;
+  // At the top, a new file is the user's own (README's `--results r.json`); an existing file there that
+  // is not an output (README.md, CMakeLists.txt, .gitignore) is the project's.
+  const std::string ext = fs::path(rel).extension().string();
+  if (top_level_file && !(fs::exists(path, ec) && (top[0] == '.' || ext == ".md" || ext == ".txt"))) return "";
+  if (!top_level_file && !kSourceDirs.count(top)) return "";
+  return "it is in the source tree (" + rel + ")";
+}
+
+}  // namespace
+
+void check_output_paths(const po::variables_map& vm, const std::set<std::string>& bare, CliRequest& req) {
+  const std::string stem = fs::path(req.scenario_file).stem().string();
+  struct Out {
+    std::string opt, what, suffix;
+    std::string* path;
+  };
+  // In the order the run writes them; each checked against the scenario file and those before it.
+  const std::vector<Out> outs = {{"vcd", "VCD waveform", ".vcd", &req.opt.vcd_path},
+                                 {"timeline", "Trace Event timeline", ".timeline.json", &req.opt.timeline_path},
+                                 {"presentmon", "PresentMon CSV", ".presentmon.csv", &req.opt.presentmon_path},
+                                 {"results", "results JSON", ".results.json", &req.results_path}};
+  std::vector<const Out*> earlier;
+  for (const Out& o : outs) {
+    const bool given = vm.count(o.opt) != 0, defaulted = bare.count(o.opt) != 0;
+    if (given && defaulted) throw ConfigError("command line: --" + o.opt + " given twice");
+    if (!given && !defaulted) continue;
+    const std::string path = given ? vm[o.opt].as<std::string>() : "build/" + stem + o.suffix;
+    if (defaulted) {
+      req.default_dir = "build";
+      std::error_code ec;
+      if (fs::exists("build", ec) && !fs::is_directory("build", ec))
+        throw ConfigError("--" + o.opt + ": the default '" + path + "' needs a directory 'build', and 'build' is a " +
+                          "file; name a FILE: --" + o.opt + " FILE");
+      if (const std::string rel = in_source_tree("build"); !rel.empty())
+        throw ConfigError("--" + o.opt + ": the default '" + path + "' would be in the source tree (" + rel +
+                          "); run from the repository's root or elsewhere, or name a FILE: --" + o.opt + " FILE");
+    }
+    if (const std::string why = unwritable(path, defaulted); !why.empty())
+      throw ConfigError("--" + o.opt + ": cannot write '" + path + "': " + why);
+    if (same_file(path, req.scenario_file))
+      throw ConfigError("--" + o.opt + " '" + path + "' is the scenario file; name another file");
+    if (const std::string why = in_tracked_dir(path); !why.empty())
+      throw ConfigError("--" + o.opt + ": will not write '" + path + "': " + why +
+                        "; name a file outside it, or under build/");
+    for (const Out* e : earlier)
+      if (same_file(path, *e->path))
+        throw ConfigError("--" + o.opt + " and --" + e->opt + " name the same file '" + path + "'; name two files");
+    *o.path = path;
+    req.outputs.emplace_back(o.what, path);
+    earlier.push_back(&o);
+  }
+}
+
+void make_default_dir(const CliRequest& req) {
+  std::error_code ec;
+  if (req.default_dir.empty() || fs::is_directory(req.default_dir, ec)) return;
+  if (!fs::create_directories(req.default_dir, ec))
+    throw ConfigError("cannot create '" + req.default_dir + "' for the outputs: " + ec.message());
+}
+
+}  // namespace gpumodel::cli

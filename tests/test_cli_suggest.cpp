@@ -1,0 +1,172 @@
+// The command line suggests: a misspelt key, option, scenario name or enum value is refused as before
+// (one line, exit 2) and the line names the closest known names; `gpumodel NAME` runs the source
+// tree's scenarios/NAME.ini; an output option given without a file writes under ./build/, never into
+// the source tree; a key another key implies is set unless the user set it.
+#include <filesystem>
+#include <fstream>
+
+#include "app/cli.h"
+#include "app/suggest.h"
+#include "scenarios/common/implied.h"
+
+#include "tb.h"
+
+using namespace tb;
+namespace fs = std::filesystem;
+
+namespace {
+void expect_refused(const std::string& args, const std::string& must_name) {
+  const Run r = run_cli(args);
+  INFO("gpumodel " << args << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(must_name) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one message
+  CHECK(r.out.empty());                                      // nothing ran
+}
+// The message of a refusal with no suggestion in it.
+void expect_no_suggestion(const std::string& args) {
+  const Run r = run_cli(args);
+  INFO("gpumodel " << args << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean") == std::string::npos);
+}
+// A scratch directory under the test's working directory (ctest: build/tests), emptied.
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::absolute("cli_suggest_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+// Runs gpumodel in `dir`; stdout, stderr and the exit code in files there.
+Run run_in(const fs::path& dir, const std::string& args) {
+  const std::string cmd =
+      "cd '" + dir.string() + "' && " + GPUMODEL_BIN + " " + args + " >run_out.txt 2>run_err.txt; echo $? >run_rc.txt";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  Run r;
+  r.code = std::stoi(slurp((dir / "run_rc.txt").string()));
+  r.out = slurp((dir / "run_out.txt").string());
+  r.err = slurp((dir / "run_err.txt").string());
+  for (const char* f : {"run_out.txt", "run_err.txt", "run_rc.txt"}) fs::remove(dir / f);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared words and nothing silly", "[H4]") {
+  const std::vector<std::string> keys = {"link.lanes",
+                                         "link.gen",
+                                         "display.fifo_bytes",
+                                         "node.fifo_bytes",
+                                         "vram.size_bytes",
+                                         "vidsch.tdr_delay_ms",
+                                         "vidsch.tdr_limit_count",
+                                         "cpu.c6_exit_ns",
+                                         "node.gate_delay_us"};
+  using V = std::vector<std::string>;
+  CHECK(suggest("link.lane", keys) == V{"link.lanes"});
+  CHECK(suggest("LINK.LANES", keys) == V{"link.lanes"});                                     // case alone
+  CHECK(suggest("vidsch.tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});                      // three edits
+  CHECK(suggest("vidsch.tdr", keys) == V{"vidsch.tdr_delay_ms", "vidsch.tdr_limit_count"});  // a prefix only
+  CHECK(suggest("display.fifo_size", keys) == V{"display.fifo_bytes", "node.fifo_bytes"});   // a shared word
+  CHECK(suggest("tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // both words, not gate_delay's one
+  CHECK(suggest("c6", keys) == V{"cpu.c6_exit_ns"});
+  CHECK(suggest("one-copy", V{"auto", "one_copy", "two_copy", "compose"}) == V{"one_copy"});
+  CHECK(suggest("c6", V{"C1", "C1E", "C3", "C6"}) == V{"C6"});
+  CHECK(suggest("fence_signl", V{"fence_signal", "fence_stress", "fence_race"}) == V{"fence_signal"});
+  CHECK(suggest("xfence.scenaro", V{"xfence.scenario"}) == V{"xfence.scenario"});  // a swap is one edit
+  CHECK(edit_distance("scenaro", "scenaior") == 2);
+  CHECK(edit_distance("ab", "ba") == 1);
+  // Nothing close: no suggestion rather than a silly one.
+  CHECK(suggest("link.speed", keys).empty());
+  CHECK(suggest("c7", V{"C1", "C1E", "C3", "C6"}).empty());  // two characters: no edits
+  CHECK(suggest("warp_drive", V{"fence_signal", "copy_bandwidth"}).empty());
+  CHECK(suggest("x", keys).empty());
+  // At most three.
+  CHECK(suggest("cpu.c", V{"cpu.c1", "cpu.c2", "cpu.c3", "cpu.c4"}).size() == 3);
+  CHECK(did_you_mean({"a", "b", "c"}) == "; did you mean 'a', 'b' or 'c'?");
+  CHECK(did_you_mean({}).empty());
+}
+
+TEST_CASE("CLI: an unknown key or option names the closest keys", "[H4]") {
+  // The four: a missing letter, another word for a unit, a missing unit, a C-state as a key.
+  expect_refused(scenario("copy_bandwidth") + " --link.lane=4",
+                 "unknown key 'link.lane' (gpumodel --list-params lists every key); did you mean '--link.lanes'?");
+  expect_refused(scenario("hybrid_present") + " --display.fifo_size=4",
+                 "did you mean '--display.fifo_bytes' or '--node.fifo_bytes'?");
+  expect_refused(scenario("tdr_engine_reset") + " --vidsch.tdr_delay=2", "did you mean '--vidsch.tdr_delay_ms'?");
+  expect_refused(scenario("fence_signal") + " --c6=1", "'--cpu.idle_state=C6'");
+  expect_refused(scenario("fence_signal") + " --c6=1", "'--cpu.c6_exit_ns'");
+  expect_refused(scenario("fence_signal") + " --vdc", "unknown option '--vdc'");
+  expect_refused(scenario("fence_signal") + " --vdc", "did you mean '--vcd'?");
+  // In a scenario file, as the file writes it.
+  std::ofstream("cli_suggest_key.ini") << "scenario = copy_bandwidth\n[link]\nlane = 4\n";
+  expect_refused("cli_suggest_key.ini",
+                 "unknown key 'link.lane' (gpumodel --list-params lists every key); did you "
+                 "mean 'link.lanes'?");
+  // An instance key: the instance's own keys.
+  expect_refused(scenario("tdr_engine_reset") + " --gpu.node1.reset_n=5", "did you mean '--gpu.node1.reset_ns'?");
+  // Another scenario's key, misspelt: whose it is. Spelt right: which scenario has it, as before.
+  expect_refused(scenario("mmio_roundtrip") + " --copy.byte=64",
+                 "did you mean '--copy.bytes' (scenario 'copy_bandwidth')?");
+  expect_refused(scenario("mmio_roundtrip") + " --copy.bytes=64", "belongs to scenario 'copy_bandwidth'");
+  // Nothing close: the message as it was.
+  expect_no_suggestion(scenario("copy_bandwidth") + " --link.speed=9");
+  expect_no_suggestion(scenario("copy_bandwidth") + " --verbose");
+}
+
+TEST_CASE("CLI: a value of an enum or boolean close to an allowed one is named", "[H4]") {
+  expect_refused(scenario("hybrid_present") + " --present.path=one-copy",
+                 "present.path = 'one-copy' is not allowed; allowed: one of {auto, one_copy, two_copy, compose}; did "
+                 "you mean 'one_copy'?");
+  expect_refused(scenario("fence_signal") + " --cpu.idle_state=c6", "did you mean 'C6'?");
+  expect_refused(scenario("fence_race") + " --cmp.barrier=True", "did you mean 'true'?");
+  std::ofstream("cli_suggest_enum.ini") << "scenario = fence_signal\n[cpu]\nidle_state = c1e\n";
+  expect_refused("cli_suggest_enum.ini", "did you mean 'C1E'?");
+  expect_no_suggestion(scenario("fence_race") + " --cmp.barrier=yes");
+  expect_no_suggestion(scenario("fence_signal") + " --cpu.idle_state=c7");
+}
+
+TEST_CASE("CLI: a misspelt scenario name in a file or on the command line names the closest", "[H4]") {
+  std::ofstream("cli_suggest_scenario.ini") << "scenario = fence_signl\n";
+  expect_refused("cli_suggest_scenario.ini", "scenario = 'fence_signl' is not a scenario");
+  expect_refused("cli_suggest_scenario.ini", "did you mean 'fence_signal'?");
+  expect_refused("fence_signl", "'fence_signl' is neither a scenario file nor a scenario name");
+  expect_refused("fence_signl", "did you mean 'fence_signal'?");
+  expect_refused("fence_race_no_barier", "did you mean 'fence_race_no_barrier'");  // a variant's file
+  expect_refused("fence_signl.ini", "did you mean 'fence_signal'?");
+  // A path: the closest file beside it.
+  expect_refused(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signl.ini",
+                 "did you mean '" + std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signal.ini'?");
+  expect_no_suggestion("warp_drive");
+}
+
+TEST_CASE("CLI: gpumodel NAME runs scenarios/NAME.ini and --list-scenarios lists every such name", "[H4]") {
+  const Run r = run_cli("mmio_roundtrip --quiet");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("scenario mmio_roundtrip") == 0);
+  CHECK(r.out.find("verdict: pass") != std::string::npos);
+  // An existing file of that name in the working directory is what the user means.
+  const fs::path d = scratch("name");
+  std::ofstream(d / "mmio_roundtrip") << "scenario = copy_bandwidth\n";
+  CHECK(run_in(d, "mmio_roundtrip --quiet").out.find("scenario copy_bandwidth") == 0);
+  fs::remove_all(d);
+
+  const Run l = run_cli("--list-scenarios");
+  REQUIRE(l.code == 0);
+  std::set<std::string> listed;
+  std::istringstream lines(l.out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string name = line.substr(0, line.find(' '));
+    INFO(line);
+    CHECK(fs::is_regular_file(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/" + name + ".ini"));
+    CHECK(line.find_first_not_of(' ', line.find(' ')) != std::string::npos);  // and says what it runs
+    listed.insert(name);
+  }
+  size_t files = 0;
+  for (auto& e : fs::directory_iterator(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios"))
+    files += e.path().extension() == ".ini";
+  CHECK(listed.size() == files);
+  for (const ScenarioInfo& s : scenario_registry()) CHECK(listed.count(s.name));
+  CHECK(listed.count("fence_race_no_barrier"));
+  CHECK(l.out.find("fence_race_no_barrier      (fence_race) ") != std::string::npos);
+}
