@@ -233,7 +233,7 @@ bool Loop::setup() {
     m.surface_bytes = m.xsurf.back().bytes();
     m.rt.push_back(p.vidmm.allocate(Segment::Local, m.surface_bytes));
   }
-  const DisplayMode& dm = display_mode(ps.get_enum("display.mode"));
+  const DisplayMode dm = display_mode(ps.get_enum("display.mode"));
   const uint32_t clock =
       d.refresh_hz > 0 ? uint32_t(std::llround(double(dm.h_total()) * double(dm.v_total()) * d.refresh_hz)) : 0;
   if (m.hybrid) {
