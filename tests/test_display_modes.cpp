@@ -177,7 +177,7 @@ TEST_CASE("CVT reduced blanking: the standard's rounding steps and constants eac
   check_timing(rb(1366, 768, 60, V2), {"1366x768@60-rb2", 68540000, 8, 32, 40, 8, 8, 6, "edid-decode rb=2"});
 }
 
-TEST_CASE("display.mode: a named mode wins over the formula and WxH@R is computed, RBv2 unless -rb1", "[C4][C6]") {
+TEST_CASE("display.mode: a named mode wins over the formula and WxH@R is computed as RBv2 unless -rb1", "[C4][C6]") {
   ParamSet ps;
   DisplayEngine::declare_params(ps);
   CHECK(ps.spec("display.mode").kind == ParamKind::NamedOrForm);
@@ -249,14 +249,17 @@ TEST_CASE("display.mode: a malformed or out-of-range mode is refused naming the 
 }
 
 namespace {
-// scanout_underflow on its Gen4 x8 link at `mode`, two refreshes measured.
+// scanout_underflow on its Gen4 x8 link at `mode`, two refreshes measured; the display driver does not
+// refuse scan-out beyond the tier-3 minimum (C4: 1920x1080), so the one-copy path is the StaticCheck's call.
 nlohmann::json underflow_at(const std::string& mode, const std::string& tag, const std::string& extra = "") {
-  return run_json(scenario("scanout_underflow") + " --display.mode=" + mode + " --workload.frames=2" + extra, tag);
+  return run_json(scenario("scanout_underflow") + " --display.mode=" + mode +
+                      " --workload.frames=2 --gpu.kmd_primary_no_scanout=never" + extra,
+                  tag);
 }
 }  // namespace
 
-TEST_CASE("scanout_underflow at 2560x1440@60 and 3840x2160@120: the refresh is kept at the mode's pixel rate",
-          "[C6][C4]") {
+TEST_CASE("scanout_underflow at 2560x1440@60 and 3840x2160@120: one copy across Gen4 x8 keeps the refresh",
+          "[C6][C4][C3]") {
   for (const char* mode : {"2560x1440@60", "3840x2160@120"}) {
     INFO(mode);
     const DisplayMode m = display_mode(mode);
@@ -265,14 +268,29 @@ TEST_CASE("scanout_underflow at 2560x1440@60 and 3840x2160@120: the refresh is k
     CHECK(j["verdict"] == "pass");
     CHECK(x["underflows"] == 0);
     CHECK(x["refresh_kept"] == true);
-    // The engine drains 4 B a pixel at the mode's clock during active pixels: 0.966 GB/s at 241.5 MHz,
-    // 4.752 GB/s at 1188 MHz; averaged over whole refreshes, a frame's bytes x its refresh.
+    // The driver's budget needs 4 B a pixel at the mode's clock (966 MB/s at 241.5 MHz, 4752 MB/s at
+    // 1188 MHz) and the link's share under the bulk copies (6711 MB/s) covers both: one copy.
+    const std::string need = std::to_string(std::llround(4.0 * m.pixel_clock_hz / 1e6)) + " MB/s needed";
+    CHECK(x["path"].get<std::string>().rfind("one_copy: tier 3", 0) == 0);
+    CHECK(x["path"].get<std::string>().find(need) != std::string::npos);
+    CHECK(x["path"].get<std::string>().find(std::to_string(m.h_active) + "x" + std::to_string(m.v_active)) !=
+          std::string::npos);
+    CHECK(x["static_check_passed"] == true);
+    CHECK(x["static_check_kept"] == true);
+    // The engine drains 4 B a pixel at the mode's clock during active pixels; averaged over whole
+    // refreshes, a frame's bytes x its refresh.
     CHECK(x["scanout_gbps_active"].get<double>() == Approx(4.0 * m.pixel_clock_hz / 1e9).epsilon(0.01));
     const double frame = 4.0 * m.h_active * m.v_active;
     CHECK(x["scanout_gbps_avg"].get<double>() == Approx(frame * m.refresh_hz() / 1e9).epsilon(0.01));
-    CHECK(x["path"].get<std::string>().find(std::to_string(m.h_active) + "x" + std::to_string(m.v_active)) !=
-          std::string::npos);
   }
+  // On a Gen4 x4 link the share under load halves (3370 MB/s): 4K at 120 Hz (4752 MB/s) fails the
+  // StaticCheck and DXGI takes two copies, the refresh still kept from local memory.
+  const auto x4 = underflow_at("3840x2160@120", "mode2160x4", " --link.lanes=4");
+  CHECK(x4["verdict"] == "pass");
+  CHECK(x4["metrics"]["static_check_passed"] == false);
+  CHECK(x4["metrics"]["path"].get<std::string>().rfind("two_copy: CheckMultiplaneOverlaySupport3 StaticCheck failed",
+                                                       0) == 0);
+  CHECK(x4["metrics"]["underflows"] == 0);
 }
 
 TEST_CASE("scanout_underflow at a WxH@R mode: the same run twice gives identical results and VCD", "[C6][H1]") {
