@@ -228,7 +228,7 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 namespace {
 
 nlohmann::ordered_json param_json(const ParamSpec& s) {
-  static const char* kKinds[] = {"int", "real", "bool", "enum", "path", "text"};
+  static const char* kKinds[] = {"int", "real", "bool", "enum", "path", "text", "named_or_form"};
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["kind"] = kKinds[int(s.kind)];
@@ -263,7 +263,7 @@ void list_params(const ParamSet& ps) {
       const ParamSpec s = shared.as_seen_by(owner);
       std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
                 << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ||
-                            s.kind == ParamKind::Path
+                            s.kind == ParamKind::Path || s.kind == ParamKind::NamedOrForm
                         ? ""
                         : " " + s.unit)
                 << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
