@@ -354,6 +354,11 @@ TEST_CASE("The save file is identical between identical runs and absent beside /
   CHECK(text[0] == text[1]);
   CHECK(run_cli(scenario("mmio_roundtrip") + " --vcd /dev/null").code == 0);
   CHECK(!std::filesystem::exists("/dev/null.gtkw"));
+  // A waveform named without an extension: FILE.gtkw beside it, naming it.
+  const std::string bare = "gtkw_bare_" + std::to_string(::getpid());
+  REQUIRE(run_cli(scenario("mmio_roundtrip") + " --vcd " + bare).code == 0);
+  CHECK(parse_gtkw(slurp(bare + ".gtkw")).dumpfile == "\"" + bare + "\"");
+  for (const char* ext : {"", ".gtkw"}) std::remove((bare + ext).c_str());
 }
 
 TEST_CASE("The committed save files are a default run's", "[H4]") {

@@ -5,8 +5,8 @@ time, the zoom, the primary and named markers, the wave pane's width, the rows),
 the view GTKWave opens is the file's ([timestart], zoom), it shows every event the view is for, the
 markers are the file's, and every row names a signal of the dump (GTKWave drops the rest).
 
-Needs gtkwave and xvfb-run (skipped, exit 77, without them); about a second a scenario.
-usage: check_gtkwave.py --gpumodel BIN --scenarios DIR [SCENARIO ...]
+Needs gtkwave and xvfb-run (skipped, exit 77, without them); about a second a scenario, 6 s in all.
+usage: check_gtkwave.py --gpumodel BIN --scenarios DIR [SCENARIO[:--key=value ...] ...]
 """
 import argparse
 import json
@@ -57,10 +57,11 @@ def probe(gtkwave_args, tmp):
     return got
 
 
-def check(gpumodel, scenarios_dir, name, tmp):
+def check(gpumodel, scenarios_dir, spec, tmp):
+    name, _, overrides = spec.partition(":")  # NAME or NAME:--key=value ...
     base = os.path.join(tmp, name)
     rc = subprocess.run([gpumodel, os.path.join(scenarios_dir, name + ".ini"), "--quiet", "--vcd", base + ".vcd",
-                         "--results", base + ".json"], stdout=subprocess.DEVNULL).returncode
+                         "--results", base + ".json"] + overrides.split(), stdout=subprocess.DEVNULL).returncode
     if rc not in (0, 1):
         return [f"{name}: gpumodel exited {rc}"]
     f = parse_gtkw(open(base + ".gtkw").read())
@@ -94,7 +95,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumodel", required=True)
     ap.add_argument("--scenarios", required=True)
-    ap.add_argument("names", nargs="*", default=["fence_signal", "gpu_wait", "tdr_engine_reset"])
+    ap.add_argument("names", nargs="*", metavar="SCENARIO[:OVERRIDES]",
+                    default=["fence_signal", "gpu_wait", "tdr_engine_reset",
+                             "fence_race_no_barrier:--workload.signals=15000"])
     a = ap.parse_args()
     missing = [t for t in ("gtkwave", "xvfb-run") if not shutil.which(t)]
     if missing:
