@@ -13,7 +13,8 @@ The run is a scenario's name (scenarios/NAME.ini) and its overrides; the metric 
 results' `metrics` (a member of a structured metric after a dot), or `sim_time_ns`; an optional last
 word picks the unit it is shown in (ns, us, ms, s, B, KiB, MiB, GiB, mJ, J, mW, W, GB/s, %, x for the
 bare number, int for an integer with thousands separators, fraction for a 0–1 share shown in %, MB for
-bytes in decimal megabytes, or `verdict`). Without a unit the metric's
+bytes in decimal megabytes, `verdict` for a text as it is, or `first` for a text's
+first word, up to a colon: a present path without its reason). Without a unit the metric's
 own suffix decides (`_ns` is shown in ns, µs, ms or s by its size).
 
 A block of figures is a table of several metrics of one run:
@@ -42,7 +43,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIG = re.compile(r"<!-- fig: ([^|>]+?) \| ([^>]+?) -->(.*?)<!-- /fig -->", re.S)
 BLOCK = re.compile(r"(<!-- figures: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- /figures -->)", re.S)
-UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MB", "mJ", "J", "mW", "W", "GB/s", "%", "fraction", "x", "int", "verdict")
+UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MB", "mJ", "J", "mW", "W", "GB/s", "%", "fraction", "x", "int", "verdict", "first")
 
 
 def bad(message):
@@ -74,10 +75,12 @@ def fmt(value, unit, metric):
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict):
         raise KeyError(metric + " (a structured metric: name one member after a dot)")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if unit == "first":
+        return str(value).split(":")[0]
     if unit == "verdict" or isinstance(value, str):
         return str(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
     if unit is None:
         if metric.endswith("_ns") or metric == "sim_time_ns":
             a = abs(value)
