@@ -63,10 +63,10 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
                                          "node.gate_delay_us"};
   using V = std::vector<std::string>;
   CHECK(suggest("link.lane", keys) == V{"link.lanes"});
-  CHECK(suggest("LINK.LANES", keys) == V{"link.lanes"});                                     // case alone
-  CHECK(suggest("vidsch.tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});                      // three edits
-  CHECK(suggest("vidsch.tdr", keys) == V{"vidsch.tdr_delay_ms", "vidsch.tdr_limit_count"});  // a prefix only
-  CHECK(suggest("display.fifo_size", keys) == V{"display.fifo_bytes", "node.fifo_bytes"});   // a shared word
+  CHECK(suggest("LINK.LANES", keys) == V{"link.lanes"});                 // case alone
+  CHECK(suggest("vidsch.tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // three edits
+  CHECK(suggest("vidsch.tdr_del", keys) == V{"vidsch.tdr_delay_ms"});    // a prefix only (five edits)
+  CHECK(suggest("display.fifo_size", keys) == V{"display.fifo_bytes", "node.fifo_bytes"});  // a shared word
   CHECK(suggest("tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // both words, not gate_delay's one
   CHECK(suggest("c6", keys) == V{"cpu.c6_exit_ns"});
   CHECK(suggest("one-copy", V{"auto", "one_copy", "two_copy", "compose"}) == V{"one_copy"});
