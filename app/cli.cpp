@@ -341,6 +341,15 @@ CliRequest::Action listing_action(const po::variables_map& vm) {
 std::string the_scenario_file(const po::variables_map& vm) {
   const auto files =
       vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // `gpumodel --vcd fence_signal`: the output option took the scenario as its FILE.
+  for (const std::string& o : cli::file_options()) {
+    const std::string v = files.empty() && vm.count(o) ? vm[o].as<std::string>() : "";
+    const bool named = v.size() > 4 && v.compare(v.size() - 4, 4, ".ini") == 0;
+    if (named || !cli::scenario_named(v).empty())
+      throw ConfigError("no scenario file given: --" + o + " took '" + echo_input(v) +
+                        "' as its FILE; name the scenario first (gpumodel " + echo_input(v) + " --" + o +
+                        "), or write --" + o + "=FILE");
+  }
   if (files.size() != 1)
     throw ConfigError(files.empty() ? std::string("no scenario file given (gpumodel --help)")
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
