@@ -145,8 +145,14 @@ TEST_CASE("CLI: gpumodel NAME runs scenarios/NAME.ini and --list-scenarios lists
   CHECK(r.code == 0);
   CHECK(r.out.find("scenario mmio_roundtrip") == 0);
   CHECK(r.out.find("verdict: pass") != std::string::npos);
-  // An existing file of that name in the working directory is what the user means.
   const fs::path d = scratch("name");
+  // From anywhere: a relative path in the file (frame_loop's workload.file) is still the file's folder's.
+  const Run f = run_in(d, "frame_loop --workload.frames=3 --quiet");
+  INFO(f.err);
+  CHECK(f.code == 0);
+  CHECK(f.out.find("\"" + std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/../workloads/game.json\"") !=
+        std::string::npos);
+  // An existing file of that name in the working directory is what the user means.
   std::ofstream(d / "mmio_roundtrip") << "scenario = copy_bandwidth\n";
   CHECK(run_in(d, "mmio_roundtrip --quiet").out.find("scenario copy_bandwidth") == 0);
   fs::remove_all(d);
