@@ -68,6 +68,9 @@ TEST_CASE("Outputs given without a file go to ./build/ under the working directo
   fs::copy_file(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/mmio_roundtrip.ini", d / "mine.ini");
   CHECK(run_in(d, "mine.ini --results --quiet").code == 0);
   CHECK(fs::exists(d / "build/mine.results.json"));
+  // --presentmon too, for a scenario that presents.
+  CHECK(run_in(d, "frame_loop --workload.frames=3 --presentmon --quiet").code == 0);
+  CHECK(slurp((d / "build/frame_loop.presentmon.csv").string()).rfind("Application,", 0) == 0);
   fs::remove_all(d);
 }
 
