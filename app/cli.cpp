@@ -427,7 +427,7 @@ void print_help() {
   std::cout << kUsage << "\n"
             << "options:\n"
                "  -h [ --help ]          this text\n"
-               "  --list-scenarios       every scenario, one line each\n"
+               "  --list-scenarios       every NAME gpumodel NAME runs, one line each\n"
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
@@ -439,9 +439,10 @@ void print_help() {
                "  --section.key=value    override a parameter of the scenario file\n"
                "\nNAME runs the source tree's scenarios/NAME.ini (--list-scenarios lists the names).\n"
                "Without FILE, an output goes to ./build/NAME.vcd, .timeline.json, .results.json or\n"
-               ".presentmon.csv under the working directory (build/ made if missing); never into the\n"
-               "source tree. A key another key implies (xfence.scenario = 2a: igpu.kmd_native_gpu_fence =\n"
-               "never) is set unless given; the results list it under \"implied\".\n"
+               ".presentmon.csv under the working directory (NAME: the scenario file's; build/ made if\n"
+               "missing); never into the source tree. A key another key implies (xfence.scenario =\n"
+               "2a: igpu.kmd_native_gpu_fence = never) is set unless given; the results list it under\n"
+               "\"implied\".\n"
                "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
 }
 
