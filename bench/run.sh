@@ -25,7 +25,7 @@ run "copy_bandwidth 256 MiB Gen5 x16 d2h" scenarios/copy_bandwidth.ini --copy.by
 run "copy_bandwidth 16 MiB h2d" scenarios/copy_bandwidth.ini --copy.direction=h2d
 run "mmio_roundtrip" scenarios/mmio_roundtrip.ini
 run "fence_race 100k signals (barrier)" scenarios/fence_race.ini
-# The hybrid present loop (issue 8's speed target: 600 frames of 1080p60 one copy = 10 simulated seconds
+# The hybrid present loop (the speed target: 600 frames of 1080p60 one copy = 10 simulated seconds
 # in at most 0.5 s of wall time, 20x real time). start_jitter_us = 12 ms keeps every frame within its
 # refresh (CPU 12 ms + render 4 ms + copy 0.63 ms < 16.67 ms), so 600 frames are 600 refreshes.
 run "hybrid_present 600 frames one copy" scenarios/hybrid_present.ini --workload.frames=600 \
@@ -39,7 +39,7 @@ run "frame_loop game 600 frames legacy" scenarios/frame_loop.ini --fence.kind=le
 run "frame_loop hybrid_game 600 frames" scenarios/hybrid_game.ini
 run "presentmon_replay dwm.exe 4,229 presents" scenarios/presentmon_replay.ini
 run "scanout_underflow (3 refreshes, loaded link)" scenarios/scanout_underflow.ini
-# TDR with the documented TdrDelay of 2 s (issue 9's target: under 1 s of wall time; the watchdog is an
+# TDR with the documented TdrDelay of 2 s (the target: under 1 s of wall time; the watchdog is an
 # event, so the 2 s cost only the three nodes' packets, about 12,000 of them).
 run "tdr_engine_reset TdrDelay 2 s" scenarios/tdr_engine_reset.ini --vidsch.tdr_delay_ms=2000
 run "tdr_paging_hit TdrDelay 2 s (3.1 s adapter reset)" scenarios/tdr_paging_hit.ini --vidsch.tdr_delay_ms=2000
@@ -48,11 +48,11 @@ run "tdr_paging_hit TdrDelay 2 s (3.1 s adapter reset)" scenarios/tdr_paging_hit
 run "eviction_notify 32 MiB, 4 chunks" scenarios/eviction_notify.ini
 run "paging_va_size 256 MiB, 4 chunks" scenarios/paging_va_size.ini
 run "copy_bandwidth 16 MiB Gen4 under gpuva_iommu" scenarios/copy_bandwidth.ini --iommu.model=gpuva_iommu
-# Issue 11: the OS's interrupt with logs at 16,384 fences, and without logs with NULL (16,384 reads each time).
+# The OS's interrupt with logs at 16,384 fences, and without logs with NULL (16,384 reads each time).
 run "fence_log_scan 16,384 fences, logs" scenarios/fence_log_scan.ini --workload.fences=16384
 run "fence_log_scan 16,384 fences, no logs, NULL" scenarios/fence_log_scan.ini --workload.fences=16384 \
   --vidsch.native_fence_logs=false --cmp.report_fence_set=false
-# The fence hot path (issue 11 item 6: the host cost of a signal independent of scale). Each line is
+# The fence hot path (the host cost of a signal independent of scale). Each line is
 # fence_stress over `repeats` runs: the range of ns_per_signal, cost_ratio and signals_per_wall_s (the
 # signalling phase alone), and of the setup's wall time per fence (adapter start, every fence and queue
 # created). The issue's bounds: cost_ratio <= 10 at 16, 1,024 and 16,384 fences, >= 1 M signals per wall

@@ -112,7 +112,7 @@ TEST_CASE("A GPU wait unblocks on the GPU at the derived time, with no CPU inter
 
 TEST_CASE("1,024 HW queues: each has registers of its own, and a GPU wait on the last runs at the derived time",
           "[F5][H2]") {
-  // Hardware schedulers manage 1,024 queues (issue 11). The KMD reads the count from BAR0 caps [31:22],
+  // Hardware schedulers manage 1,024 queues. The KMD reads the count from BAR0 caps [31:22],
   // creates all of them (alternating nodes 0 and 1), and runs the F5 case above on the last two: queue
   // 1022 (node 0) signals after 20 us of COMPUTE, queue 1023 (node 1) waits for it on the GPU.
   FenceBench b(std::map<std::string, std::string>{{"gpu.hw_queues", "1024"}});

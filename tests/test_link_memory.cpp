@@ -251,7 +251,7 @@ TEST_CASE(
 }
 
 TEST_CASE("A page watch runs once per visible write that touches its page and for no other", "[H2]") {
-  // The fence-value monitors watch pages (one look-up per write, issue 11 item 6). A small write inside
+  // The fence-value monitors watch pages (one look-up per write). A small write inside
   // the page, a 8-KB write that covers it and its neighbour, and a write to the neighbour alone: the
   // watch runs for the first two, at their visibility, with their address and length.
   TwoAgents t;

@@ -67,7 +67,7 @@ Recorded record(Vcd& vcd, unsigned n) {
 }
 
 // The pairing rule, applied the plain way: each end, in order, from the earliest begin (by time, then
-// by arrival) of its fence with a value at least the end's, if that begin came no later than the end.
+// by arrival) of its fence with a value at least the end's, if that begin came earlier than the end.
 std::vector<std::pair<uint64_t, uint64_t>> expected_flows(const Recorded& rec) {
   std::vector<FlowIn> by_time = rec.begins;
   std::stable_sort(by_time.begin(), by_time.end(), [](const FlowIn& a, const FlowIn& b) { return a.at < b.at; });
@@ -75,7 +75,7 @@ std::vector<std::pair<uint64_t, uint64_t>> expected_flows(const Recorded& rec) {
   for (const FlowIn& e : rec.ends)
     for (const FlowIn& b : by_time)
       if (b.fence == e.fence && b.value >= e.value) {
-        if (b.at <= e.at) out.push_back({b.at, e.at});
+        if (b.at < e.at) out.push_back({b.at, e.at});
         break;
       }
   return out;

@@ -1,13 +1,23 @@
-// A schema check of a Trace Event Format document (what --timeline writes, what Perfetto's UI and
-// chrome://tracing read): the rules those viewers rely on, so a broken file fails a test instead of
-// opening as a silently wrong picture.
-//  * the document is {"traceEvents": [...]} (or the bare array); every event an object with a known
-//    phase (B E X C M s f i I), an integer pid, and, but for metadata, a number ts >= 0;
-//  * B/E: per (pid, tid) a stack: an E closes the newest open B of its track (same name when named);
-//    none left open at the end; X has a dur >= 0; C carries numeric args;
-//  * per (pid, tid) timestamps never go backwards in file order (out-of-order events);
-//  * flows: every s has an id and exactly one f with that id, no earlier than it, and every f an s;
-//  * thread_name/process_name metadata name their track.
+// A schema check of the Trace Event Format document --timeline writes: the rules the offline viewers
+// (the Chrome DevTools Performance panel's trace engine, Perfetto's UI) rely on to show every track,
+// slice and flow, so a file they would open as a silently wrong picture fails a test instead.
+//  * the document is {"traceEvents": [...]} (or the bare array); every event an object with a phase
+//    of X, C, M, s or f (never B/E: DevTools matches those with one stack for the whole file, so
+//    tracks that interleave in time mismatch), a name, integer pid and tid, and, but for metadata, a
+//    number ts >= 0; per (pid, tid) timestamps never go backwards in file order;
+//  * X has a dur >= 0 and a category; the X slices of one track are nested or apart, never
+//    overlapping, both in DevTools' arithmetic (end = ts + dur in doubles; a slice that starts inside
+//    another and ends after it is dropped) and in Perfetto's (ts and dur each truncated to whole
+//    nanoseconds);
+//  * C carries numeric args;
+//  * flows: every s has an id no other s has, and exactly one f of its category, name and id, later
+//    in the file and later in time (DevTools ignores an f before its s, and keys a flow's ends by
+//    time: two ends at one time draw nothing); the f binds to its enclosing slice ("bp":"e"); each
+//    end lies on an X of its track, timestamp and category (DevTools binds a flow event to that slice;
+//    Perfetto to the slice enclosing it, which that one is);
+//  * thread_name/process_name metadata name every track and process; no tid is a pid and a tid
+//    belongs to one process (Perfetto takes thread ids as system-wide and a tid equal to a pid for
+//    that process's main thread).
 #pragma once
 #include <string>
 #include <vector>

@@ -26,20 +26,20 @@ B than in A (unless B marks it expected); a bug check that changed. Not regressi
 metric or run in B, a fail that now passes, different parameters.
 
 TOL: a number is relative (0.01 = 1 % of |old|); abs:X is absolute (in the metric's unit); both may be
-given, rel:R,abs:X, and either suffices. The default is floating-point noise only: a relative 1e-9 on
-fractional numbers, exact on integers (counts). The results hold each double exactly (the shortest text
-that reads back the same), so two values differ only where the arithmetic did; a sum of a million
-terms evaluated in another order (another compiler, fused multiply-add) moves by at most 1.1e-10
-relative, while the model's resolution, a picosecond, is 1e-9 of a millisecond: every change to a
-metric under a millisecond is still reported (a 1e-7 change of a 15 us latency is 1.5 ps, a real
-change). --default-tol 0 makes every difference a regression. METRIC may be a glob (present_to_scanout_ns.*); a name given exactly wins over a glob, and
+given, rel:R,abs:X, and either suffices. The default ignores floating-point noise: a relative 1e-6 on
+fractional numbers (a double in the JSON), exact on integers (counts). Means, percentiles, energies and
+rates are sums over many events; evaluated in another order (another compiler, fused multiply-add, a
+run sliced differently) they move in the last digits, and a 1e-7 relative difference of such a figure
+is noise, not a regression. A millionth is below anything a design decision rests on (a picosecond on
+a microsecond latency); --default-tol 0 makes every difference a regression, and --tol gives one
+metric its own tolerance. METRIC may be a glob (present_to_scanout_ns.*); a name given exactly wins over a glob, and
 globs apply in the order given. --tol may name only metrics A or B has (a typo is an error).
 FILE.json: {"default": TOL, "metrics": {"METRIC": TOL, ...}}, TOL a number, a string as above, or
 {"rel": R, "abs": X}; --tol and --default-tol override it. sim_time_ns is compared as a metric.
 
 options:
   --tol METRIC=TOL     a metric's tolerance (repeatable)
-  --default-tol TOL    every other metric's tolerance (default: 1e-9 relative on fractional
+  --default-tol TOL    every other metric's tolerance (default: 1e-6 relative on fractional
                        numbers, exact on integers; 0: any difference)
   --tolerances FILE    tolerances from a JSON file
   --with-host          also compare the host section (wall-clock timings; ignored by default), as
@@ -63,8 +63,8 @@ class Tol:
         return ", ".join(parts)
 
 
-# Floating-point noise, relative: see HELP (TOL) for why 1e-9.
-NOISE_REL = 1e-9
+# Floating-point noise, relative: see HELP (TOL) for why 1e-6.
+NOISE_REL = 1e-6
 
 
 class NoiseTol(Tol):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the generated blocks of the model pages in docs/ (issue 12 item 7).
+"""Regenerates the generated blocks of the pages in docs/ and docs/scenarios/.
 
     workbench/gen_docs.py [--gpumodel BIN] [--check]
 
@@ -9,6 +9,10 @@ Two kinds of block, each between an opening and a closing HTML comment that the 
       A table of the platform parameters (`gpumodel --list-params-json`, "platform") whose names start
       with one of the prefixes, in the order of the prefixes, then by name. A parameter belongs to the
       block with its longest matching prefix, so a page may claim `gpu.kmd_` while another claims `gpu.`.
+
+  <!-- scenario-keys: NAME -->  ...  <!-- /scenario-keys -->
+      A table of scenario NAME's own keys (`gpumodel --list-params-json`, "scenarios"): every scenario
+      has a page docs/scenarios/<name>.md with this block.
 
   <!-- regs: FILE NAME ... -->  ...  <!-- /regs -->
       A table of register constants of FILE (a header under the source tree, e.g.
@@ -34,7 +38,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
-BLOCK = re.compile(r"(<!-- (params|regs):([^>]*?)-->\n)(.*?)(<!-- /\2 -->)", re.S)
+BLOCK = re.compile(r"(<!-- (params|regs|scenario-keys):([^>]*?)-->\n)(.*?)(<!-- /\2 -->)", re.S)
 # `constexpr uint64_t kName = 0x0100;  // RW 64: ...` (also `static constexpr`, other integer types)
 CONST = re.compile(r"^\s*(?:static\s+)?constexpr\s+[\w:]+\s+(k\w+)\s*=\s*([^;]+);\s*(?://\s?(.*))?$")
 COMMENT_ONLY = re.compile(r"^(\s*)//\s?(.*)$")
@@ -60,7 +64,8 @@ def load_params(binary):
     except (OSError, subprocess.CalledProcessError) as e:
         fail(f"cannot run '{binary} --list-params-json': {e}")
     try:
-        return json.loads(out)["platform"]
+        doc = json.loads(out)
+        return doc["platform"], {s["name"]: s["params"] for s in doc["scenarios"]}
     except (ValueError, KeyError) as e:
         fail(f"'{binary} --list-params-json' did not print the expected JSON: {e}")
 
@@ -127,9 +132,10 @@ def main():
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale or a rule is broken")
     args = ap.parse_args()
 
-    params = load_params(args.gpumodel)
+    params, scenarios = load_params(args.gpumodel)
     try:
         pages = sorted(f for f in os.listdir(DOCS) if f.endswith(".md"))
+        pages += sorted("scenarios/" + f for f in os.listdir(os.path.join(DOCS, "scenarios")) if f.endswith(".md"))
         texts = {}
         for page in pages:
             with open(os.path.join(DOCS, page), encoding="utf-8") as f:
@@ -189,13 +195,25 @@ def main():
                 problems.append(f"register {n} of {path} is on more than one page: " +
                                 ", ".join(f"docs/{pg}" for pg in owners))
 
+    # Every scenario has its page, with its keys block.
+    for name in scenarios:
+        page = f"scenarios/{name}.md"
+        if page not in texts or f"<!-- scenario-keys: {name} -->" not in texts[page]:
+            problems.append(f"scenario {name} has no page docs/{page} with a '<!-- scenario-keys: {name} -->' block")
+
     stale = []
     for page in pages:
         counter = [0]
 
         def render(m, page=page, counter=counter):
             kind, words = m.group(2), m.group(3).split()
-            if kind == "params":
+            if kind == "scenario-keys":
+                name = words[0] if words else ""
+                if name not in scenarios:
+                    problems.append(f"docs/{page}: no scenario '{name}' (scenario-keys block)")
+                    return m.group(0)
+                body = params_table(scenarios[name]) if scenarios[name] else "(no keys of its own)\n"
+            elif kind == "params":
                 key = (page, counter[0])
                 counter[0] += 1
                 body = params_table([prm for _, _, prm in sorted(members[key], key=lambda t: t[:2])])

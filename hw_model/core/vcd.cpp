@@ -144,13 +144,35 @@ std::string unpack(uint64_t v) {  // the text pack() made (right-justified, big-
     if (const char c = char((v >> (8 * i)) & 0xff)) s.push_back(c);
   return s;
 }
-// Trace Event timestamps are microseconds: printed exactly from picoseconds, so the file is the same
-// on every machine.
+// Trace Event timestamps are microseconds: printed exactly from picoseconds without trailing zeros
+// (12.000125, 12.5, 12), so the file is the same on every machine.
 std::string us(uint64_t ps) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%llu.%06llu", static_cast<unsigned long long>(ps / 1000000),
-                static_cast<unsigned long long>(ps % 1000000));
-  return b;
+  char b[48];
+  const auto whole = static_cast<unsigned long long>(ps / 1000000),
+             frac = static_cast<unsigned long long>(ps % 1000000);
+  if (!frac) return std::to_string(whole);
+  int n = std::snprintf(b, sizeof b, "%llu.%06llu", whole, frac);
+  while (b[n - 1] == '0') --n;
+  return std::string(b, size_t(n));
+}
+// A number of microseconds as the viewers read it: DevTools as a double; Perfetto as whole nanoseconds,
+// an integer times 1000 or a double times 1000 truncated.
+double as_double(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+int64_t as_ns(const std::string& s) {
+  return s.find('.') == std::string::npos ? std::stoll(s) * 1000 : static_cast<int64_t>(as_double(s) * 1000.0);
+}
+// A slice's duration as written: its own, less a picosecond or two where a viewer's arithmetic would
+// otherwise end it after its end, the start of the slice that follows it on its track. DevTools adds
+// ts and dur as doubles (0.1 + 0.2 is 0.30000000000000004, past 0.3: it would drop the next slice as
+// overlapping); Perfetto truncates each to whole nanoseconds.
+std::string dur_us(uint64_t ts, uint64_t dur) {
+  const std::string t = us(ts), e = us(ts + dur);
+  const double td = as_double(t), ed = as_double(e);
+  const int64_t tn = as_ns(t), en = as_ns(e);
+  for (;; --dur) {
+    std::string d = us(dur);
+    if (dur == 0 || (td + as_double(d) <= ed && tn + as_ns(d) <= en)) return d;
+  }
 }
 std::string quoted(const std::string& s) {
   std::string o = "\"";
@@ -172,6 +194,7 @@ std::string quoted(const std::string& s) {
 
 void Vcd::Event::encode(std::string& out) const {
   put(out, ts);
+  put(out, dur);
   put(out, seq);
   put(out, track);
   put(out, rank);
@@ -182,8 +205,8 @@ void Vcd::Event::encode(std::string& out) const {
 }
 
 bool Vcd::Event::decode(RunReader& in) {
-  return in.get(ts) && in.get(seq) && in.get(track) && in.get(rank) && in.get(source) && in.get(ph) && in.get(name) &&
-         in.get(tail);
+  return in.get(ts) && in.get(dur) && in.get(seq) && in.get(track) && in.get(rank) && in.get(source) && in.get(ph) &&
+         in.get(name) && in.get(tail);
 }
 
 size_t Vcd::held_bytes() const {
@@ -206,10 +229,11 @@ uint32_t Vcd::track(const std::string& name, Source source, uint64_t seq) {
   return it->second;
 }
 
-void Vcd::add_event(Source source, uint64_t ts, uint8_t rank, char ph, const std::string& name, uint32_t trk,
-                    std::string tail) {
+void Vcd::add_event(Source source, uint64_t ts, Rank rank, char ph, const std::string& name, uint32_t trk,
+                    std::string tail, uint64_t dur) {
   Event e;
   e.ts = ts;
+  e.dur = dur;
   e.seq = next_event_[source]++;
   e.track = trk;
   e.rank = rank;
@@ -220,15 +244,14 @@ void Vcd::add_event(Source source, uint64_t ts, uint8_t rank, char ph, const std
   events_.push(std::move(e));
 }
 
-void Vcd::add_slice(Source source, const std::string& trk, const std::string& label, uint64_t b, uint64_t e) {
+void Vcd::add_slice(Source source, const char* cat, uint32_t trk, const std::string& label, uint64_t b, uint64_t e) {
+  add_event(source, b, kSlice, 'X', label, trk, std::string(",\"cat\":\"") + cat + "\"}", e - b);
+}
+
+void Vcd::add_slice(Source source, const char* cat, const std::string& trk, const std::string& label, uint64_t b,
+                    uint64_t e) {
   if (e < b) return;
-  const uint32_t t = track(trk, source, next_event_[source]);
-  if (e == b) {  // an instant: a complete event of no duration (it has no end to balance)
-    add_event(source, b, 1, 'X', label, t, ",\"dur\":0}");
-    return;
-  }
-  add_event(source, b, 1, 'B', label, t, "}");
-  add_event(source, e, 0, 'E', label, t, "}");
+  add_slice(source, cat, track(trk, source, next_event_[source]), label, b, e);
 }
 
 void Vcd::add_flow_begin(const std::string& key, uint64_t value, const std::string& trk, uint64_t at) {
@@ -248,7 +271,7 @@ void Vcd::add_flow_begin(const std::string& key, uint64_t value, const std::stri
   // The track is named now but numbered only if a flow is drawn from it (add_flow_end's matching).
   auto [t, new_track] = track_of_.emplace(trk, uint32_t(tracks_.size()));
   if (new_track) tracks_.push_back({trk, kFlowEvents, UINT64_MAX});
-  v.insert(pos, FlowBegin{at, value, t->second});
+  v.insert(pos, FlowBegin{at, value, t->second, false});
 }
 
 void Vcd::add_flow_end(const std::string& key, uint64_t value, const std::string& trk, uint64_t at) {
@@ -278,15 +301,16 @@ void Vcd::timeline_signals(uint64_t end) {
     const Signal& sg = signals_[id];
     if (sg.ascii) {
       const std::string label = unpack(current[id]);
-      if (!label.empty() && t > since[id]) add_slice(kSignalEvents, sg.name, label, since[id], t);
+      if (!label.empty() && t > since[id]) add_slice(kSignalEvents, "signal", signal_track_[id], label, since[id], t);
     } else if (sg.width == 1) {
-      if (current[id] && t > since[id]) add_slice(kSignalEvents, sg.name, leaf(sg.name), since[id], t);
+      if (current[id] && t > since[id])
+        add_slice(kSignalEvents, "signal", signal_track_[id], leaf(sg.name), since[id], t);
     }
   };
   auto counter = [&](size_t id, uint64_t t) {
     const Signal& sg = signals_[id];
     if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
-    add_event(kSignalEvents, t, 2, 'C', sg.name, signal_track_[id],
+    add_event(kSignalEvents, t, kCounter, 'C', sg.name, signal_track_[id],
               ",\"args\":{" + quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
   };
   for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
@@ -305,25 +329,30 @@ void Vcd::timeline_signals(uint64_t end) {
 
 void Vcd::timeline_flows() {
   // Flows: each end, in the order they came, from the earliest begin of its key whose value reached
-  // the end's, if that begin came no later (else a CPU write or the start reached it: no flow).
+  // the end's, if that begin came earlier (else a CPU write or the start reached it: no flow). Each
+  // end of a flow lies on a zero-length "fence" slice of its track and time, the slice the viewers bind
+  // it to: the signal's (once, however many flows it starts) and the wait's.
   uint64_t flow_id = 0;
   std::optional<RunReader> in;
   if (ends_) in.emplace(*ends_, 0, ends_->size(), size_t(1) << 20);
   FlowEnd f;
+  auto use = [&](uint32_t t) { track(tracks_[t].name, kFlowEvents, next_event_[kFlowEvents]); };
   for (uint64_t n = 0; in && n < end_count_ && in->get(f); ++n) {
-    const auto& v = begins_[f.key];
+    auto& v = begins_[f.key];
     const auto b =
         std::lower_bound(v.begin(), v.end(), f.value, [](const FlowBegin& x, uint64_t val) { return x.value < val; });
-    if (b == v.end() || b->at > f.at) continue;
+    if (b == v.end() || b->at >= f.at) continue;
     const std::string id = std::to_string(++flow_id);
     const std::string name = keys_[f.key] + " = " + std::to_string(b->value);
-    const uint64_t s_seq = next_event_[kFlowEvents];
-    track(tracks_[b->track].name, kFlowEvents, s_seq);
-    add_event(kFlowEvents, b->at, 3, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
-    track(tracks_[f.track].name, kFlowEvents, s_seq + 1);
-    add_event(
-        kFlowEvents, f.at, 3, 'f', name, f.track,
-        ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + std::to_string(f.value) + "}}");
+    use(b->track);
+    if (!b->marked) add_slice(kFlowEvents, "fence", b->track, name + " signalled", b->at, b->at);
+    b->marked = true;
+    add_event(kFlowEvents, b->at, kFlow, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
+    use(f.track);
+    const std::string waited = std::to_string(f.value);
+    add_slice(kFlowEvents, "fence", f.track, keys_[f.key] + " >= " + waited + " satisfied", f.at, f.at);
+    add_event(kFlowEvents, f.at, kFlow, 'f', name, f.track,
+              ",\"cat\":\"fence\",\"id\":" + id + ",\"bp\":\"e\",\"args\":{\"waited\":" + waited + "}}");
   }
 }
 
@@ -349,16 +378,17 @@ Vcd::TrackLayout Vcd::layout_tracks() const {
       p = pid_of.emplace(proc, int(l.pids.size()) + 1).first;
       l.pids.push_back(proc);
     }
-    l.tid[order[i]] = int(i);
     l.pid_of_track[order[i]] = p->second;
   }
+  // Thread ids follow the process ids: Perfetto takes a tid equal to a pid for that process's main thread.
+  for (size_t i = 0; i < order.size(); ++i) l.tid[order[i]] = int(l.pids.size() + 1 + i);
 
   return l;
 }
 
 void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
-  os << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},"
-        "\n\"traceEvents\":[\n";
+  // No displayTimeUnit: older Perfetto releases took "ns" there for the unit of the timestamps themselves.
+  os << "{\"otherData\":{\"producer\":\"gpumodel\",\"time\":\"simulated\"},\n\"traceEvents\":[\n";
   bool first = true;
   auto out = [&](const std::string& e) {
     os << (first ? "" : ",\n") << e;
@@ -372,7 +402,7 @@ void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
   }
   for (size_t i = 0; i < l.order.size(); ++i) {
     const uint32_t t = l.order[i];
-    const std::string ids = ",\"pid\":" + std::to_string(l.pid_of_track[t]) + ",\"tid\":" + std::to_string(i);
+    const std::string ids = ",\"pid\":" + std::to_string(l.pid_of_track[t]) + ",\"tid\":" + std::to_string(l.tid[t]);
     out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + quoted(tracks_[t].name) + "}}");
     out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
   }
@@ -388,6 +418,10 @@ void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
     line += std::to_string(l.tid[e->track]);
     line += ",\"ts\":";
     line += us(e->ts);
+    if (e->ph == 'X') {
+      line += ",\"dur\":";
+      line += dur_us(e->ts, e->dur);
+    }
     line += e->tail;
     out(line);
   }

@@ -6,13 +6,23 @@
 // length records in the same few tens of MB. When disabled, every call is a cheap no-op.
 //
 // The same record makes the timeline (--timeline, write_timeline): a Trace Event Format JSON file that
-// Perfetto's UI and chrome://tracing open. Every text signal is a track of slices (a state while it
-// holds), every 1-bit signal a track of slices while it is 1, every other signal a counter. Models add
-// what a waveform cannot hold: labelled slices on tracks of their own (an engine's packets, "SIGNAL
-// fence 3 value 7"), and fence flows, an arrow from a fence signal to the wake or unblock it caused.
-// Those are recorded only when the timeline is on (timeline()). The timeline's events wait on disk too;
-// only a fence's flow begins that a later wait could still take stay in memory (24 bytes a signal that
-// raised its fence's highest value yet).
+// the offline viewers open: the Chrome DevTools Performance panel ("Load profile"), Perfetto's UI and
+// speedscope. Every text signal is a track of slices (a state while it holds), every 1-bit signal a
+// track of slices while it is 1, every other signal a counter. Models add what a waveform cannot hold:
+// labelled slices on tracks of their own (an engine's packets, "SIGNAL fence 3 value 7"), and fence
+// flows, an arrow from a fence signal to the wake or unblock it caused. Those are recorded only when
+// the timeline is on (timeline()). The timeline's events wait on disk too; only a fence's flow begins
+// that a later wait could still take stay in memory (24 bytes a signal that raised its fence's highest
+// value yet).
+//
+// The file's form is the one those viewers read without loss: every slice a complete event ("X", its
+// duration known when it ends), never a begin/end pair (DevTools matches those with one stack for the
+// whole file, so tracks that interleave in time mismatch); slices of one track nested or apart, never
+// overlapping, in the arithmetic the viewers use (a slice's end as ts + dur in doubles for DevTools,
+// each truncated to whole nanoseconds for Perfetto); each flow's two ends ("s", and "f" with "bp":"e")
+// at a zero-length "fence" slice of their own track and time, the slice DevTools binds a flow event to
+// (same track, timestamp and category) and the enclosing slice Perfetto binds it to. Events come in
+// time order (DevTools ignores a flow's end that comes before its start).
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -64,10 +74,11 @@ class Vcd {
   // Timeline only (no-ops unless timeline()): a slice labelled `label` on track `track` (a name like a
   // signal's; slices of one track must not overlap), and the two ends of fence flows. A flow end (a CPU
   // waiter woken, a queue unblocked on `key` reaching `value`) is drawn from the earliest flow begin of
-  // the same key with a value >= `value` (the signal that satisfied it), if one came no later.
+  // the same key with a value >= `value` (the signal that satisfied it), if it came earlier (DevTools
+  // cannot draw a flow whose ends are at one time: it keys a flow's ends by their time).
   void slice(const std::string& track, const std::string& label, const sc_core::sc_time& begin,
              const sc_core::sc_time& end) {
-    if (timeline_) add_slice(kSliceEvents, track, label, begin.value(), end.value());
+    if (timeline_) add_slice(kSliceEvents, "model", track, label, begin.value(), end.value());
   }
   void flow_begin(const std::string& key, uint64_t value, const std::string& track, const sc_core::sc_time& at) {
     if (timeline_) add_flow_begin(key, value, track, at.value());
@@ -89,7 +100,7 @@ class Vcd {
   // then the tracks numbered and the file written.
   struct TrackLayout {
     std::vector<uint32_t> order;         // the used tracks, in the order they are numbered
-    std::vector<int> tid, pid_of_track;  // per track
+    std::vector<int> tid, pid_of_track;  // per track; tids follow the pids (no tid is a pid)
     std::vector<std::string> pids;       // process names, pid - 1
   };
   void timeline_signals(uint64_t end);
@@ -112,19 +123,22 @@ class Vcd {
     void encode(std::string& out) const { put(out, *this); }
     bool decode(RunReader& in) { return in.get(*this); }
   };
-  // A timeline event: ordered by time; at one time a slice ends before the next begins, then counters,
-  // then flows; then the signals' events before the models' slices before the flows (their `source`),
-  // each in the order made. Its pid and tid are known only at the end: it names its track by number.
+  // A timeline event: ordered by time; at one time the slices, the longer first (a parent before what
+  // it holds), then counters, then flows; then the signals' events before the models' slices before the
+  // flows (their `source`), each in the order made. Its pid and tid are known only at the end: it names
+  // its track by number.
   enum Source : uint8_t { kSignalEvents, kSliceEvents, kFlowEvents };
+  enum Rank : uint8_t { kSlice, kCounter, kFlow };
   struct Event {
-    uint64_t ts = 0, seq = 0;
+    uint64_t ts = 0, dur = 0, seq = 0;  // dur: a slice's, in picoseconds
     uint32_t track = 0;
     uint8_t rank = 0, source = 0;
     char ph = 0;
-    std::string name, tail;  // name JSON-quoted; tail: what follows the timestamp
+    std::string name, tail;  // name JSON-quoted; tail: what follows the timestamp (and a slice's duration)
     bool operator<(const Event& o) const {
       if (ts != o.ts) return ts < o.ts;
       if (rank != o.rank) return rank < o.rank;
+      if (dur != o.dur) return dur > o.dur;
       if (source != o.source) return source < o.source;
       return seq < o.seq;
     }
@@ -142,6 +156,7 @@ class Vcd {
   struct FlowBegin {
     uint64_t at, value;
     uint32_t track;
+    bool marked;  // its zero-length slice written (once, for the first flow drawn from it)
   };
   struct FlowEnd {
     uint32_t key, track;
@@ -149,9 +164,12 @@ class Vcd {
   };
 
   uint32_t track(const std::string& name, Source source, uint64_t seq);
-  void add_event(Source source, uint64_t ts, uint8_t rank, char ph, const std::string& name, uint32_t track,
-                 std::string tail);
-  void add_slice(Source source, const std::string& track, const std::string& label, uint64_t b, uint64_t e);
+  void add_event(Source source, uint64_t ts, Rank rank, char ph, const std::string& name, uint32_t track,
+                 std::string tail, uint64_t dur = 0);
+  // A complete event of category `cat` on a track.
+  void add_slice(Source source, const char* cat, uint32_t track, const std::string& label, uint64_t b, uint64_t e);
+  void add_slice(Source source, const char* cat, const std::string& track, const std::string& label, uint64_t b,
+                 uint64_t e);
   void add_flow_begin(const std::string& key, uint64_t value, const std::string& track, uint64_t at);
   void add_flow_end(const std::string& key, uint64_t value, const std::string& track, uint64_t at);
   template <class F>

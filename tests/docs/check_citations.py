@@ -9,6 +9,8 @@ Checks, each failure named with where it is:
     source exists in the repository, relative to the citing file's folder or to the repository's root;
   - every Markdown link inside the repository (`[text](path)`, `[text](path#heading)`, `[text](#heading)`)
     names a file that exists and, with an anchor, a heading of that file (GitHub's slug of it);
+  - no page of the user guide (README.md, docs/) cites a seed document by number or one of the project's
+    own issues ("for issue 12", "(issue 11, item 6)");
   - no parameter source cites a seed document by number ("seed 003": users have the documents' titles,
     not the project's numbering) or one of the project's own issues ("issue 11"; a public project's issue,
     "ROCm issue 6127", is a citation a user can follow).
@@ -28,6 +30,16 @@ SEED = re.compile(r"\bseeds? 0\d\d\b")
 # An issue number with no public project named before it.
 OWN_ISSUE = re.compile(r"(?<![\w-] )(?<![\w-])\bissues? \d+")
 TEXT = (".md", ".cpp", ".h", ".py", ".ini", ".sh", ".txt", ".tsv", ".cmake", ".gtkw")
+
+
+# In the user's pages any "issue N" must name its public project right before it ("ROCm issue 6127",
+# "GitHub issue 24", "cosmic-epoch issue 3764").
+DOC_ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def public_issue(before):
+    words = before.split()
+    return bool(words) and ("GitHub" in " ".join(words[-3:]) or re.search(r"[A-Z/-]", words[-1]) is not None)
 
 
 LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
@@ -88,6 +100,14 @@ def main():
                         bad.append(f"{f}:{n}: links to '{target}', which the repository does not contain")
                     elif anchor and path.endswith(".md") and anchor not in slugs(path):
                         bad.append(f"{f}:{n}: links to '{target}#{anchor}', a heading its file does not have")
+        if f.endswith(".md"):
+            for n, line in enumerate(text.splitlines(), 1):
+                if SEED.search(line):
+                    bad.append(f"{f}:{n}: cites a seed document by number ('{SEED.search(line).group(0)}'): name the document")
+                for m in DOC_ISSUE.finditer(line):
+                    if not public_issue(line[:m.start()]):
+                        bad.append(f"{f}:{n}: '{m.group(0)}' is an issue of no named project (the project's own "
+                                   "working notes): say what changed, not which issue changed it")
         for n, line in enumerate(text.splitlines(), 1):
             for ref in md_refs(line):
                 if not exists(ref, os.path.dirname(os.path.join(ROOT, f))):

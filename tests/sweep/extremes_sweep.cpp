@@ -1,5 +1,5 @@
 // extremes_sweep: every numeric parameter of every scenario file at its minimum and at its maximum, one
-// at a time, on a reduced workload, run through the real gpumodel binary (issue 7, item 6). A legal
+// at a time, on a reduced workload, run through the real gpumodel binary. A legal
 // value may fail a scenario's checks, and may be refused (exit 2) when the scenario cannot run the
 // combination; it must never crash, hang, blow up memory, or report a negative or NaN figure, and a
 // fail must say why. Enum and bool parameters get each of their values once (cheap, same rules).
@@ -99,7 +99,7 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
       {"kmd.paging_va_answer", "override"},
       {"kmd.paging_va_mb", "4"},
       {"sim.limit_ms", "5000"}}},
-    // Issue 11: 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
+    // 32 -> 4 rounds; creating 60,000 fences (the maximum) takes about 0.4 s simulated.
     {"fence_log_scan", {{"workload.rounds", "4"}, {"sim.limit_ms", "2000"}}},
     // The frame loops (frame_loop, video_playback, hybrid_game): 3 frames; 200 ms holds three at the
     // slowest shipped rate (video_playback's 24 fps: 125 ms) with the display's latch after them.
@@ -124,7 +124,7 @@ const std::map<std::string, std::vector<std::string>> kFocus = {
     {"iommu_unmap_notify", {"iommu.", "vidmm.", "kmd.notify_iommu_unmap", "workload.", "sim."}},
     {"paging_va_size",
      {"vidmm.", "kmd.paging_va_", "kmd.largest_allocation_mb", "kmd.notify_", "mmu.", "workload.", "sim."}},
-    // Issue 11: the log machinery's keys; the fence path's others are swept by the fence scenarios.
+    // The log machinery's keys; the fence path's others are swept by the fence scenarios.
     {"fence_log_scan",
      {"vidsch.native_fence_logs", "vidsch.log_segment", "kmd.optimized_native_fence", "kmd.native_fence_log_barrier",
       "node.log_", "cmp.fence_irq_queue", "cmp.report_fence_set", "gpu.hw_queues", "workload.", "sim."}},

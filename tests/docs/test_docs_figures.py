@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The figure check itself: a page quoting a figure the binary does not give fails, the right figure
+passes, a metric the run does not have is bad input, and the rewrite puts the binary's figure in.
+
+    tests/docs/test_docs_figures.py --gpumodel BIN
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "workbench", "docs_figures.py")
+
+
+def run(binary, page, *extra):
+    return subprocess.run([sys.executable, TOOL, "--gpumodel", binary, *extra, page], capture_output=True, text=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpumodel", required=True)
+    a = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "page.markdown")
+
+        def write(text):
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(text)
+
+        # The rewrite fills in the binary's figure; --check then passes.
+        write("x <!-- fig: mmio_roundtrip | cpu_mmio_read_ns -->?<!-- /fig --> y\n")
+        r = run(a.gpumodel, page)
+        text = open(page, encoding="utf-8").read()
+        if r.returncode != 0 or "-->?<" in text:
+            failures.append(f"the rewrite did not fill the figure in (exit {r.returncode}): {text!r} {r.stderr}")
+        good = text
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 0:
+            failures.append(f"a current figure failed the check: {r.stdout} {r.stderr}")
+        # One digit changed: stale, named with the page's and the binary's text.
+        figure = good.split("-->")[1].split("<")[0]
+        wrong = figure.replace(figure.strip()[0], "9" if figure.strip()[0] != "9" else "8", 1)
+        write(good.replace("-->" + figure + "<", "-->" + wrong + "<"))
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 1 or wrong not in r.stdout or figure not in r.stdout:
+            failures.append(f"a wrong figure '{wrong}' (binary: '{figure}') was not reported: exit {r.returncode} {r.stdout}")
+        # The same figure in another unit is another text: stale too.
+        write(good.replace("cpu_mmio_read_ns -->", "cpu_mmio_read_ns us -->"))
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 1:
+            failures.append(f"a figure in ns under a µs marker passed: exit {r.returncode}")
+        # A metric the run does not have: bad input, exit 2, named.
+        write("<!-- fig: mmio_roundtrip | no_such_metric_ns -->1 ns<!-- /fig -->\n")
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 2 or "no_such_metric_ns" not in r.stderr:
+            failures.append(f"an unknown metric was not refused: exit {r.returncode} {r.stderr}")
+        # A block: generated rows, stale when one changes.
+        write("<!-- figures: mmio_roundtrip | cpu_mmio_read_ns gpu_read_roundtrip_ns -->\n<!-- /figures -->\n")
+        run(a.gpumodel, page)
+        block = open(page, encoding="utf-8").read()
+        if block.count("| `") != 2:
+            failures.append(f"the block did not get one row per metric: {block!r}")
+        write(block.replace("| `gpu_read_roundtrip_ns` | ", "| `gpu_read_roundtrip_ns` | 1"))
+        if run(a.gpumodel, page, "--check").returncode != 1:
+            failures.append("a changed row of a block passed the check")
+    for f in failures:
+        print("FAIL: " + f)
+    print(f"test_docs_figures: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""The figures the user guide quotes, kept equal to what the binary gives.
+
+    workbench/docs_figures.py [--gpumodel BIN] [--check] [--jobs N] [PAGE ...]
+
+A figure in README.md or a page under docs/ is written between two HTML comments that name the run
+and the metric; the comments do not render, the figure does:
+
+    <!-- fig: fence_signal | signal_to_wake_ns -->14.95 µs<!-- /fig -->
+    <!-- fig: hybrid_present --link.gen=4 --link.lanes=4 | present_to_scanout_ns.mean ms -->13.23 ms<!-- /fig -->
+
+The run is a scenario's name (scenarios/NAME.ini) and its overrides; the metric is a key of the
+results' `metrics` (a member of a structured metric after a dot), or `sim_time_ns`; an optional last
+word picks the unit it is shown in (ns, us, ms, s, B, KiB, MiB, GiB, mJ, J, mW, W, GB/s, %, x for the
+bare number, int for an integer with thousands separators, fraction for a 0–1 share shown in %, MB for
+bytes in decimal megabytes, or `verdict`). Without a unit the metric's
+own suffix decides (`_ns` is shown in ns, µs, ms or s by its size).
+
+A block of figures is a table of several metrics of one run:
+
+    <!-- figures: tdr_engine_reset | detect_ns reset_ns recover_ns -->
+    ...generated table...
+    <!-- /figures -->
+
+Without --check every figure and block is rewritten in place from fresh runs. With --check nothing is
+written: the script names each figure whose text differs from the binary's (page, line, run, metric,
+the page's text, the binary's) and exits 1 if any does. Exit 2: the binary, a page or a run could not
+be read, or a metric a page names does not exist.
+"""
+
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIG = re.compile(r"<!-- fig: ([^|>]+?) \| ([^>]+?) -->(.*?)<!-- /fig -->", re.S)
+BLOCK = re.compile(r"(<!-- figures: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- /figures -->)", re.S)
+UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MB", "mJ", "J", "mW", "W", "GB/s", "%", "fraction", "x", "int", "verdict")
+
+
+def bad(message):
+    print("docs_figures: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+def pages(args_files):
+    if args_files:
+        return [os.path.abspath(f) for f in args_files]
+    found = [os.path.join(ROOT, "README.md")]
+    found += sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return found
+
+
+def sig(value, digits=4):
+    """`value` to `digits` significant digits, thousands separated, no trailing zeros beyond them."""
+    if value == 0:
+        return "0"
+    mag = len(str(int(abs(value)))) if abs(value) >= 1 else 0
+    decimals = max(0, digits - mag) if abs(value) >= 1 else digits
+    text = f"{value:,.{decimals}f}"
+    return text
+
+
+def fmt(value, unit, metric):
+    """The figure's text: the value in the unit asked for, or the metric's own unit scaled by size."""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        raise KeyError(metric + " (a structured metric: name one member after a dot)")
+    if unit == "verdict" or isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if unit is None:
+        if metric.endswith("_ns") or metric == "sim_time_ns":
+            a = abs(value)
+            unit = "ns" if a < 1e4 else "us" if a < 1e7 else "ms" if a < 1e10 else "s"
+        elif metric.endswith("_ms"):
+            unit = "ms"
+        elif metric.endswith("_mj"):
+            unit = "mJ"
+        elif metric.endswith("_mw"):
+            unit = "mW"
+        elif metric.endswith("_gbps"):
+            unit = "GB/s"
+        elif metric.endswith("_pct"):
+            unit = "%"
+        elif metric.endswith("_bytes"):
+            unit = "B" if abs(value) < 1024 else "KiB" if abs(value) < 1 << 20 else "MiB"
+        elif float(value).is_integer():
+            unit = "int"
+        else:
+            unit = "x"
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+    if unit in scale:
+        ns = value * 1e6 if metric.endswith("_ms") else value * 1e3 if metric.endswith("_us") else value
+        return sig(ns / scale[unit]) + " " + {"us": "µs"}.get(unit, unit)
+    if unit in ("B", "KiB", "MiB", "GiB"):
+        return sig(value / {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[unit]) + " " + unit
+    if unit == "J":
+        return sig(value / 1e3) + " J"
+    if unit == "W":
+        return sig(value / 1e3) + " W"
+    if unit == "fraction":
+        return sig(value * 100, 3) + " %"
+    if unit == "MB":
+        return sig(value / 1e6, 3) + " MB"
+    if unit == "int":
+        return f"{int(round(value)):,}"
+    if unit == "x":
+        return sig(value)
+    return sig(value) + (" " + unit if unit != "%" else " %")
+
+
+def run_key(run):
+    words = shlex.split(run)
+    if not words:
+        bad(f"a figure names no run")
+    return tuple(words)
+
+
+def do_run(binary, key):
+    name, overrides = key[0], list(key[1:])
+    ini = os.path.join(ROOT, "scenarios", name + ".ini")
+    if not os.path.isfile(ini):
+        return key, None, f"no scenario file scenarios/{name}.ini"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        p = subprocess.run([binary, ini, *overrides, "--quiet", "--results", out], capture_output=True, text=True)
+        if p.returncode not in (0, 1) or not os.path.exists(out):
+            return key, None, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
+        with open(out) as f:
+            return key, json.load(f), None
+
+
+def lookup(results, metric):
+    if metric == "verdict":
+        return results["verdict"]
+    if metric == "sim_time_ns":
+        return results["sim_time_ns"]
+    m = results["metrics"]
+    if metric in m:
+        return m[metric]
+    head, _, member = metric.rpartition(".")
+    if head in m and isinstance(m[head], dict) and member in m[head]:
+        return m[head][member]
+    raise KeyError(metric)
+
+
+def split_metric(spec):
+    words = spec.split()
+    if len(words) >= 2 and words[-1] in UNITS:
+        return words[:-1], words[-1]
+    return words, None
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--gpumodel", default=os.environ.get("GPUMODEL_BIN", os.path.join(ROOT, "build", "gpumodel")))
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("-h", "--help", action="store_true")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    if a.help:
+        print(__doc__)
+        return 0
+    if not os.access(a.gpumodel, os.X_OK):
+        bad(f"--gpumodel {a.gpumodel}: not an executable")
+    texts = {}
+    for p in pages(a.files):
+        try:
+            with open(p, encoding="utf-8") as f:
+                texts[p] = f.read()
+        except OSError as e:
+            bad(f"{p}: {e.strerror}")
+    keys = set()
+    for t in texts.values():
+        for m in FIG.finditer(t):
+            keys.add(run_key(m.group(1)))
+        for m in BLOCK.finditer(t):
+            keys.add(run_key(m.group(2)))
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        for key, res, err in ex.map(lambda k: do_run(a.gpumodel, k), sorted(keys)):
+            if err:
+                bad(f"run '{' '.join(key)}': {err}")
+            results[key] = res
+    stale = []
+
+    def figure(page, pos, run, spec):
+        metrics, unit = split_metric(spec)
+        if len(metrics) != 1:
+            bad(f"{os.path.relpath(page, ROOT)}: '{spec}' is not one metric and an optional unit ({', '.join(UNITS)})")
+        try:
+            return fmt(lookup(results[run_key(run)], metrics[0]), unit, metrics[0])
+        except KeyError:
+            bad(f"{os.path.relpath(page, ROOT)}: run '{run}' has no metric '{metrics[0]}'")
+
+    for page, text in texts.items():
+        rel = os.path.relpath(page, ROOT)
+
+        def fig_sub(m):
+            want = figure(page, m.start(), m.group(1), m.group(2))
+            if m.group(3) != want:
+                line = text.count("\n", 0, m.start()) + 1
+                stale.append(f"{rel}:{line}: {m.group(1)} | {m.group(2)}: the page says '{m.group(3)}', the binary gives '{want}'")
+            return f"<!-- fig: {m.group(1)} | {m.group(2)} -->{want}<!-- /fig -->"
+
+        def block_sub(m):
+            rows = ["| metric | value |", "| --- | --- |"]
+            for spec in m.group(3).split():
+                rows.append(f"| `{spec}` | {figure(page, m.start(), m.group(2), spec)} |")
+            body = "\n".join(rows) + "\n"
+            if m.group(4) != body:
+                line = text.count("\n", 0, m.start()) + 1
+                stale.append(f"{rel}:{line}: the figures of '{m.group(2)}' differ from the binary's")
+            return m.group(1) + body + m.group(5)
+
+        new = BLOCK.sub(block_sub, FIG.sub(fig_sub, text))
+        if not a.check and new != text:
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(new)
+    if a.check:
+        for s in stale:
+            print(s)
+        n = sum(len(FIG.findall(t)) for t in texts.values())
+        print(f"docs_figures: {n} figures, {len(keys)} runs, {len(stale)} stale")
+        return 1 if stale else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
