@@ -1,4 +1,5 @@
 #include "app/cli.h"
+#include "app/gtkw.h"
 
 #include <algorithm>
 #include <cctype>
@@ -228,7 +229,7 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 namespace {
 
 nlohmann::ordered_json param_json(const ParamSpec& s) {
-  static const char* kKinds[] = {"int", "real", "bool", "enum", "path", "text"};
+  static const char* kKinds[] = {"int", "real", "bool", "enum", "path", "text", "named_or_form"};
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["kind"] = kKinds[int(s.kind)];
@@ -263,7 +264,7 @@ void list_params(const ParamSet& ps) {
       const ParamSpec s = shared.as_seen_by(owner);
       std::cout << "  " << std::left << std::setw(34) << name << " default " << s.default_value
                 << (s.unit.empty() || s.kind == ParamKind::Enum || s.kind == ParamKind::Bool ||
-                            s.kind == ParamKind::Path
+                            s.kind == ParamKind::Path || s.kind == ParamKind::NamedOrForm
                         ? ""
                         : " " + s.unit)
                 << "\n      allowed: " << s.allowed() << "\n      source:  " << s.source << "\n";
@@ -407,6 +408,11 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   req.quiet = vm.count("quiet") != 0;
   cli::check_output_paths(vm, bare, req);
+  if (!req.opt.vcd_path.empty())  // its save file, beside it (app/gtkw.h)
+    check_gtkw_path(req.opt.vcd_path, {{"the scenario file", req.scenario_file},
+                                       {"--timeline's file", req.opt.timeline_path},
+                                       {"--presentmon's file", req.opt.presentmon_path},
+                                       {"--results' file", req.results_path}});
   if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
     std::string those;
     for (const ScenarioInfo& i : scenario_registry())
@@ -431,7 +437,7 @@ void print_help() {
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
-               "  --vcd [FILE]           write a VCD waveform to FILE (GTKWave)\n"
+               "  --vcd [FILE]           write a VCD waveform to FILE and its GTKWave save file (FILE.gtkw)\n"
                "  --timeline [FILE]      write a timeline to FILE: Trace Event JSON (Chrome DevTools Performance\n"
                "                         panel \"Load profile\", ui.perfetto.dev, speedscope: each reads it locally)\n"
                "  --quiet                no progress line, no line for implied keys or outputs written\n"
@@ -492,6 +498,7 @@ bool write_results_file(const std::string& results_path, const RunOptions& opt, 
   j["metrics"] = r.metrics;
   if (!r.absent.empty()) j["absent"] = r.absent;
   if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
+  if (!r.events.empty()) j["events"] = r.events_json();
   nlohmann::ordered_json mon = nlohmann::ordered_json::object();
   for (auto& [name, n] : r.monitors) {
     mon[name] = {{"violations", n}};

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "app/gtkw.h"
 #include "app/progress.h"
 #include "hw_model/core/tlm_check.h"
 #include "monitors/monitor.h"
@@ -97,6 +98,9 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
     if (!vcd.write(opt.vcd_path, date))
       r.output_error = "--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno);
+    else if (writes_gtkw(opt.vcd_path) && !write_gtkw(gtkw_path_for(opt.vcd_path), opt.vcd_path, vcd, r))
+      r.output_error =
+          "--vcd: cannot write its save file '" + gtkw_path_for(opt.vcd_path) + "': " + std::strerror(errno);
   }
   if (!opt.timeline_path.empty() && !vcd.write_timeline(opt.timeline_path, end))
     r.output_error = "--timeline: cannot write '" + opt.timeline_path + "': " + std::strerror(errno);

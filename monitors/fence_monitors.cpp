@@ -28,6 +28,7 @@ Monitors::Monitors(Platform& p)
     Pending& pw = waiting_[w.id];
     pw.cv_addr = w.fence->cv_addr;
     pw.value = w.value;
+    pw.added_at = sc_time_stamp();
     // A monitored fence has no slot and no conditional check: every GPU signal of it interrupts, so its
     // waiters are covered (kNoSlot finds no decision).
     pw.slot = w.fence->handle ? p_.vidsch.slot(*w.fence) : kNoSlot;
@@ -86,8 +87,10 @@ void Monitors::on_fence(const NativeFence& f) {
   if (!f.handle) return;  // a monitored fence: its CV alone (no MV, no slot to trace)
   cv_of_slot_[p_.vidsch.slot(f)] = {cv, &m};
   watch_value(mv, m, false);
+  traced_slot_.erase(p_.vidsch.slot(f));  // a reused slot: the fence traced before is not this one
   if (traced_ >= trace_limit_ || !p_.vcd.enabled()) return;
   const std::string base = "fences.f" + std::to_string(traced_++);
+  traced_slot_[p_.vidsch.slot(f)] = base;
   const uint64_t sh = p_.gpu.cmp.shadow_mv_addr(p_.vidsch.slot(f));
   // Traced from the values memory holds now (the fence may have been created a while ago).
   const Vcd::Id cv_id = p_.vcd.add(base + ".cv", 64), mv_id = p_.vcd.add(base + ".mv", 64),
@@ -210,6 +213,8 @@ void Monitors::violation(Pending& w, const sc_time& overdue_at) {
   p_.vcd.set(lost_id_, 1, w.reached_at);
   p_.vcd.set(lost_fence_id_, w.slot, w.reached_at);
   p_.vcd.set(lost_id_, 0, overdue_at);
+  const auto t = traced_slot_.find(w.slot);
+  lost_list_.push_back({w.slot, t == traced_slot_.end() ? "" : t->second, w.added_at, w.reached_at, overdue_at});
 }
 
 void Monitors::watch_value(uint64_t addr, Memory& m, bool cv) {
@@ -263,6 +268,19 @@ void Monitors::finish(Results& r) {
     }
   }
   r.monitors["lost_interrupt"] = lost_;
+  // Each lost interrupt as events (its fence's traced scope, if traced), by the time CV reached the
+  // waited value: the waiter added (MV lowered), CV reached, judged overdue. The waveform's view is the
+  // first one's race, added to reached (when they lie within 50 us; else around reached).
+  std::stable_sort(lost_list_.begin(), lost_list_.end(),
+                   [](const Lost& a, const Lost& b) { return a.reached < b.reached; });
+  for (size_t i = 0; i < lost_list_.size(); ++i) {
+    const Lost& l = lost_list_[i];
+    const std::string fence = l.slot == kNoSlot ? std::string("monitored fence") : "slot " + std::to_string(l.slot);
+    const bool race = l.reached - l.added <= sc_time(50, SC_US);
+    r.event("armed " + fence, l.added.value(), i == 0 && race, l.trace);
+    r.event("lost " + fence, l.reached.value(), i == 0, l.trace);
+    r.event("overdue " + fence, l.overdue.value(), false, l.trace);
+  }
   r.metric("max_reach_to_wake_ns", to_ns(max_reach_to_wake_));
   // Of the violations, how many waiters were woken after all (rescued by a later signal or the F8
   // re-read, or an interrupt that came past the bound while the CPU sat idle: a CMP or link too slow

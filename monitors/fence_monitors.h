@@ -51,6 +51,7 @@ class Monitors : public Monitor {
     // (F7 step 3), up to this count of the fence's updates, decide whether it is caught. 0: none.
     uint64_t awaits_check = 0;
     sc_core::sc_time reached_at;
+    sc_core::sc_time added_at;  // the OS added it (and lowered MV)
   };
   static constexpr uint32_t kNoSlot = ~0u;
   void on_decision(uint32_t slot, uint64_t value, bool raise, bool mv_check);
@@ -98,6 +99,13 @@ class Monitors : public Monitor {
   sc_core::sc_time quiet_since_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time max_reach_to_wake_ = sc_core::SC_ZERO_TIME;
   int traced_ = 0, trace_limit_;
+  std::unordered_map<uint32_t, std::string> traced_slot_;  // fence slot -> its traced scope ("fences.f3")
+  struct Lost {  // a violation, for the results' events: the fence's slot, its traced scope, the window
+    uint32_t slot;
+    std::string trace;
+    sc_core::sc_time added, reached, overdue;
+  };
+  std::vector<Lost> lost_list_;
   Vcd::Id waiters_id_, lost_id_, lost_fence_id_;
 };
 

@@ -1,5 +1,6 @@
 #include "monitors/results.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpumodel {
@@ -7,6 +8,18 @@ namespace gpumodel {
 void Results::bug_check(uint32_t code, const std::vector<uint64_t>& params) {
   if (!bugcheck.is_null()) return;  // the machine stops at the first one
   bugcheck = {{"code", code}, {"params", params}};
+}
+
+nlohmann::ordered_json Results::events_json() const {
+  std::vector<RunEvent> sorted = events;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const RunEvent& a, const RunEvent& b) { return a.ps < b.ps; });
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (auto& e : sorted) {
+    nlohmann::ordered_json x{{"name", e.name}, {"ps", e.ps}, {"in_view", e.in_view}};
+    if (!e.trace.empty()) x["trace"] = e.trace;
+    j.push_back(x);
+  }
+  return j;
 }
 
 std::vector<std::string> Results::why_failed() const {

@@ -10,6 +10,16 @@
 
 namespace gpumodel {
 
+// A key event of the run, for the waveform's save file (markers, the view) and the results file's
+// "events": when it happened, in the VCD's unit (ps), and whether the save file's view must show it.
+// `trace`: a VCD scope the event concerns ("fences.f12"), whose signals the save file shows.
+struct RunEvent {
+  std::string name;
+  uint64_t ps = 0;
+  bool in_view = true;
+  std::string trace;
+};
+
 struct Results {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   std::map<std::string, uint64_t> monitors;       // name -> violations
@@ -27,6 +37,14 @@ struct Results {
   // An output file the run could not write (the CLI exits 2); not part of the verdict. Reported, not
   // thrown: an exception after sc_start unwinds across SystemC's coroutine stacks, which ASan flags.
   std::string output_error;
+  // The run's key events, in the order they happened (scenarios and monitors add them; see RunEvent).
+  std::vector<RunEvent> events;
+
+  void event(const std::string& name, uint64_t ps, bool in_view = true, const std::string& trace = "") {
+    events.push_back({name, ps, in_view, trace});
+  }
+  // The events as the results file holds them: [{"name", "ps", "in_view"[, "trace"]}], sorted by time.
+  nlohmann::ordered_json events_json() const;
 
   template <typename T>
   void metric(const std::string& name, T v) {

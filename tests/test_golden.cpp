@@ -57,6 +57,7 @@ void check_against_golden(const std::string& name) {
   const std::string vcd = tb::slurp(base + ".vcd");
   std::remove((base + ".json").c_str());
   std::remove((base + ".vcd").c_str());
+  std::remove((base + ".gtkw").c_str());  // the save file the run writes beside it
 
   CHECK(r["sim_time_ns"] == g["sim_time_ns"]);
   CHECK(r["metrics"] == g["metrics"]);

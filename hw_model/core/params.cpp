@@ -36,13 +36,15 @@ std::string ParamSpec::allowed() const {
     case ParamKind::Path: os << "a file's path"; break;
     case ParamKind::Text: os << "text"; break;
     case ParamKind::Enum:
+    case ParamKind::NamedOrForm:
       os << "one of {";
       for (size_t i = 0; i < choices.size(); ++i) os << (i ? ", " : "") << choices[i];
       os << "}";
+      if (kind == ParamKind::NamedOrForm) os << " or " << form;
       break;
   }
   if (!unit.empty() && kind != ParamKind::Bool && kind != ParamKind::Enum && kind != ParamKind::Path &&
-      kind != ParamKind::Text)
+      kind != ParamKind::Text && kind != ParamKind::NamedOrForm)
     os << " " << unit;
   return os.str();
 }
@@ -156,6 +158,24 @@ void ParamSet::declare_enum(const std::string& name, const std::string& def, con
   s.kind = ParamKind::Enum;
   s.default_value = def;
   s.choices = choices;
+  s.source = source;
+  if (!owner.empty()) s.owners.push_back(owner);
+  declare(std::move(s));
+}
+
+void ParamSet::declare_named_or_form(const std::string& name, const std::string& def,
+                                     const std::vector<std::string>& choices, const std::string& form,
+                                     std::function<std::string(const std::string&)> accept,
+                                     const std::vector<std::string>& form_samples, const std::string& source,
+                                     const std::string& owner) {
+  ParamSpec s;
+  s.name = name;
+  s.kind = ParamKind::NamedOrForm;
+  s.default_value = def;
+  s.choices = choices;
+  s.form = form;
+  s.accept = std::move(accept);
+  s.form_samples = form_samples;
   s.source = source;
   if (!owner.empty()) s.owners.push_back(owner);
   declare(std::move(s));
@@ -358,6 +378,17 @@ ParamSet::Value ParamSet::parse(const ParamSpec& s, const std::string& text, con
       v.e = text;
       break;
     }
+    case ParamKind::NamedOrForm: {
+      bool named = false;
+      for (auto& c : s.choices) named = named || c == text;
+      if (!named) {
+        for (unsigned char c : text)
+          if (c < 0x20) throw bad("holds a control character");
+        if (const std::string why = s.accept(text); !why.empty()) throw bad(why);
+      }
+      v.e = text;
+      break;
+    }
   }
   return v;
 }
@@ -386,7 +417,8 @@ const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) 
   if (it == specs_.end()) {
     SC_REPORT_FATAL("gpumodel/params", ("parameter read but never declared: " + name).c_str());
   }
-  bool ok = it->second.kind == want || (want == ParamKind::Real && it->second.kind == ParamKind::Int);
+  bool ok = it->second.kind == want || (want == ParamKind::Real && it->second.kind == ParamKind::Int) ||
+            (want == ParamKind::Enum && it->second.kind == ParamKind::NamedOrForm);
   if (!ok) SC_REPORT_FATAL("gpumodel/params", ("parameter read with the wrong type: " + name).c_str());
   return values_.at(name);
 }
@@ -429,6 +461,7 @@ nlohmann::json ParamSet::effective(const std::string& scenario) const {
       case ParamKind::Real: j[name] = v.r; break;
       case ParamKind::Bool: j[name] = v.b; break;
       case ParamKind::Enum:
+      case ParamKind::NamedOrForm:
       case ParamKind::Path:
       case ParamKind::Text: j[name] = v.e; break;
     }

@@ -3,6 +3,7 @@
 // range is a ConfigError (the CLI turns it into exit code 2).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -28,7 +29,8 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class ParamKind { Int, Real, Bool, Enum, Path, Text };
+// NamedOrForm: one of `choices` or a text of a form (a display mode: a named mode or WxH@R).
+enum class ParamKind { Int, Real, Bool, Enum, Path, Text, NamedOrForm };
 
 // A number as messages and --list-params print it (12 significant digits, no trailing zeros).
 std::string format_number(double v);
@@ -41,7 +43,12 @@ struct ParamSpec {
   double min = 0, max = 0;           // inclusive range for Int and Real
   std::vector<std::string> choices;  // Enum values, or the only allowed Int values when non-empty
   std::string source;                // where the default comes from (docs/calibration.md row, standard, derivation)
-  std::vector<std::string> owners;   // empty for the platform, else the scenarios that declare it
+  // NamedOrForm: what the form is (for `allowed`), a check of a text that is not a choice ("" when it is
+  // of the form, else what is wrong with it), and legal values of the form a sweep tries beside the choices.
+  std::string form;
+  std::function<std::string(const std::string&)> accept;
+  std::vector<std::string> form_samples;
+  std::vector<std::string> owners;  // empty for the platform, else the scenarios that declare it
   // A scenario sharing the key with its own default, source or range: scenario -> what it declared.
   struct Variant {
     std::string default_value, source;
@@ -78,6 +85,11 @@ class ParamSet {
   const std::string& get_text(const std::string& name) const;
   void declare_enum(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
                     const std::string& source, const std::string& owner = "");
+  // A named value (`choices`) or a text of a form that `accept` checks; read with get_enum.
+  void declare_named_or_form(const std::string& name, const std::string& def, const std::vector<std::string>& choices,
+                             const std::string& form, std::function<std::string(const std::string&)> accept,
+                             const std::vector<std::string>& form_samples, const std::string& source,
+                             const std::string& owner = "");
 
   // Gives every key the default of `scenario` where that scenario declared its own; from then on,
   // values are checked against that scenario's ranges.

@@ -86,6 +86,12 @@ void Vcd::for_each_time(F f) {
   }
 }
 
+std::vector<Vcd::SignalInfo> Vcd::signal_list() const {
+  std::vector<SignalInfo> out;
+  for (auto& s : signals_) out.push_back({s.name, s.width, s.ascii});
+  return out;
+}
+
 bool Vcd::write(const std::string& path, const std::string& date) {
   std::ofstream os(path);
   if (!os) return false;
@@ -125,6 +131,7 @@ bool Vcd::write(const std::string& path, const std::string& date) {
       if (!header) {
         os << "#" << t << "\n";
         header = true;
+        last_time_ps_ = t;
       }
       os << value_text(current[id], signals_[id].width, vcd_id(id)) << "\n";
     }

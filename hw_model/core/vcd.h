@@ -95,6 +95,16 @@ class Vcd {
 
   static uint64_t pack(const char* text);  // up to 8 characters, big-endian, NUL-padded
 
+  // The signals registered, in order: full name ("gpu.node0.state"), width, whether it holds text.
+  struct SignalInfo {
+    std::string name;
+    int width;
+    bool ascii;
+  };
+  std::vector<SignalInfo> signal_list() const;
+  // The last timestamp write() wrote (GTKWave's end of the dump); 0 before it.
+  uint64_t last_time_ps() const { return last_time_ps_; }
+
  private:
   // write_timeline's steps: the signals' slices and counters, the fences' flows (once per recording),
   // then the tracks numbered and the file written.
@@ -179,7 +189,7 @@ class Vcd {
   std::vector<Signal> signals_;
   std::vector<uint32_t> signal_track_;
   SpillSorter<Change> changes_;
-  uint64_t next_change_ = 0;
+  uint64_t next_change_ = 0, last_time_ps_ = 0;
   SpillSorter<Event> events_;
   uint64_t next_event_[3] = {0, 0, 0};
   std::vector<Track> tracks_;

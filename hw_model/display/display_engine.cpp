@@ -16,9 +16,13 @@ constexpr size_t kUnderflowRecords = 64;
 }
 
 void DisplayEngine::declare_params(ParamSet& ps) {
-  ps.declare_enum("display.mode", "1920x1080@60", display_mode_names(),
-                  "docs/calibration.md Display and hybrid graphics, mode table (CTA VIC 16 / VIC 97 per Linux "
-                  "drm_edid.c; CVT-RBv2 derived)");
+  ps.declare_named_or_form(
+      "display.mode", "1920x1080@60", display_mode_names(), kDisplayModeForm, display_mode_form_error,
+      {"320x200@24", "7680x4320@120", "320x200@240-rb1"},
+      "Q: 1920x1080@60 is CTA-861 (A DTV Profile for Uncompressed High Speed Digital Interfaces) VIC 16, "
+      "148.5 MHz; each named mode is a CTA-861 VIC where one exists, else VESA Coordinated Video Timings "
+      "Standard reduced blanking (docs/display.md, Modes); a WxH@R[-rb1|-rb2] mode is computed by CVT reduced "
+      "blanking (RBv2, or RBv1 with -rb1)");
   ps.declare_enum("display.format", "R8G8B8A8_UNORM", display_format_names(),
                   "Q: CASO support C4, the tier-3 minimum scan-out format list");
   ps.declare_int("display.fifo_bytes", 262144, "bytes", 64, int64_t(16) << 20,

@@ -23,15 +23,29 @@ struct DisplayMode {
   uint64_t pixel_clock_hz;
   unsigned h_active, h_front, h_sync, h_back;
   unsigned v_active, v_front, v_sync, v_back;
+  std::string timing;  // where the numbers come from: "CTA-861 VIC 16", "CVT-RBv2"
   unsigned h_total() const { return h_active + h_front + h_sync + h_back; }
   unsigned v_total() const { return v_active + v_front + v_sync + v_back; }
   double refresh_hz() const { return double(pixel_clock_hz) / (double(h_total()) * v_total()); }
 };
 
-// The modes of docs/calibration.md "Display and hybrid graphics", in that order.
+// The named modes (docs/display.md "Modes"): 1280x720, 1920x1080, 2560x1440 and 3840x2160 at 30, 60,
+// 120 and 144 Hz, each a CTA-861 timing where one exists, else VESA CVT reduced blanking.
 const std::vector<DisplayMode>& display_modes();
 std::vector<std::string> display_mode_names();
-const DisplayMode& display_mode(const std::string& name);  // ConfigError when unknown
+// A named mode, or a `WxH@R[-rb1|-rb2]` text (display_mode_form) computed by cvt_reduced_blanking:
+// plain WxH@R is RBv2, -rb1 asks for RBv1. ConfigError when it is neither.
+DisplayMode display_mode(const std::string& name);
+// What is wrong with `text` as a WxH@R[-rb1|-rb2] mode ("" when it is one); named modes aside.
+std::string display_mode_form_error(const std::string& text);
+extern const char* const kDisplayModeForm;  // the form, as parameter help and messages state it
+
+// VESA Coordinated Video Timings, reduced blanking (CVT 1.2 RBv1 and RBv2) for `h_pixels` x `v_lines`
+// progressive at `refresh_hz`, without margins and (RBv2) without the 1000/1001 video-optimised rate.
+// Computed in integers: the spreadsheet's steps with exact rationals, so a pixel clock that is an exact
+// multiple of the clock step is not lost to a floating-point floor. RBv1 wants h_pixels a multiple of 8.
+enum class CvtReducedBlanking { V1, V2 };
+DisplayMode cvt_reduced_blanking(unsigned h_pixels, unsigned v_lines, unsigned refresh_hz, CvtReducedBlanking v);
 
 // CASO support (C4), the tier-3 minimum scan-out format list.
 std::vector<std::string> display_format_names();

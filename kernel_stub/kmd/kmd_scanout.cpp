@@ -16,7 +16,7 @@ namespace gpumodel {
 
 void Kmd::init_scanout(const ParamSet& ps, const std::string& key) {
   ScanoutHw& h = scanout_hw_;
-  const DisplayMode& m = display_mode(ps.get_enum("display.mode"));
+  const DisplayMode m = display_mode(ps.get_enum("display.mode"));
   h.need_bytes_per_ns = double(bytes_per_pixel(ps.get_enum("display.format"))) * double(m.pixel_clock_hz) / 1e9;
   h.fifo = uint64_t(ps.get_int("display.fifo_bytes"));
   h.request = uint64_t(ps.get_int("display.request_bytes"));

@@ -79,6 +79,10 @@ class CopyBandwidth : public ScenarioDriver {
     const double gbps = dur > 0 ? double(bytes_) / dur : 0.0;
     r.metric("bytes", bytes_);
     r.metric("duration_ns", dur);
+    // The copy's two GPU timestamps (duration_ns's ends), for the waveform's markers and view.
+    const uint64_t tick_ps = uint64_t(p.params.get_int(p.gpu.config.key + ".timestamp_tick_ps"));
+    r.event("copy start", t0 * tick_ps);
+    r.event("copy end", t1 * tick_ps);
     if (dur > 0)
       r.metric("effective_gbps", gbps);
     else

@@ -42,7 +42,7 @@ void assign_roles(Platform& p, PresentSetup& s) {
 }
 
 DisplayGeometry display_geometry(const ParamSet& ps) {
-  const DisplayMode& m = display_mode(ps.get_enum("display.mode"));
+  const DisplayMode m = display_mode(ps.get_enum("display.mode"));
   DisplayGeometry g;
   g.width = m.h_active;
   g.height = m.v_active;

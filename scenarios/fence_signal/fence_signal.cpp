@@ -132,6 +132,10 @@ class FenceSignal : public ScenarioDriver {
     r.metric("signal_to_wake_ns", ns_between(warm.start, warm.woke));
     r.metric("signal_to_wake_cold_ns", ns_between(cold.start, cold.woke));
     for (int i = 0; i < 7; ++i) r.metric(kNames[i], v[size_t(i)]);
+    // The warm round's ends and its interrupt, for the waveform's markers and view.
+    r.event("signal", warm.start.value());
+    r.event("MSI", warm.msi.value());
+    r.event("wake", warm.woke.value());
     // The cold signal's GPU stages pay what the warm one's do plus their walks: never less. (The CPU's
     // stages may differ either way: an idle governor picks each round's state from its history.)
     r.check(c[0] + c[1] >= v[0] + v[1],

@@ -233,9 +233,14 @@ bool Loop::setup() {
     m.surface_bytes = m.xsurf.back().bytes();
     m.rt.push_back(p.vidmm.allocate(Segment::Local, m.surface_bytes));
   }
-  const DisplayMode& dm = display_mode(ps.get_enum("display.mode"));
-  const uint32_t clock =
-      d.refresh_hz > 0 ? uint32_t(std::llround(double(dm.h_total()) * double(dm.v_total()) * d.refresh_hz)) : 0;
+  const DisplayMode dm = display_mode(ps.get_enum("display.mode"));
+  // A capture's refresh on the mode's raster: the VidPN pixel clock, which kPixelClock holds in 32 bits.
+  const double clock_hz = d.refresh_hz > 0 ? double(dm.h_total()) * double(dm.v_total()) * d.refresh_hz : 0;
+  if (!r.check(clock_hz <= 4294967295.0,
+               "a " + format_number(d.refresh_hz) + " Hz refresh on display.mode = " + dm.name + "'s raster needs a " +
+                   format_number(clock_hz / 1e6) + " MHz pixel clock, above the 32-bit kPixelClock register's"))
+    return false;
+  const uint32_t clock = uint32_t(std::llround(clock_hz));
   if (m.hybrid) {
     m.copy_q = p.vidsch.CreateHwQueue(dir.node(EngineKind::Copy, 0), 0, 0, 1);
     m.copy_fence = p.vidsch.CreateNativeFence(1, Segment::System, false, m.legacy);

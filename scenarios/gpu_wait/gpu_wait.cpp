@@ -16,6 +16,7 @@ class GpuWait : public ScenarioDriver {
     uint64_t ts = 0;  // where B's TIMESTAMP goes
     sc_core::sc_time cv_visible = sc_core::SC_ZERO_TIME, signal_start = sc_core::SC_ZERO_TIME;
     sc_core::sc_time wait_registered = sc_core::SC_ZERO_TIME;
+    uint64_t unblock_ps = 0;  // B's next packet started (its TIMESTAMP's tick less one decode), ps
   };
 
  public:
@@ -65,7 +66,7 @@ class GpuWait : public ScenarioDriver {
 
   // One round's signal_to_unblock_ns (from A's SIGNAL starting to B's next packet starting), checked
   // against its parameters' cost and its order; negative: B never ran.
-  double unblock_of(Platform& p, Results& r, const Round& x, const char* which) {
+  double unblock_of(Platform& p, Results& r, Round& x, const char* which) {
     // B's TIMESTAMP counts ticks of gpu.timestamp_tick_ps, rounded down, taken after B's decode; its
     // packet started one decode earlier. The figure puts A's signal start on the same clock (rounded
     // down to a tick like a TIMESTAMP), so the two ends share one resolution: exact when both fall on a
@@ -78,8 +79,8 @@ class GpuWait : public ScenarioDriver {
       r.check(false, std::string("node B never ran its ") + which + " work after the wait");
       return -1;
     }
-    const double unblock =
-        (double(b_ticks * tick) - double(decode.value()) - double(ticks(x.signal_start) * tick)) / 1000.0;
+    x.unblock_ps = b_ticks * tick - decode.value();
+    const double unblock = (double(x.unblock_ps) - double(ticks(x.signal_start) * tick)) / 1000.0;
     // The figure against what its parameters alone cost, a lower bound (the tests derive it exactly):
     // native (the shadow MV), when the CMP had registered B's wait before A signalled (the scenario's
     // premise; else the registration's own re-read of CV releases B): the engine's check reads VRAM,
@@ -117,6 +118,12 @@ class GpuWait : public ScenarioDriver {
 
   void finish(Platform& p, Results& r) override {
     const double cold = unblock_of(p, r, round_[0], "cold"), warm = unblock_of(p, r, round_[1], "warm");
+    // The warm round's ends, for the waveform's markers and view: A's SIGNAL starts, B's next packet
+    // starts (the figure's two ends, B's as its TIMESTAMP read it).
+    if (warm >= 0) {
+      r.event("signal", round_[1].signal_start.value());
+      r.event("unblock", round_[1].unblock_ps);
+    }
     if (warm < 0)
       r.metric_absent("signal_to_unblock_ns", "node B never ran its work after the wait");
     else

@@ -433,6 +433,16 @@ bool TdrScenario::report_times(Platform& p, Results& r) const {
     r.metric("recover_ns", to_ns(resumed_at - timeout_at_));
   else
     r.metric_absent("recover_ns", "the hung node never ran again after the timeout");
+  // The sequence's events, for the waveform: its view is the timeout to the recovery (the hang is
+  // TdrDelay before, a marker outside it).
+  const uint64_t hang_ticks = p.sysmem.peek64(ts_base_);
+  if (hang_ticks) r.event("hang", hang_ticks * uint64_t(p.params.get_int("gpu.timestamp_tick_ps")), false);
+  if (timed_out) r.event("timeout", timeout_at_.value());
+  if (reset_call_ != sc_core::SC_ZERO_TIME) r.event("reset", reset_call_.value());
+  if (reset_return_ > reset_call_) r.event("reset done", reset_return_.value());
+  if (adapter_reset_at_ != sc_core::SC_ZERO_TIME) r.event("adapter reset", adapter_reset_at_.value());
+  if (adapter_done_at_ > adapter_reset_at_) r.event("adapter done", adapter_done_at_.value());
+  if (resumed) r.event("recovery", resumed_at.value());
   return resumed;
 }
 

@@ -300,6 +300,12 @@ std::vector<std::pair<std::string, std::string>> sweep_values(const ParamSpec& s
       if (!numeric_only)
         for (auto& c : s.choices) v.push_back({"value", c});
       break;
+    case ParamKind::NamedOrForm:  // every named value, and the form's samples (its extremes)
+      if (!numeric_only) {
+        for (auto& c : s.choices) v.push_back({"value", c});
+        for (auto& c : s.form_samples) v.push_back({"form", c});
+      }
+      break;
     case ParamKind::Path:  // a file that is not there, and a directory where a file is wanted
       if (!numeric_only) v = {{"missing", "/nonexistent/gpumodel-sweep"}, {"directory", "/"}};
       break;

@@ -42,11 +42,20 @@ def check_outputs(prefix, what):
 # Categorical x, lines by governor, two seeds each: mean with min/max bars.
 prefix = os.path.join(t.tmp, "plots", "wake")
 p = t.tool("plot", csv_path, "--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",
-           "--where", "cpu.thread_wake_ns=1000", "--out", prefix, "--title", "wake against idle state")
+           "--where", "cpu.thread_wake_ns=1000", "--out", prefix, "--title", "wake against idle state",
+           "--script", prefix + ".gp")
 t.check(p.returncode == 0, f"categorical plot: exit 0 (got {p.returncode}: {p.stderr.strip()})")
 svg = check_outputs(prefix, "categorical plot")
-for label in ("C1", "C6", "cpu.idle_governor = fixed", "cpu.idle_governor = menu", "wake against idle state"):
+with open(prefix + ".gp") as f:
+    plot_line = [s for s in f.read().splitlines() if s.startswith("plot ")]
+t.check(len(plot_line) == 1 and plot_line[0].count(" with yerrorbars ") == 2 and "lines" not in plot_line[0],
+        f"idle states as categories: points with min/max bars, not joined: {plot_line}")
+for label in ("C1", "C6", "cpu.idle_governor = fixed", "cpu.idle_governor = menu", "wake against idle state",
+              "signal to wake (µs)", "CPU idle state"):
     t.check(label in svg, f"the SVG shows {label!r}")
+# The idle states are categories: two seeds each, so points with min/max bars and no line between states.
+t.check("y axis: signal to wake (µs): the CSV's values / 1000" in p.stdout,
+        f"the printed scale: {p.stdout.splitlines()[-2:]}")
 for gov in ("fixed", "menu"):
     for state in ("C1", "C6"):
         ys = [float(r["signal_to_wake_ns"]) for r in rows if r["cpu.idle_governor"] == gov
