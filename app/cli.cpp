@@ -408,11 +408,14 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   req.quiet = vm.count("quiet") != 0;
   cli::check_output_paths(vm, bare, req);
-  if (!req.opt.vcd_path.empty())  // its save file, beside it (app/gtkw.h)
+  if (!req.opt.vcd_path.empty()) {  // its save file, beside it (app/gtkw.h)
     check_gtkw_path(req.opt.vcd_path, {{"the scenario file", req.scenario_file},
                                        {"--timeline's file", req.opt.timeline_path},
                                        {"--presentmon's file", req.opt.presentmon_path},
                                        {"--results' file", req.results_path}});
+    if (writes_gtkw(req.opt.vcd_path))  // listed after the waveform among the files written
+      req.outputs.insert(req.outputs.begin() + 1, {"GTKWave save file", gtkw_path_for(req.opt.vcd_path)});
+  }
   if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
     std::string those;
     for (const ScenarioInfo& i : scenario_registry())
