@@ -342,6 +342,15 @@ CliRequest::Action listing_action(const po::variables_map& vm) {
 std::string the_scenario_file(const po::variables_map& vm) {
   const auto files =
       vm.count("scenario-file") ? vm["scenario-file"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // `gpumodel --vcd fence_signal`: the output option took the scenario as its FILE.
+  for (const std::string& o : cli::file_options()) {
+    const std::string v = files.empty() && vm.count(o) ? vm[o].as<std::string>() : "";
+    const bool named = v.size() > 4 && v.compare(v.size() - 4, 4, ".ini") == 0;
+    if (named || !cli::scenario_named(v).empty())
+      throw ConfigError("no scenario file given: --" + o + " took '" + echo_input(v) +
+                        "' as its FILE; name the scenario first (gpumodel " + echo_input(v) + " --" + o +
+                        "), or write --" + o + "=FILE");
+  }
   if (files.size() != 1)
     throw ConfigError(files.empty() ? std::string("no scenario file given (gpumodel --help)")
                                     : "one scenario file expected, got " + std::to_string(files.size()) +
@@ -399,11 +408,14 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   req.quiet = vm.count("quiet") != 0;
   cli::check_output_paths(vm, bare, req);
-  if (!req.opt.vcd_path.empty())  // its save file, beside it (app/gtkw.h)
+  if (!req.opt.vcd_path.empty()) {  // its save file, beside it (app/gtkw.h)
     check_gtkw_path(req.opt.vcd_path, {{"the scenario file", req.scenario_file},
                                        {"--timeline's file", req.opt.timeline_path},
                                        {"--presentmon's file", req.opt.presentmon_path},
                                        {"--results' file", req.results_path}});
+    if (writes_gtkw(req.opt.vcd_path))  // listed after the waveform among the files written
+      req.outputs.insert(req.outputs.begin() + 1, {"GTKWave save file", gtkw_path_for(req.opt.vcd_path)});
+  }
   if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
     std::string those;
     for (const ScenarioInfo& i : scenario_registry())
@@ -424,7 +436,7 @@ void print_help() {
   std::cout << kUsage << "\n"
             << "options:\n"
                "  -h [ --help ]          this text\n"
-               "  --list-scenarios       every scenario, one line each\n"
+               "  --list-scenarios       every NAME gpumodel NAME runs, one line each\n"
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
@@ -437,9 +449,10 @@ void print_help() {
                "  --section.key=value    override a parameter of the scenario file\n"
                "\nNAME runs the source tree's scenarios/NAME.ini (--list-scenarios lists the names).\n"
                "Without FILE, an output goes to ./build/NAME.vcd, .timeline.json, .results.json or\n"
-               ".presentmon.csv under the working directory (build/ made if missing); never into the\n"
-               "source tree. A key another key implies (xfence.scenario = 2a: igpu.kmd_native_gpu_fence =\n"
-               "never) is set unless given; the results list it under \"implied\".\n"
+               ".presentmon.csv under the working directory (NAME: the scenario file's; build/ made if\n"
+               "missing); never into the source tree. A key another key implies (xfence.scenario =\n"
+               "2a: igpu.kmd_native_gpu_fence = never) is set unless given; the results list it under\n"
+               "\"implied\".\n"
                "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
 }
 

@@ -114,13 +114,20 @@ void list_scenarios() {
   for (const ScenarioFile& f : files) std::cout << std::left << std::setw(26) << f.name << " " << f.summary << "\n";
 }
 
+std::string scenario_named(const std::string& name) {
+  std::error_code ec;
+  const bool bare = !name.empty() && name.find('/') == std::string::npos && fs::path(name).extension() != ".ini";
+  // A file of that name here is what the user means; a directory of that name (a scenario's source
+  // folder, run inside scenarios/) is not.
+  if (!bare || fs::is_regular_file(name, ec)) return "";
+  const std::string path = kScenariosDir + "/" + name + ".ini";
+  return fs::is_regular_file(path, ec) ? path : "";
+}
+
 std::string resolve_scenario_file(const std::string& arg) {
   std::error_code ec;
   const bool bare = !arg.empty() && arg.find('/') == std::string::npos && fs::path(arg).extension() != ".ini";
-  // A bare name: a file of that name here, else the scenario (a directory of that name, such as a
-  // scenario's source folder when run inside scenarios/, is not what the user means).
-  if (bare && fs::is_regular_file(arg, ec)) return arg;
-  if (bare && fs::is_regular_file(kScenariosDir + "/" + arg + ".ini", ec)) return kScenariosDir + "/" + arg + ".ini";
+  if (const std::string named = scenario_named(arg); !named.empty()) return named;
   if (fs::exists(arg, ec) || fs::is_symlink(fs::symlink_status(arg, ec))) return arg;
   // Nothing of that name: the closest runnable names, or for a path the closest .ini beside it.
   std::vector<std::string> names;

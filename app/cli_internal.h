@@ -24,6 +24,9 @@ void list_scenarios();
 // .ini), the source tree's scenarios/NAME.ini. Refuses (ConfigError) a name that matches nothing,
 // with the closest names. Then reads it.
 std::string resolve_scenario_file(const std::string& arg);
+// The source tree's scenarios/NAME.ini when `name` is a bare name (no '/', no .ini, no file of that
+// name here) with such a file, else "".
+std::string scenario_named(const std::string& name);
 std::string read_file(const std::string& path);
 
 // The output options that take a FILE and may be given without one.

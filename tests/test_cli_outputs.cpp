@@ -48,13 +48,16 @@ TEST_CASE("Outputs given without a file go to ./build/ under the working directo
   const Run r = run_in(d, "mmio_roundtrip --vcd --timeline --results");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(files_in(d) == std::set<std::string>{"build", "build/mmio_roundtrip.vcd", "build/mmio_roundtrip.timeline.json",
+  CHECK(files_in(d) == std::set<std::string>{"build", "build/mmio_roundtrip.vcd", "build/mmio_roundtrip.gtkw",
+                                             "build/mmio_roundtrip.timeline.json",
                                              "build/mmio_roundtrip.results.json"});
   CHECK(source_files("scenarios") == before);  // nothing beside the scenario file
   // One line each, after the verdict.
   const size_t verdict = r.out.find("verdict: pass");
   REQUIRE(verdict != std::string::npos);
-  CHECK(r.out.find("wrote build/mmio_roundtrip.vcd (VCD waveform)\n", verdict) != std::string::npos);
+  CHECK(r.out.find("wrote build/mmio_roundtrip.vcd (VCD waveform)\nwrote build/mmio_roundtrip.gtkw (GTKWave save "
+                   "file)\n",
+                   verdict) != std::string::npos);
   CHECK(r.out.find("wrote build/mmio_roundtrip.timeline.json (Trace Event timeline)\n", verdict) != std::string::npos);
   CHECK(r.out.find("wrote build/mmio_roundtrip.results.json (results JSON)\n", verdict) != std::string::npos);
   CHECK(nlohmann::json::parse(slurp((d / "build/mmio_roundtrip.results.json").string()))["scenario"] ==
@@ -68,6 +71,9 @@ TEST_CASE("Outputs given without a file go to ./build/ under the working directo
   fs::copy_file(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/mmio_roundtrip.ini", d / "mine.ini");
   CHECK(run_in(d, "mine.ini --results --quiet").code == 0);
   CHECK(fs::exists(d / "build/mine.results.json"));
+  // --presentmon too, for a scenario that presents.
+  CHECK(run_in(d, "frame_loop --workload.frames=3 --presentmon --quiet").code == 0);
+  CHECK(slurp((d / "build/frame_loop.presentmon.csv").string()).rfind("Application,", 0) == 0);
   fs::remove_all(d);
 }
 

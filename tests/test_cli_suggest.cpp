@@ -63,10 +63,10 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
                                          "node.gate_delay_us"};
   using V = std::vector<std::string>;
   CHECK(suggest("link.lane", keys) == V{"link.lanes"});
-  CHECK(suggest("LINK.LANES", keys) == V{"link.lanes"});                                     // case alone
-  CHECK(suggest("vidsch.tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});                      // three edits
-  CHECK(suggest("vidsch.tdr", keys) == V{"vidsch.tdr_delay_ms", "vidsch.tdr_limit_count"});  // a prefix only
-  CHECK(suggest("display.fifo_size", keys) == V{"display.fifo_bytes", "node.fifo_bytes"});   // a shared word
+  CHECK(suggest("LINK.LANES", keys) == V{"link.lanes"});                 // case alone
+  CHECK(suggest("vidsch.tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // three edits
+  CHECK(suggest("vidsch.tdr_del", keys) == V{"vidsch.tdr_delay_ms"});    // a prefix only (five edits)
+  CHECK(suggest("display.fifo_size", keys) == V{"display.fifo_bytes", "node.fifo_bytes"});  // a shared word
   CHECK(suggest("tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // both words, not gate_delay's one
   CHECK(suggest("c6", keys) == V{"cpu.c6_exit_ns"});
   CHECK(suggest("one-copy", V{"auto", "one_copy", "two_copy", "compose"}) == V{"one_copy"});
@@ -145,8 +145,14 @@ TEST_CASE("CLI: gpumodel NAME runs scenarios/NAME.ini and --list-scenarios lists
   CHECK(r.code == 0);
   CHECK(r.out.find("scenario mmio_roundtrip") == 0);
   CHECK(r.out.find("verdict: pass") != std::string::npos);
-  // An existing file of that name in the working directory is what the user means.
   const fs::path d = scratch("name");
+  // From anywhere: a relative path in the file (frame_loop's workload.file) is still the file's folder's.
+  const Run f = run_in(d, "frame_loop --workload.frames=3 --quiet");
+  INFO(f.err);
+  CHECK(f.code == 0);
+  CHECK(f.out.find("\"" + std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/../workloads/game.json\"") !=
+        std::string::npos);
+  // An existing file of that name in the working directory is what the user means.
   std::ofstream(d / "mmio_roundtrip") << "scenario = copy_bandwidth\n";
   CHECK(run_in(d, "mmio_roundtrip --quiet").out.find("scenario copy_bandwidth") == 0);
   fs::remove_all(d);

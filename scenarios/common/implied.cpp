@@ -4,6 +4,8 @@
 
 namespace gpumodel {
 
+// Only pairs that can fire: xfence.gpu_doorbell = true needs xfence.scenario = 1, but that is the
+// default, so a user who did not set xfence.scenario has it already.
 const std::vector<Implication>& implications() {
   static const std::vector<Implication> table = {
       // cross_adapter_fence's validate: scenarios 2a and 2b have an iGPU without native fences (Native
@@ -16,11 +18,6 @@ const std::vector<Implication>& implications() {
        "igpu.kmd_native_gpu_fence",
        "never",
        "cross_adapter_fence: scenario 2b has an iGPU without native fences"},
-      // cross_adapter_fence's validate: F20's doorbell links two native GPUs, which only scenario 1 has.
-      {{{"xfence.gpu_doorbell", "true"}},
-       "xfence.scenario",
-       "1",
-       "cross_adapter_fence: the GPU doorbell needs both adapters native"},
       // Platform::validate: kmd.paging_va_mb is the driver's answer only under override (A4).
       {{{"kmd.paging_va_mb", "*"}},
        "kmd.paging_va_answer",
