@@ -425,7 +425,16 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   // A key another implies, set unless the user set it; then a combination the scenario cannot run is
   // bad input, refused before anything is printed, built or created.
   req.implied = apply_implications(ps, req.opt.scenario);
-  validate_scenario(ps, req.opt.scenario);
+  try {
+    validate_scenario(ps, req.opt.scenario);
+  } catch (const ConfigError& e) {
+    // A refusal that an implied key led to names the key the user gave, so the message says what to change.
+    std::string why = e.what();
+    for (const Implied& i : req.implied)
+      why += "; " + i.key + " = " + i.value + " was implied by " + i.because + " (set " + i.key + " to choose)";
+    if (req.implied.empty()) throw;
+    throw ConfigError(why);
+  }
   cli::make_default_dir(req);
   return req;
 }

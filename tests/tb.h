@@ -13,6 +13,7 @@
 #include <string>
 
 #include <tlm_utils/simple_initiator_socket.h>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -230,6 +231,16 @@ inline nlohmann::json run_json(const std::string& args, const std::string& tag, 
   const nlohmann::json j = nlohmann::json::parse(slurp(out));
   std::remove(out.c_str());
   return j;
+}
+
+// `args` refused as bad input: exit 2, one line on stderr naming `must_name`, nothing run.
+inline void expect_bad_input(const std::string& args, const std::string& must_name) {
+  const Run r = run_cli(args);
+  INFO("gpumodel " << args << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(must_name) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one message
+  CHECK(r.out.empty());                                      // nothing ran
 }
 
 }  // namespace tb

@@ -16,14 +16,6 @@ std::string write_ini(const std::string& name, const std::string& text) {
   std::ofstream(path) << text;
   return path;
 }
-void expect_bad_input(const std::string& args, const std::string& must_name) {
-  const Run r = run_cli(args);
-  INFO("gpumodel " << args << "\nstderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.find(must_name) != std::string::npos);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one message
-  CHECK(r.out.empty());                                      // nothing ran
-}
 }  // namespace
 
 TEST_CASE("CLI: an unknown key in the scenario file is rejected", "[H4]") {

@@ -15,14 +15,6 @@ using namespace tb;
 namespace fs = std::filesystem;
 
 namespace {
-void expect_refused(const std::string& args, const std::string& must_name) {
-  const Run r = run_cli(args);
-  INFO("gpumodel " << args << "\nstderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.find(must_name) != std::string::npos);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one message
-  CHECK(r.out.empty());                                      // nothing ran
-}
 // The message of a refusal with no suggestion in it.
 void expect_no_suggestion(const std::string& args) {
   const Run r = run_cli(args);
@@ -88,54 +80,54 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
 
 TEST_CASE("CLI: an unknown key or option names the closest keys", "[H4]") {
   // The issue's four: a missing letter, another word for a unit, a missing unit, a C-state as a key.
-  expect_refused(scenario("copy_bandwidth") + " --link.lane=4",
-                 "unknown key 'link.lane' (gpumodel --list-params lists every key); did you mean '--link.lanes'?");
-  expect_refused(scenario("hybrid_present") + " --display.fifo_size=4",
-                 "did you mean '--display.fifo_bytes' or '--node.fifo_bytes'?");
-  expect_refused(scenario("tdr_engine_reset") + " --vidsch.tdr_delay=2", "did you mean '--vidsch.tdr_delay_ms'?");
-  expect_refused(scenario("fence_signal") + " --c6=1", "'--cpu.idle_state=C6'");
-  expect_refused(scenario("fence_signal") + " --c6=1", "'--cpu.c6_exit_ns'");
-  expect_refused(scenario("fence_signal") + " --vdc", "unknown option '--vdc'");
-  expect_refused(scenario("fence_signal") + " --vdc", "did you mean '--vcd'?");
+  expect_bad_input(scenario("copy_bandwidth") + " --link.lane=4",
+                   "unknown key 'link.lane' (gpumodel --list-params lists every key); did you mean '--link.lanes'?");
+  expect_bad_input(scenario("hybrid_present") + " --display.fifo_size=4",
+                   "did you mean '--display.fifo_bytes' or '--node.fifo_bytes'?");
+  expect_bad_input(scenario("tdr_engine_reset") + " --vidsch.tdr_delay=2", "did you mean '--vidsch.tdr_delay_ms'?");
+  expect_bad_input(scenario("fence_signal") + " --c6=1", "'--cpu.idle_state=C6'");
+  expect_bad_input(scenario("fence_signal") + " --c6=1", "'--cpu.c6_exit_ns'");
+  expect_bad_input(scenario("fence_signal") + " --vdc", "unknown option '--vdc'");
+  expect_bad_input(scenario("fence_signal") + " --vdc", "did you mean '--vcd'?");
   // In a scenario file, as the file writes it.
   std::ofstream("cli_suggest_key.ini") << "scenario = copy_bandwidth\n[link]\nlane = 4\n";
-  expect_refused("cli_suggest_key.ini",
-                 "unknown key 'link.lane' (gpumodel --list-params lists every key); did you "
-                 "mean 'link.lanes'?");
+  expect_bad_input("cli_suggest_key.ini",
+                   "unknown key 'link.lane' (gpumodel --list-params lists every key); did you "
+                   "mean 'link.lanes'?");
   // An instance key: the instance's own keys.
-  expect_refused(scenario("tdr_engine_reset") + " --gpu.node1.reset_n=5", "did you mean '--gpu.node1.reset_ns'?");
+  expect_bad_input(scenario("tdr_engine_reset") + " --gpu.node1.reset_n=5", "did you mean '--gpu.node1.reset_ns'?");
   // Another scenario's key, misspelt: whose it is. Spelt right: which scenario has it, as before.
-  expect_refused(scenario("mmio_roundtrip") + " --copy.byte=64",
-                 "did you mean '--copy.bytes' (scenario 'copy_bandwidth')?");
-  expect_refused(scenario("mmio_roundtrip") + " --copy.bytes=64", "belongs to scenario 'copy_bandwidth'");
+  expect_bad_input(scenario("mmio_roundtrip") + " --copy.byte=64",
+                   "did you mean '--copy.bytes' (scenario 'copy_bandwidth')?");
+  expect_bad_input(scenario("mmio_roundtrip") + " --copy.bytes=64", "belongs to scenario 'copy_bandwidth'");
   // Nothing close: the message as it was.
   expect_no_suggestion(scenario("copy_bandwidth") + " --link.speed=9");
   expect_no_suggestion(scenario("copy_bandwidth") + " --verbose");
 }
 
 TEST_CASE("CLI: a value of an enum or boolean close to an allowed one is named", "[H4]") {
-  expect_refused(scenario("hybrid_present") + " --present.path=one-copy",
-                 "present.path = 'one-copy' is not allowed; allowed: one of {auto, one_copy, two_copy, compose}; did "
-                 "you mean 'one_copy'?");
-  expect_refused(scenario("fence_signal") + " --cpu.idle_state=c6", "did you mean 'C6'?");
-  expect_refused(scenario("fence_race") + " --cmp.barrier=True", "did you mean 'true'?");
+  expect_bad_input(scenario("hybrid_present") + " --present.path=one-copy",
+                   "present.path = 'one-copy' is not allowed; allowed: one of {auto, one_copy, two_copy, compose}; did "
+                   "you mean 'one_copy'?");
+  expect_bad_input(scenario("fence_signal") + " --cpu.idle_state=c6", "did you mean 'C6'?");
+  expect_bad_input(scenario("fence_race") + " --cmp.barrier=True", "did you mean 'true'?");
   std::ofstream("cli_suggest_enum.ini") << "scenario = fence_signal\n[cpu]\nidle_state = c1e\n";
-  expect_refused("cli_suggest_enum.ini", "did you mean 'C1E'?");
+  expect_bad_input("cli_suggest_enum.ini", "did you mean 'C1E'?");
   expect_no_suggestion(scenario("fence_race") + " --cmp.barrier=yes");
   expect_no_suggestion(scenario("fence_signal") + " --cpu.idle_state=c7");
 }
 
 TEST_CASE("CLI: a misspelt scenario name in a file or on the command line names the closest", "[H4]") {
   std::ofstream("cli_suggest_scenario.ini") << "scenario = fence_signl\n";
-  expect_refused("cli_suggest_scenario.ini", "scenario = 'fence_signl' is not a scenario");
-  expect_refused("cli_suggest_scenario.ini", "did you mean 'fence_signal'?");
-  expect_refused("fence_signl", "'fence_signl' is neither a scenario file nor a scenario name");
-  expect_refused("fence_signl", "did you mean 'fence_signal'?");
-  expect_refused("fence_race_no_barier", "did you mean 'fence_race_no_barrier'");  // a variant's file
-  expect_refused("fence_signl.ini", "did you mean 'fence_signal'?");
+  expect_bad_input("cli_suggest_scenario.ini", "scenario = 'fence_signl' is not a scenario");
+  expect_bad_input("cli_suggest_scenario.ini", "did you mean 'fence_signal'?");
+  expect_bad_input("fence_signl", "'fence_signl' is neither a scenario file nor a scenario name");
+  expect_bad_input("fence_signl", "did you mean 'fence_signal'?");
+  expect_bad_input("fence_race_no_barier", "did you mean 'fence_race_no_barrier'");  // a variant's file
+  expect_bad_input("fence_signl.ini", "did you mean 'fence_signal'?");
   // A path: the closest file beside it.
-  expect_refused(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signl.ini",
-                 "did you mean '" + std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signal.ini'?");
+  expect_bad_input(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signl.ini",
+                   "did you mean '" + std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/fence_signal.ini'?");
   expect_no_suggestion("warp_drive");
 }
 
