@@ -37,7 +37,8 @@ std::string value_text(const ParamSet& ps, const std::string& key) {
     case ParamKind::Int: return std::to_string(ps.get_int(key));
     case ParamKind::Real: return format_number(ps.get_real(key));
     case ParamKind::Bool: return ps.get_bool(key) ? "true" : "false";
-    case ParamKind::Enum: return ps.get_enum(key);
+    case ParamKind::Enum:
+    case ParamKind::NamedOrForm: return ps.get_enum(key);
     case ParamKind::Path: return ps.get_path(key);
     case ParamKind::Text: return ps.get_text(key);
   }
