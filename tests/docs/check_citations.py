@@ -42,6 +42,19 @@ def public_issue(before):
     return bool(words) and ("GitHub" in " ".join(words[-3:]) or re.search(r"[A-Z/-]", words[-1]) is not None)
 
 
+def page_findings(f, text):
+    """A user's page (Markdown): a seed document cited by number, or an issue of no named project."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if SEED.search(line):
+            found.append(f"{f}:{n}: cites a seed document by number ('{SEED.search(line).group(0)}'): name the document")
+        for m in DOC_ISSUE.finditer(line):
+            if not public_issue(line[:m.start()]):
+                found.append(f"{f}:{n}: '{m.group(0)}' is an issue of no named project (the project's own "
+                             "working notes): say what changed, not which issue changed it")
+    return found
+
+
 LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
 
 
@@ -101,13 +114,7 @@ def main():
                     elif anchor and path.endswith(".md") and anchor not in slugs(path):
                         bad.append(f"{f}:{n}: links to '{target}#{anchor}', a heading its file does not have")
         if f.endswith(".md"):
-            for n, line in enumerate(text.splitlines(), 1):
-                if SEED.search(line):
-                    bad.append(f"{f}:{n}: cites a seed document by number ('{SEED.search(line).group(0)}'): name the document")
-                for m in DOC_ISSUE.finditer(line):
-                    if not public_issue(line[:m.start()]):
-                        bad.append(f"{f}:{n}: '{m.group(0)}' is an issue of no named project (the project's own "
-                                   "working notes): say what changed, not which issue changed it")
+            bad += page_findings(f, text)
         for n, line in enumerate(text.splitlines(), 1):
             for ref in md_refs(line):
                 if not exists(ref, os.path.dirname(os.path.join(ROOT, f))):

@@ -30,10 +30,10 @@ CLEAN = [
 def main():
     failures = []
     for line in FINDING:
-        if len(cc.page_findings("page.md", line + "\n")) != 1:
+        if len(cc.page_findings("docs/README.md", line + "\n")) != 1:
             failures.append(f"not found: {line!r}")
     for line in CLEAN:
-        got = cc.page_findings("page.md", line + "\n")
+        got = cc.page_findings("docs/README.md", line + "\n")
         if got:
             failures.append(f"a public citation refused: {line!r}: {got}")
     for f in failures:
