@@ -76,7 +76,11 @@ def exists(ref, citing_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumodel", required=True)
+    ap.add_argument("--root", help="the repository to check (default: this one; the selftest gives another)")
     a = ap.parse_args()
+    if a.root:
+        global ROOT
+        ROOT = os.path.abspath(a.root)
     try:
         files = subprocess.run(["git", "-C", ROOT, "ls-files"], check=True, capture_output=True, text=True).stdout.split()
         params = json.loads(subprocess.run([a.gpumodel, "--list-params-json"], check=True, capture_output=True,
