@@ -42,13 +42,13 @@ def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--gpumodel":
         with tempfile.TemporaryDirectory() as tmp:
             os.makedirs(os.path.join(tmp, "docs"))
-            with open(os.path.join(tmp, "docs", "guide.md"), "w", encoding="utf-8") as f:
+            with open(os.path.join(tmp, "docs", "README.md"), "w", encoding="utf-8") as f:
                 f.write("# Guide\n\nThe default moved for issue 12.\n")
             subprocess.run(["git", "-C", tmp, "init", "-q"], check=True)
             subprocess.run(["git", "-C", tmp, "add", "docs"], check=True)
             p = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_citations.py"),
                                 "--gpumodel", sys.argv[2], "--root", tmp], capture_output=True, text=True)
-            if p.returncode != 1 or "docs/guide.md:3: 'issue 12'" not in p.stdout:
+            if p.returncode != 1 or "docs/README.md:3: 'issue 12'" not in p.stdout:
                 failures.append(f"a page citing 'issue 12' passed the whole check: exit {p.returncode} {p.stdout[-300:]}")
     for f in failures:
         print("FAIL: " + f)
