@@ -39,7 +39,10 @@ DOC_ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
 
 def public_issue(before):
     words = before.split()
-    return bool(words) and ("GitHub" in " ".join(words[-3:]) or re.search(r"[A-Z/-]", words[-1]) is not None)
+    # A project's name: two capitals (ROCm, NVIDIA, GitHub) or joined words (cosmic-epoch, mesa/radv);
+    # a capital alone is a sentence's first word ("See issue 12", "In March, issue 12").
+    return bool(words) and ("GitHub" in " ".join(words[-3:]) or
+                            re.search(r"[A-Z]\w*[A-Z]|\w[-/]\w", words[-1]) is not None)
 
 
 def page_findings(f, text):

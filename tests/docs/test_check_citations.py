@@ -19,6 +19,8 @@ FINDING = [
     "as issues 3 and 4 asked",
     "tracked as issue #42",
     "the seed 003 document says so",
+    "See issue 12 for why.",
+    "In March, issue 12 changed it.",
 ]
 CLEAN = [
     "ROCm issue 6127 reports the same stall.",
