@@ -65,6 +65,12 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
   CHECK(suggest("c6", V{"C1", "C1E", "C3", "C6"}) == V{"C6"});
   CHECK(suggest("fence_signl", V{"fence_signal", "fence_stress", "fence_race"}) == V{"fence_signal"});
   CHECK(suggest("xfence.scenaro", V{"xfence.scenario"}) == V{"xfence.scenario"});  // a swap is one edit
+  // The edit budget by length, on words no prefix or shared word would find: two edits from 6 to 10
+  // characters, three from 11 on; one more is too many.
+  CHECK(suggest("fence_sgnl", V{"fence_signal", "fence_stress", "fence_race"}) == V{"fence_signal"});
+  CHECK(suggest("xfence.scnro", V{"xfence.scenario"}) == V{"xfence.scenario"});
+  CHECK(suggest("fence_sgl", V{"fence_signal"}).empty());
+  CHECK(suggest("xfence.scno", V{"xfence.scenario"}).empty());
   CHECK(edit_distance("scenaro", "scenaior") == 2);
   CHECK(edit_distance("ab", "ba") == 1);
   // Nothing close: no suggestion rather than a silly one.

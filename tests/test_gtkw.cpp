@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "app/gtkw.h"
 #include "tests/tb.h"
 
 namespace {
@@ -337,6 +338,29 @@ TEST_CASE("A run without key events opens the whole run and marks nothing", "[H4
   const double page = page_of(g.zoom);
   CHECK(page >= double(v.last));
   CHECK(page < 2.2 * double(v.last));  // zoomed to fit, to a tenth of a zoom step
+}
+
+TEST_CASE("One key event alone opens 5 us each side of it", "[H4]") {
+  // A run whose only event is at 50 ms of 100: the view is that event and 5 us each side (10 us in the
+  // 1100-pixel pane, to a tenth of a zoom step), not a run-sized window in which it is one pixel.
+  gpumodel::Vcd vcd;
+  vcd.enable();
+  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
+  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(40000000000));
+  vcd.set_ascii(a, "idle", sc_core::sc_time::from_value(100000000000));
+  const std::string path = "gtkw_one_" + std::to_string(::getpid()) + ".vcd";
+  REQUIRE(vcd.write(path, "date"));  // the dump's end is known once written
+  std::remove(path.c_str());
+  REQUIRE(vcd.last_time_ps() == 100000000000);
+  gpumodel::Results r;
+  r.events.push_back({"the one event", 50000000000, true, ""});
+  const SaveFile g = parse_gtkw(gpumodel::make_gtkw("one.vcd", "one.gtkw", vcd, r));
+  const double page = page_of(g.zoom);
+  CHECK(g.marker == 50000000000);
+  CHECK(page >= 10000000);
+  CHECK(page < 10000000 * std::pow(2.0, 0.1) * 1.001);
+  CHECK(g.timestart <= 50000000000 - 5000000 + int64_t(page / 1100));
+  CHECK(double(g.timestart) + page >= 50000000000 + 5000000 - page / 1100);
 }
 
 TEST_CASE("The save file is identical between identical runs and absent beside /dev/null", "[H4]") {

@@ -171,6 +171,15 @@ def main(argv):
         wb.fail_bad_input("plot", str(e))
 
 
+def default_prefix(csv, name):
+    """Default: beside the CSV (a sweep's directory under build/), unless that is in the source tree;
+    then under the working directory's build/plots/."""
+    beside = os.path.dirname(os.path.abspath(csv))
+    if wb.in_source_tree(beside) is None:
+        return os.path.join(beside, name)
+    return os.path.join(wb.default_out("--out PREFIX", "plots"), name)
+
+
 def plot(a):
     header, axes, rows = read_csv(a.csv)
     x = column(header, axes, a.x, "--x")
@@ -244,12 +253,7 @@ def plot(a):
     gnuplot = shutil.which("gnuplot")
     if gnuplot is None:
         raise wb.BadInput("gnuplot is not installed (apt-get install gnuplot-nox)")
-    # Default: beside the CSV (a sweep's directory under build/), unless that is in the source tree;
-    # then under the working directory's build/plots/.
-    name = f"{y}_vs_{x}".replace("/", "_")
-    beside = os.path.dirname(os.path.abspath(a.csv))
-    prefix = a.out or (os.path.join(beside, name) if wb.in_source_tree(beside) is None
-                       else os.path.join(wb.default_out("--out PREFIX", "plots"), name))
+    prefix = a.out or default_prefix(a.csv, f"{y}_vs_{x}".replace("/", "_"))
     os.makedirs(os.path.dirname(os.path.abspath(prefix)) or ".", exist_ok=True)
     terminals = subprocess.run([gnuplot, "-e", "set terminal"], capture_output=True, text=True)
     png_term = "pngcairo" if "pngcairo" in terminals.stdout + terminals.stderr else "png"

@@ -39,7 +39,23 @@ DOC_ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
 
 def public_issue(before):
     words = before.split()
-    return bool(words) and ("GitHub" in " ".join(words[-3:]) or re.search(r"[A-Z/-]", words[-1]) is not None)
+    # A project's name: two capitals (ROCm, NVIDIA, GitHub) or joined words (cosmic-epoch, mesa/radv);
+    # a capital alone is a sentence's first word ("See issue 12", "In March, issue 12").
+    return bool(words) and ("GitHub" in " ".join(words[-3:]) or
+                            re.search(r"[A-Z]\w*[A-Z]|\w[-/]\w", words[-1]) is not None)
+
+
+def page_findings(f, text):
+    """A user's page (Markdown): a seed document cited by number, or an issue of no named project."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if SEED.search(line):
+            found.append(f"{f}:{n}: cites a seed document by number ('{SEED.search(line).group(0)}'): name the document")
+        for m in DOC_ISSUE.finditer(line):
+            if not public_issue(line[:m.start()]):
+                found.append(f"{f}:{n}: '{m.group(0)}' is an issue of no named project (the project's own "
+                             "working notes): say what changed, not which issue changed it")
+    return found
 
 
 LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
@@ -63,7 +79,11 @@ def exists(ref, citing_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumodel", required=True)
+    ap.add_argument("--root", help="the repository to check (default: this one; the selftest gives another)")
     a = ap.parse_args()
+    if a.root:
+        global ROOT
+        ROOT = os.path.abspath(a.root)
     try:
         files = subprocess.run(["git", "-C", ROOT, "ls-files"], check=True, capture_output=True, text=True).stdout.split()
         params = json.loads(subprocess.run([a.gpumodel, "--list-params-json"], check=True, capture_output=True,
@@ -101,13 +121,7 @@ def main():
                     elif anchor and path.endswith(".md") and anchor not in slugs(path):
                         bad.append(f"{f}:{n}: links to '{target}#{anchor}', a heading its file does not have")
         if f.endswith(".md"):
-            for n, line in enumerate(text.splitlines(), 1):
-                if SEED.search(line):
-                    bad.append(f"{f}:{n}: cites a seed document by number ('{SEED.search(line).group(0)}'): name the document")
-                for m in DOC_ISSUE.finditer(line):
-                    if not public_issue(line[:m.start()]):
-                        bad.append(f"{f}:{n}: '{m.group(0)}' is an issue of no named project (the project's own "
-                                   "working notes): say what changed, not which issue changed it")
+            bad += page_findings(f, text)
         for n, line in enumerate(text.splitlines(), 1):
             for ref in md_refs(line):
                 if not exists(ref, os.path.dirname(os.path.join(ROOT, f))):

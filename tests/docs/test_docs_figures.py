@@ -47,11 +47,27 @@ def main():
         r = run(a.gpumodel, page, "--check")
         if r.returncode != 1 or wrong not in r.stdout or figure not in r.stdout:
             failures.append(f"a wrong figure '{wrong}' (binary: '{figure}') was not reported: exit {r.returncode} {r.stdout}")
+        # Only the last digit changed (a figure that drifted in its fourth significant digit): stale too.
+        digits = [i for i, c in enumerate(figure) if c.isdigit()]
+        last = digits[-1]
+        drift = figure[:last] + ("1" if figure[last] != "1" else "2") + figure[last + 1:]
+        write(good.replace("-->" + figure + "<", "-->" + drift + "<"))
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 1 or drift not in r.stdout:
+            failures.append(f"a figure '{drift}' off in its last digit (binary: '{figure}') passed: exit {r.returncode}")
         # The same figure in another unit is another text: stale too.
         write(good.replace("cpu_mmio_read_ns -->", "cpu_mmio_read_ns us -->"))
         r = run(a.gpumodel, page, "--check")
         if r.returncode != 1:
             failures.append(f"a figure in ns under a µs marker passed: exit {r.returncode}")
+        # The µs marker shows the ns figure divided by 1000 (the unit scales the value, not only the label).
+        write(good.replace("cpu_mmio_read_ns -->", "cpu_mmio_read_ns us -->"))
+        run(a.gpumodel, page)
+        in_us = open(page, encoding="utf-8").read().split("-->")[1].split("<")[0]
+        ns_value = float(figure.split()[0].replace(",", ""))
+        us_value = float(in_us.split()[0].replace(",", ""))
+        if not in_us.endswith(" µs") or abs(us_value * 1000 - ns_value) > 1.0:
+            failures.append(f"the µs figure '{in_us}' is not the ns figure '{figure}' / 1000")
         # A metric the run does not have: bad input, exit 2, named.
         write("<!-- fig: mmio_roundtrip | no_such_metric_ns -->1 ns<!-- /fig -->\n")
         r = run(a.gpumodel, page, "--check")

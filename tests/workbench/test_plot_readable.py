@@ -154,6 +154,24 @@ for column, value, shown in [("display.fifo_bytes", "16384", "16 KiB"), ("cpu.th
     got = labels.value_text(labels.describe(column)[1], value)
     t.check(got == shown, f"legend value {column} = {value} reads {got!r}, want {shown!r}")
 
+# --- Where a plot goes without --out -------------------------------------------------------------
+# Beside a CSV outside the source tree (a sweep's directory under build/); for a CSV in the source
+# tree, under the working directory's build/plots/, never beside it.
+import plot as plot_tool  # noqa: E402
+
+outside = os.path.join(t.tmp, "sweep", "merged.csv")
+t.check(plot_tool.default_prefix(outside, "y_vs_x") == os.path.join(t.tmp, "sweep", "y_vs_x"),
+        f"a CSV outside the source tree: the plot beside it ({plot_tool.default_prefix(outside, 'y_vs_x')})")
+inside = os.path.join(wb.REPO_ROOT, "workloads", "captures", "x.csv")
+here = os.getcwd()
+os.chdir(t.tmp)
+try:
+    got = plot_tool.default_prefix(inside, "y_vs_x")
+finally:
+    os.chdir(here)
+t.check(got == os.path.join(t.tmp, "build", "plots", "y_vs_x"),
+        f"a CSV in the source tree: the plot under ./build/plots/, not beside it ({got})")
+
 # --- Plots of a small merged.csv -------------------------------------------------------------------
 # Axes in an order that is neither sorted nor alphabetical: two_copy before one_copy, link.gen 5, 3, 4.
 header = ["run", "point", "seed", "present.path", "link.gen", "display.fifo_bytes", "exit_code", "verdict", "why",
