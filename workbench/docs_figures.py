@@ -33,6 +33,7 @@ import argparse
 import concurrent.futures
 import glob
 import json
+import math
 import os
 import re
 import shlex
@@ -60,13 +61,11 @@ def pages(args_files):
 
 
 def sig(value, digits=4):
-    """`value` to `digits` significant digits, thousands separated, no trailing zeros beyond them."""
+    """`value` to `digits` significant digits (at least the integer part), thousands separated."""
     if value == 0:
         return "0"
-    mag = len(str(int(abs(value)))) if abs(value) >= 1 else 0
-    decimals = max(0, digits - mag) if abs(value) >= 1 else digits
-    text = f"{value:,.{decimals}f}"
-    return text
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:,.{decimals}f}"
 
 
 def fmt(value, unit, metric):
@@ -125,7 +124,7 @@ def fmt(value, unit, metric):
 def run_key(run):
     words = shlex.split(run)
     if not words:
-        bad(f"a figure names no run")
+        bad("a figure names no run")
     return tuple(words)
 
 
@@ -198,7 +197,7 @@ def main():
             results[key] = res
     stale = []
 
-    def figure(page, pos, run, spec):
+    def figure(page, run, spec):
         metrics, unit = split_metric(spec)
         if len(metrics) != 1:
             bad(f"{os.path.relpath(page, ROOT)}: '{spec}' is not one metric and an optional unit ({', '.join(UNITS)})")
@@ -211,7 +210,7 @@ def main():
         rel = os.path.relpath(page, ROOT)
 
         def fig_sub(m):
-            want = figure(page, m.start(), m.group(1), m.group(2))
+            want = figure(page, m.group(1), m.group(2))
             if m.group(3) != want:
                 line = text.count("\n", 0, m.start()) + 1
                 stale.append(f"{rel}:{line}: {m.group(1)} | {m.group(2)}: the page says '{m.group(3)}', the binary gives '{want}'")
@@ -220,7 +219,7 @@ def main():
         def block_sub(m):
             rows = ["| metric | value |", "| --- | --- |"]
             for spec in m.group(3).split():
-                rows.append(f"| `{spec}` | {figure(page, m.start(), m.group(2), spec)} |")
+                rows.append(f"| `{spec}` | {figure(page, m.group(2), spec)} |")
             body = "\n".join(rows) + "\n"
             if m.group(4) != body:
                 line = text.count("\n", 0, m.start()) + 1
