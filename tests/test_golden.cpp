@@ -150,6 +150,6 @@ TEST_CASE("golden video_playback: results and waveform identical", "[F5][golden]
   check_against_golden("video_playback");
 }
 TEST_CASE("golden hybrid_game: results and waveform identical", "[C3][golden]") { check_against_golden("hybrid_game"); }
-TEST_CASE("golden presentmon_replay: results and waveform identical", "[golden]") {
+TEST_CASE("golden presentmon_replay: results and waveform identical", "[H4][golden]") {
   check_against_golden("presentmon_replay");
 }
