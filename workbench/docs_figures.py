@@ -17,6 +17,17 @@ bytes in decimal megabytes, `verdict` for a text as it is, or `first` for a text
 first word, up to a colon: a present path without its reason). Without a unit the metric's
 own suffix decides (`_ns` is shown in ns, µs, ms or s by its size).
 
+A figure can also be a sum or difference of one run's metrics, in the first one's unit (a part the
+results do not report on its own, as what is left of a total once its measured parts are taken away):
+
+    <!-- fig: hybrid_present | present_to_flip_ns.mean - render_ns.mean - copy1_ns.mean us -->4.9 µs<!-- /fig -->
+
+A term can be a number, or another run's metric, that run written in brackets with commas for spaces
+(how much later two copies make a frame ready than one copy):
+
+    <!-- fig: hybrid_present --present.path=two_copy | present_to_flip_ns.mean - [hybrid_present]present_to_flip_ns.mean us -->240.9 µs<!-- /fig -->
+    <!-- fig: hybrid_present | link_bytes_per_frame - 8294400 B -->595.9 B<!-- /fig -->
+
 A block of figures is a table of several metrics of one run:
 
     <!-- figures: tdr_engine_reset | detect_ns reset_ns recover_ns -->
@@ -44,6 +55,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIG = re.compile(r"<!-- fig: ([^|>]+?) \| ([^>]+?) -->(.*?)<!-- /fig -->", re.S)
 BLOCK = re.compile(r"(<!-- figures: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- /figures -->)", re.S)
+TERM_RUN = re.compile(r"\[([^\]]+)\](\S+)$")
 UNITS = ("ns", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MB", "mJ", "J", "mW", "W", "GB/s", "%", "fraction", "x", "int", "verdict", "first")
 
 
@@ -187,6 +199,10 @@ def main():
     for t in texts.values():
         for m in FIG.finditer(t):
             keys.add(run_key(m.group(1)))
+            for word in m.group(2).split():
+                other = TERM_RUN.match(word)
+                if other:
+                    keys.add(run_key(other.group(1).replace(",", " ")))
         for m in BLOCK.finditer(t):
             keys.add(run_key(m.group(2)))
     results = {}
@@ -197,14 +213,34 @@ def main():
             results[key] = res
     stale = []
 
-    def figure(page, run, spec):
-        metrics, unit = split_metric(spec)
-        if len(metrics) != 1:
-            bad(f"{os.path.relpath(page, ROOT)}: '{spec}' is not one metric and an optional unit ({', '.join(UNITS)})")
+    def term(run, word):
+        """A number as written, or a metric of the figure's run or of the run in the term's brackets."""
         try:
-            return fmt(lookup(results[run_key(run)], metrics[0]), unit, metrics[0])
-        except KeyError:
-            bad(f"{os.path.relpath(page, ROOT)}: run '{run}' has no metric '{metrics[0]}'")
+            return float(word.replace(",", ""))
+        except ValueError:
+            pass
+        other = TERM_RUN.match(word)
+        if other:
+            return lookup(results[run_key(other.group(1).replace(",", " "))], other.group(2))
+        return lookup(results[run_key(run)], word)
+
+    def figure(page, run, spec):
+        words, unit = split_metric(spec)
+        rel = os.path.relpath(page, ROOT)
+        if len(words) % 2 == 0 or any(w not in "+-" for w in words[1::2]):
+            bad(f"{rel}: '{spec}' is not a metric, or metrics and numbers joined by + and -, with an optional unit ({', '.join(UNITS)})")
+        try:
+            values = [term(run, w) for w in words[0::2]]
+            if len(values) == 1:
+                return fmt(values[0], unit, words[0])
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                bad(f"{rel}: '{spec}': only numbers add")
+            total = values[0]
+            for op, v in zip(words[1::2], values[1:]):
+                total = total + v if op == "+" else total - v
+            return fmt(total, unit, words[0])
+        except KeyError as e:
+            bad(f"{rel}: run '{run}' has no metric '{e.args[0]}'")
 
     for page, text in texts.items():
         rel = os.path.relpath(page, ROOT)

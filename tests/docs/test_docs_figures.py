@@ -73,6 +73,30 @@ def main():
         r = run(a.gpumodel, page, "--check")
         if r.returncode != 2 or "no_such_metric_ns" not in r.stderr:
             failures.append(f"an unknown metric was not refused: exit {r.returncode} {r.stderr}")
+        # A difference of two metrics is the first less the second, in the first one's unit (from the
+        # binary's own two figures in ns: a sum, or the first alone, would give another text).
+        write("<!-- fig: mmio_roundtrip | gpu_read_tlb_miss_ns ns -->?<!-- /fig --> "
+              "<!-- fig: mmio_roundtrip | gpu_read_roundtrip_ns ns -->?<!-- /fig --> "
+              "<!-- fig: mmio_roundtrip | gpu_read_tlb_miss_ns - gpu_read_roundtrip_ns ns -->?<!-- /fig -->\n")
+        run(a.gpumodel, page)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        miss, hit, diff = (float(t.split()[0].replace(",", "")) for t in texts)
+        if not texts[2].endswith(" ns") or abs((miss - hit) - diff) > 0.15:
+            failures.append(f"'{texts[2]}' is not '{texts[0]}' less '{texts[1]}'")
+        # A number term, and another run's metric: mmio_roundtrip with a 1,000 ns slower BAR0 read against
+        # the defaults differs by the 1,000 ns (the read's one crossing of the BAR: the parameter itself),
+        # and the default read less 1000 is what the binary gives less 1000.
+        write("<!-- fig: mmio_roundtrip --gpu.bar0_read_latency_ns=1540 | cpu_mmio_read_ns - [mmio_roundtrip]cpu_mmio_read_ns ns -->?<!-- /fig --> "
+              "<!-- fig: mmio_roundtrip | cpu_mmio_read_ns - 1000 ns -->?<!-- /fig -->\n")
+        r = run(a.gpumodel, page)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        if r.returncode != 0 or texts[0] != "1,000 ns" or abs(float(texts[1].split()[0]) - (float(figure.split()[0].replace(",", "")) - 1000)) > 0.5:
+            failures.append(f"another run's metric or a number as a term: {texts} (exit {r.returncode}, {r.stderr})")
+        # A word between metrics other than + or -: bad input, exit 2, named.
+        write("<!-- fig: mmio_roundtrip | gpu_read_tlb_miss_ns * gpu_read_roundtrip_ns -->1<!-- /fig -->\n")
+        r = run(a.gpumodel, page, "--check")
+        if r.returncode != 2 or "joined by + and -" not in r.stderr:
+            failures.append(f"a product of metrics was not refused: exit {r.returncode} {r.stderr}")
         # A block: generated rows, stale when one changes.
         write("<!-- figures: mmio_roundtrip | cpu_mmio_read_ns gpu_read_roundtrip_ns -->\n<!-- /figures -->\n")
         run(a.gpumodel, page)
