@@ -80,8 +80,22 @@ def sig(value, digits=4):
     return f"{value:,.{decimals}f}"
 
 
+SUFFIXES = ("_ns", "_us", "_ms", "_mj", "_mw", "_gbps", "_pct", "_bytes")
+
+
+def unit_name(metric):
+    """The name whose suffix gives a metric's unit: the member of a structured metric where it has one
+    (`energy.total_mj`), else the structure's (`present_to_display_ms.mean`); another run's brackets off."""
+    name = TERM_RUN.sub(r"\2", metric)
+    head, _, member = name.rpartition(".")
+    if head and not member.endswith(SUFFIXES) and head.endswith(SUFFIXES):
+        return head
+    return name
+
+
 def fmt(value, unit, metric):
     """The figure's text: the value in the unit asked for, or the metric's own unit scaled by size."""
+    metric = unit_name(metric)
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict):
