@@ -19,7 +19,7 @@ constexpr double kSurface = 1920.0 * 1080 * 4;
 
 double mean(const nlohmann::json& m, const char* k) { return m[k]["mean"].get<double>(); }
 
-// Gen4 x8 with MPS 256 (a laptop's dGPU): the posted-write payload rate, README "Link model":
+// Gen4 x8 with MPS 256 (a laptop's dGPU): the posted-write payload rate (docs/link.md):
 // 16 GT/s x 8 lanes x 128/130 / 8 = 15.754 B/ns raw, less ACK/UpdateFC DLLPs (AckFc 203 symbols for x8)
 // and SKP sets, times 256 / (256 + 24) for the TLP overhead: 13.23 B/ns.
 const double kGen4x8Posted = dflt::pcie_rate(16, 8, 203) * 256.0 / 280.0;

@@ -82,7 +82,7 @@ class PcieLink : public sc_core::sc_module {
   // Told when the link enters or leaves L1 (the host package's latency tolerance, cpu/package.h).
   std::function<void(bool in_l1)> on_l1;
 
-  // Lane-rate effective efficiency for (gen, lanes, mps): exposed for tests and the README table.
+  // Lane-rate effective efficiency for (gen, lanes, mps): exposed for tests and the table in docs/link.md.
   static double dll_overhead(int gen, int lanes, unsigned mps);
 
  private:

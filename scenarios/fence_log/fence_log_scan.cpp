@@ -293,7 +293,8 @@ ScenarioInfo fence_log_scan_scenario() {
       "interrupt, an overrun",
       [](ParamSet& ps, const std::string& o) {
         ps.declare_int("workload.fences", 1024, "fences", 1, 60000,
-                       "A: swept from 64 to 16,384 in the README's table (60,000 the most a device is asked to hold)",
+                       "A: swept from 64 to 16,384 in the fence logs study's table, docs/studies/fence-logs.md (60,000 "
+                       "the most a device is asked to hold)",
                        o);
         ps.declare_int("workload.hw_queues", 4, "queues", 1, 1024,
                        "A: four HW queues of one process; at most gpu.hw_queues", o);
