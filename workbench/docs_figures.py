@@ -17,8 +17,9 @@ bytes in decimal megabytes, `verdict` for a text as it is, or `first` for a text
 first word, up to a colon: a present path without its reason). Without a unit the metric's
 own suffix decides (`_ns` is shown in ns, µs, ms or s by its size).
 
-A figure can also be a sum or difference of one run's metrics, in the first one's unit (a part the
-results do not report on its own, as what is left of a total once its measured parts are taken away):
+A figure can also be an expression of metrics and numbers with + - * / and parentheses, each a word of
+its own, in the first metric's unit (a part the results do not report on its own, as what is left of a
+total once its measured parts are taken away, or a share):
 
     <!-- fig: hybrid_present | present_to_flip_ns.mean - render_ns.mean - copy1_ns.mean us -->4.9 µs<!-- /fig -->
 
@@ -241,20 +242,64 @@ def main():
     def figure(page, run, spec):
         words, unit = split_metric(spec)
         rel = os.path.relpath(page, ROOT)
-        if len(words) % 2 == 0 or any(w not in "+-" for w in words[1::2]):
-            bad(f"{rel}: '{spec}' is not a metric, or metrics and numbers joined by + and -, with an optional unit ({', '.join(UNITS)})")
+        refuse = (f"{rel}: '{spec}' is not a metric, or an expression of metrics and numbers with + - * / and "
+                  f"( ) as words of their own, with an optional unit ({', '.join(UNITS)})")
+        if len(words) == 1:
+            try:
+                return fmt(term(run, words[0]), unit, words[0])
+            except KeyError as e:
+                bad(f"{rel}: run '{run}' has no metric '{e.args[0]}'")
+        pos = 0
+
+        def number(word):
+            v = term(run, word)
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                bad(f"{rel}: '{spec}': '{word}' is not a number")
+            return v
+
+        def factor():
+            nonlocal pos
+            if pos >= len(words) or words[pos] in "+-*/)":
+                bad(refuse)
+            pos += 1
+            if words[pos - 1] == "(":
+                v = expr()
+                if pos >= len(words) or words[pos] != ")":
+                    bad(refuse)
+                pos += 1
+                return v
+            return number(words[pos - 1])
+
+        def product():
+            nonlocal pos
+            v = factor()
+            while pos < len(words) and words[pos] in ("*", "/"):
+                op = words[pos]
+                pos += 1
+                w = factor()
+                if op == "/" and w == 0:
+                    bad(f"{rel}: '{spec}': division by zero")
+                v = v * w if op == "*" else v / w
+            return v
+
+        def expr():
+            nonlocal pos
+            v = product()
+            while pos < len(words) and words[pos] in ("+", "-"):
+                op = words[pos]
+                pos += 1
+                w = product()
+                v = v + w if op == "+" else v - w
+            return v
+
         try:
-            values = [term(run, w) for w in words[0::2]]
-            if len(values) == 1:
-                return fmt(values[0], unit, words[0])
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                bad(f"{rel}: '{spec}': only numbers add")
-            total = values[0]
-            for op, v in zip(words[1::2], values[1:]):
-                total = total + v if op == "+" else total - v
-            return fmt(total, unit, words[0])
+            value = expr()
         except KeyError as e:
             bad(f"{rel}: run '{run}' has no metric '{e.args[0]}'")
+        if pos != len(words):
+            bad(refuse)
+        first = next((w for w in words if w not in "()" and TERM_RUN.sub(r"\2", w)[:1].isalpha()), words[0])
+        return fmt(value, unit, first)
 
     for page, text in texts.items():
         rel = os.path.relpath(page, ROOT)

@@ -92,11 +92,23 @@ def main():
         texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
         if r.returncode != 0 or texts[0] != "1,000 ns" or abs(float(texts[1].split()[0]) - (float(figure.split()[0].replace(",", "")) - 1000)) > 0.5:
             failures.append(f"another run's metric or a number as a term: {texts} (exit {r.returncode}, {r.stderr})")
-        # A word between metrics other than + or -: bad input, exit 2, named.
-        write("<!-- fig: mmio_roundtrip | gpu_read_tlb_miss_ns * gpu_read_roundtrip_ns -->1<!-- /fig -->\n")
-        r = run(a.gpumodel, page, "--check")
-        if r.returncode != 2 or "joined by + and -" not in r.stderr:
-            failures.append(f"a product of metrics was not refused: exit {r.returncode} {r.stderr}")
+        # Precedence and parentheses: (miss - hit) * 2 / 4 is half the difference; miss - hit * 2 is not.
+        write("<!-- fig: mmio_roundtrip | ( gpu_read_tlb_miss_ns - gpu_read_roundtrip_ns ) * 2 / 4 ns -->?<!-- /fig --> "
+              "<!-- fig: mmio_roundtrip | gpu_read_tlb_miss_ns - gpu_read_roundtrip_ns * 2 ns -->?<!-- /fig -->\n")
+        r = run(a.gpumodel, page)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        half, mixed = (float(t.split()[0].replace(",", "")) for t in texts)
+        if r.returncode != 0 or abs(half - (miss - hit) / 2) > 0.15 or abs(mixed - (miss - 2 * hit)) > 0.5:
+            failures.append(f"precedence or parentheses: {texts} for miss {miss}, hit {hit} (exit {r.returncode}, {r.stderr})")
+        # A word between metrics that is no operator, an unclosed parenthesis, a division by zero: bad input,
+        # exit 2, named.
+        for bad_spec, why in (("gpu_read_tlb_miss_ns ^ gpu_read_roundtrip_ns", "+ - * /"),
+                              ("( gpu_read_tlb_miss_ns - gpu_read_roundtrip_ns", "+ - * /"),
+                              ("gpu_read_tlb_miss_ns / 0", "division by zero")):
+            write(f"<!-- fig: mmio_roundtrip | {bad_spec} -->1<!-- /fig -->\n")
+            r = run(a.gpumodel, page, "--check")
+            if r.returncode != 2 or why not in r.stderr:
+                failures.append(f"'{bad_spec}' was not refused: exit {r.returncode} {r.stderr}")
         # A block: generated rows, stale when one changes.
         write("<!-- figures: mmio_roundtrip | cpu_mmio_read_ns gpu_read_roundtrip_ns -->\n<!-- /figures -->\n")
         run(a.gpumodel, page)
