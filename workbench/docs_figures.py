@@ -174,13 +174,12 @@ def lookup(results, metric):
         return results["verdict"]
     if metric == "sim_time_ns":
         return results["sim_time_ns"]
-    m = results["metrics"]
-    if metric in m:
-        return m[metric]
-    head, _, member = metric.rpartition(".")
-    if head in m and isinstance(m[head], dict) and member in m[head]:
-        return m[head][member]
-    raise KeyError(metric)
+    node = results["metrics"]
+    for part in metric.split("."):  # a member of a structured metric, at any depth: throughput.node0.after_pct
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(metric)
+        node = node[part]
+    return node
 
 
 def split_metric(spec):
