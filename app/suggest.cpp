@@ -57,6 +57,16 @@ std::string section(const std::string& normed) {
 
 size_t max_edits(size_t n) { return n <= 2 ? 0 : n <= 5 ? 1 : n <= 10 ? 2 : 3; }
 
+// One word or another form of it: the same, or sharing at least three letters and all but the last of
+// the shorter (copy and copies, lane and lanes).
+bool same_word(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const size_t shorter = std::min(a.size(), b.size());
+  size_t common = 0;
+  while (common < shorter && a[common] == b[common]) ++common;
+  return common >= 3 && common + 1 >= shorter;
+}
+
 }  // namespace
 
 std::vector<std::string> suggest(const std::string& word, const std::vector<Candidate>& candidates, size_t max) {
@@ -65,7 +75,8 @@ std::vector<std::string> suggest(const std::string& word, const std::vector<Cand
   std::vector<std::string> mine;
   const std::vector<std::string> all = words(w);
   for (size_t i = sec.empty() ? 0 : 1; i < all.size(); ++i)
-    if (!kStopWords.count(all[i])) mine.push_back(all[i]);
+    if (std::none_of(kStopWords.begin(), kStopWords.end(), [&](const std::string& x) { return same_word(all[i], x); }))
+      mine.push_back(all[i]);
   struct Scored {
     int group;          // 0 same but for case, 1 edits or prefix, 2 shared words
     int tier;           // within group 1: 0 edits, 1 prefix
@@ -105,7 +116,9 @@ std::vector<std::string> suggest(const std::string& word, const std::vector<Cand
     if (mine.empty()) continue;
     const std::vector<std::string> theirs = words(n);
     size_t shared = 0;
-    for (const std::string& x : mine) shared += std::count(theirs.begin(), theirs.end(), x) ? 1 : 0;
+    for (const std::string& x : mine)
+      shared +=
+          std::any_of(theirs.begin(), theirs.end(), [&](const std::string& y) { return same_word(x, y); }) ? 1 : 0;
     // Every word, or (in the word's own section) at least half of them.
     const bool partial_ok = !sec.empty() && other == 0 && 2 * shared >= mine.size();
     if (shared >= 1 && (shared == mine.size() || partial_ok))

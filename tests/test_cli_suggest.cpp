@@ -62,6 +62,9 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
   CHECK(suggest("tdr_delay", keys) == V{"vidsch.tdr_delay_ms"});  // both words, not gate_delay's one
   CHECK(suggest("c6", keys) == V{"cpu.c6_exit_ns"});
   CHECK(suggest("one-copy", V{"auto", "one_copy", "two_copy", "compose"}) == V{"one_copy"});
+  // Another form of each word (three edits away): copies for copy, not one_copy's one shared word.
+  CHECK(suggest("two_copies", V{"auto", "one_copy", "two_copy", "compose"}) == V{"two_copy"});
+  CHECK(suggest("link.lane_count", keys) == V{"link.lanes"});
   CHECK(suggest("c6", V{"C1", "C1E", "C3", "C6"}) == V{"C6"});
   CHECK(suggest("fence_signl", V{"fence_signal", "fence_stress", "fence_race"}) == V{"fence_signal"});
   CHECK(suggest("xfence.scenaro", V{"xfence.scenario"}) == V{"xfence.scenario"});  // a swap is one edit
