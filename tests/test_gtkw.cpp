@@ -363,6 +363,31 @@ TEST_CASE("One key event alone opens 5 us each side of it", "[H4]") {
   CHECK(double(g.timestart) + page >= 50000000000 + 5000000 - page / 1100);
 }
 
+TEST_CASE("Over 26 events: every event the view shows gets a named marker, the rest the earliest, A..Z in time",
+          "[H4]") {
+  // 20 events outside the view (1..20 us) before 10 the view shows (50..59 us): GTKWave has 26 named
+  // markers, so the 10 in view and the 16 earliest others get them, lettered in time order.
+  gpumodel::Vcd vcd;
+  vcd.enable();
+  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
+  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(100000000));
+  const std::string path = "gtkw_many_" + std::to_string(::getpid()) + ".vcd";
+  REQUIRE(vcd.write(path, "date"));
+  std::remove(path.c_str());
+  gpumodel::Results r;
+  for (int i = 1; i <= 20; ++i) r.events.push_back({"out " + std::to_string(i), uint64_t(i) * 1000000, false, ""});
+  for (int i = 0; i < 10; ++i) r.events.push_back({"in " + std::to_string(i), uint64_t(50 + i) * 1000000, true, ""});
+  const SaveFile g = parse_gtkw(gpumodel::make_gtkw("many.vcd", "many.gtkw", vcd, r));
+  REQUIRE(g.named.size() == 26);
+  std::vector<int64_t> want;
+  for (int i = 1; i <= 16; ++i) want.push_back(int64_t(i) * 1000000);
+  for (int i = 0; i < 10; ++i) want.push_back(int64_t(50 + i) * 1000000);
+  CHECK(g.named == want);
+  CHECK(g.names.at('A') == "out 1");
+  CHECK(g.names.at('Q') == "in 0");
+  CHECK(g.names.at('Z') == "in 9");
+}
+
 TEST_CASE("The save file is identical between identical runs and absent beside /dev/null", "[H4]") {
   std::string text[2];
   for (int i = 0; i < 2; ++i) {
