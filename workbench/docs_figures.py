@@ -162,7 +162,9 @@ def do_run(binary, key):
         return key, None, f"no scenario file scenarios/{name}.ini"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        p = subprocess.run([binary, ini, *overrides, "--quiet", "--results", out], capture_output=True, text=True)
+        # From the repository root, as a user types a run: a path in its overrides is relative to the root.
+        p = subprocess.run([binary, ini, *overrides, "--quiet", "--results", out], capture_output=True, text=True,
+                           cwd=ROOT)
         if p.returncode not in (0, 1) or not os.path.exists(out):
             return key, None, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
         with open(out) as f:
