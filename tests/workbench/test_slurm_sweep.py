@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The 48-run sweep (sweeps/fence_wake_48.ini) locally through GNU parallel and as one Slurm job
-array on the one-node local Slurm (workbench/slurm/start-local-slurm.sh, started here; root, Debian's
+array (five runs a task) on the one-node local Slurm (workbench/slurm/start-local-slurm.sh, started here; root, Debian's
 slurm-wlm and munge): both merged CSVs must be identical but for the host_ columns, and compare must
 find no regression between them. Prints both wall times. Label `slurm` (`ctest -L slurm` runs it
 alone). Skipped (exit 77) where it cannot run: not root, or slurm-wlm or munge not installed; the
@@ -29,7 +29,9 @@ if not t.check(p.returncode == 0, f"the local Slurm starts (exit {p.returncode})
 
 sweep = os.path.join(SOURCE_DIR, "sweeps", "fence_wake_48.ini")
 walls, csvs = {}, {}
-for name, extra in (("local", []), ("slurm", ["--slurm"])):
+# Five runs a task: ten tasks, the last with three, so the array's chunking is exercised too (Slurm on
+# one node starts tasks once a second per CPU: one run a task took 26 s of the test's 34).
+for name, extra in (("local", []), ("slurm", ["--slurm", "--runs-per-task", "5"])):
     out = os.path.join(t.tmp, name)
     t0 = time.monotonic()
     p = t.tool("sweep", sweep, "--out", out, *extra)
