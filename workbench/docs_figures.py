@@ -271,27 +271,26 @@ def main():
                 return v
             return number(words[pos - 1])
 
-        def product():
+        def apply(op, v, w):
+            if op == "/" and w == 0:
+                bad(f"{rel}: '{spec}': division by zero")
+            return {"+": v + w, "-": v - w, "*": v * w}[op] if op != "/" else v / w
+
+        def level(ops, operand):
+            """operand (op operand)*, left to right: one precedence level."""
             nonlocal pos
-            v = factor()
-            while pos < len(words) and words[pos] in ("*", "/"):
+            v = operand()
+            while pos < len(words) and words[pos] in ops:
                 op = words[pos]
                 pos += 1
-                w = factor()
-                if op == "/" and w == 0:
-                    bad(f"{rel}: '{spec}': division by zero")
-                v = v * w if op == "*" else v / w
+                v = apply(op, v, operand())
             return v
 
+        def product():
+            return level(("*", "/"), factor)
+
         def expr():
-            nonlocal pos
-            v = product()
-            while pos < len(words) and words[pos] in ("+", "-"):
-                op = words[pos]
-                pos += 1
-                w = product()
-                v = v + w if op == "+" else v - w
-            return v
+            return level(("+", "-"), product)
 
         try:
             value = expr()
