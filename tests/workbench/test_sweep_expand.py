@@ -126,7 +126,8 @@ if sbatch:
         t.check("$((i + 1))p" in f.read(), "run-point.sh picks line I+1 of jobs.txt")
 
 # --runs-per-task 5 on 12 runs: an array of 3 tasks (5, 5 and the 2 left), each running its runs in
-# turn. The last task, run here as Slurm would start it, runs exactly runs 10 and 11.
+# turn. Each task, run here as Slurm would start it, runs exactly its own runs (0-4, 5-9, then the 10 and
+# 11 left), and asks run-point.sh for no run past the last (which would say so on stderr).
 out = os.path.join(t.tmp, "slurm_per_task")
 p = t.tool("sweep", t.write("per.ini", f"[sweep]\nscenario = {fence}\nseeds = 1..12\n"), "--out", out,
            "--dry-run", "--slurm", "--runs-per-task", "5")
@@ -134,11 +135,15 @@ sbatch = [shlex.split(line) for line in p.stdout.splitlines() if line.startswith
 t.check(p.returncode == 0 and len(sbatch) == 1 and "--array=0-2" in sbatch[0],
         f"12 runs, 5 a task: --array=0-2 ({p.stdout.strip()[-300:]} {p.stderr.strip()})")
 if sbatch:
-    env = dict(os.environ, SLURM_ARRAY_TASK_ID="2")
-    r = subprocess.run(["bash", os.path.join(out, "slurm-array.sh")], env=env, capture_output=True, text=True)
-    ran = sorted(f for f in os.listdir(os.path.join(out, "runs")) if f.endswith(".rc")) if os.path.isdir(
-        os.path.join(out, "runs")) else []
-    t.check(r.returncode == 0 and ran == ["0010.rc", "0011.rc"], f"task 2 runs runs 10 and 11 only: {ran} {r.stderr[-300:]}")
+    done = set()
+    for task, runs in ((0, range(0, 5)), (1, range(5, 10)), (2, range(10, 12))):
+        env = dict(os.environ, SLURM_ARRAY_TASK_ID=str(task))
+        r = subprocess.run(["bash", os.path.join(out, "slurm-array.sh")], env=env, capture_output=True, text=True)
+        rc = set(f for f in os.listdir(os.path.join(out, "runs")) if f.endswith(".rc")) if os.path.isdir(
+            os.path.join(out, "runs")) else set()
+        ran, done = sorted(rc - done), rc
+        t.check(r.returncode == 0 and ran == [f"{i:04d}.rc" for i in runs] and r.stderr == "",
+                f"task {task} runs runs {runs.start}..{runs.stop - 1} only: {ran} {r.stderr[-300:]}")
 for bad_args, why in ((["--runs-per-task", "0", "--slurm"], "at least 1"), (["--runs-per-task", "2"], "only with --slurm")):
     p = t.tool("sweep", t.write("per_bad.ini", f"[sweep]\nscenario = {fence}\nseeds = 1..2\n"), "--dry-run", *bad_args)
     t.check(p.returncode == 2 and why in p.stderr, f"{bad_args}: exit 2 naming '{why}' ({p.returncode}: {p.stderr.strip()})")
