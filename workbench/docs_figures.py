@@ -204,6 +204,7 @@ def main():
         return 0
     if not os.access(a.gpumodel, os.X_OK):
         bad(f"--gpumodel {a.gpumodel}: not an executable")
+    a.gpumodel = os.path.abspath(a.gpumodel)  # the runs start from the root: the path is the caller's
     texts = {}
     for p in pages(a.files):
         try:

@@ -5,6 +5,7 @@ passes, a metric the run does not have is bad input, and the rewrite puts the bi
     tests/docs/test_docs_figures.py --gpumodel BIN
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -109,6 +110,54 @@ def main():
             r = run(a.gpumodel, page, "--check")
             if r.returncode != 2 or why not in r.stderr:
                 failures.append(f"'{bad_spec}' was not refused: exit {r.returncode} {r.stderr}")
+        # An operator where a term belongs, a parenthesis closed by a metric instead of ')', a text in an
+        # expression: bad input too, exit 2, named.
+        for bad_spec, why in (("gpu_read_tlb_miss_ns - * gpu_read_roundtrip_ns", "+ - * /"),
+                              ("( gpu_read_tlb_miss_ns - gpu_read_roundtrip_ns gpu_read_roundtrip_ns", "+ - * /"),
+                              ("verdict - 1", "'verdict' is not a number")):
+            write(f"<!-- fig: mmio_roundtrip | {bad_spec} -->1<!-- /fig -->\n")
+            r = run(a.gpumodel, page, "--check")
+            if r.returncode != 2 or why not in r.stderr:
+                failures.append(f"'{bad_spec}' was not refused: exit {r.returncode} {r.stderr}")
+        # A run only another figure's term names, its overrides joined by commas: run too (1,000 ns slower).
+        write("<!-- fig: mmio_roundtrip | [mmio_roundtrip,--gpu.bar0_read_latency_ns=1540,--gpu.bar0_write_latency_ns=20]"
+              "cpu_mmio_read_ns - cpu_mmio_read_ns ns -->?<!-- /fig -->\n")
+        r = run(a.gpumodel, page)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        if r.returncode != 0 or texts != ["1,000 ns"]:
+            failures.append(f"a run named only in brackets: {texts} (exit {r.returncode}, {r.stderr})")
+        # Members of structured metrics, two deep (throughput.node1.during_pct, in %), and a unit from the
+        # structure's name (present_to_display_ms.mean in ms, alone or in parentheses), each the results' own.
+        results = os.path.join(tmp, "r.json")
+        want = {}
+        for name, args in (("tdr_engine_reset", []), ("frame_loop", ["--workload.frames=3"])):
+            subprocess.run([a.gpumodel, os.path.join(ROOT, "scenarios", name + ".ini"), *args, "--quiet", "--results",
+                            results], capture_output=True, check=False)
+            with open(results, encoding="utf-8") as f:
+                want[name] = json.load(f)["metrics"]
+        write("<!-- fig: tdr_engine_reset | throughput.node1.during_pct -->?<!-- /fig --> "
+              "<!-- fig: frame_loop --workload.frames=3 | present_to_display_ms.mean -->?<!-- /fig --> "
+              "<!-- fig: frame_loop --workload.frames=3 | ( present_to_display_ms.mean + frame_time_ms.mean ) / 2 -->?<!-- /fig -->\n")
+        r = run(a.gpumodel, page)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        fl = want["frame_loop"]
+        expect = ((want["tdr_engine_reset"]["throughput"]["node1"]["during_pct"], " %"),
+                  (fl["present_to_display_ms"]["mean"], " ms"),
+                  ((fl["present_to_display_ms"]["mean"] + fl["frame_time_ms"]["mean"]) / 2, " ms"))
+        if r.returncode != 0 or len(texts) != 3 or any(
+                not t.endswith(unit) or abs(float(t.split()[0].replace(",", "")) - v) > abs(v) * 1e-3
+                for t, (v, unit) in zip(texts, expect)):
+            failures.append(f"structured metrics: {texts} for {expect} (exit {r.returncode}, {r.stderr})")
+        # A path in a run's overrides is the repository root's, wherever the check runs from; the binary's
+        # path is the caller's (here relative to another directory than the root).
+        elsewhere = os.path.join(tmp, "elsewhere")
+        os.makedirs(elsewhere)
+        write("<!-- fig: presentmon_replay --workload.presentmon=workloads/captures/test_case_5.csv | frame_time_ms.n int -->?<!-- /fig -->\n")
+        r = subprocess.run([sys.executable, TOOL, "--gpumodel", os.path.relpath(os.path.abspath(a.gpumodel), elsewhere), page],
+                           capture_output=True, text=True, cwd=elsewhere)
+        texts = [t.split("<")[0] for t in open(page, encoding="utf-8").read().split("-->")[1::2]]
+        if r.returncode != 0 or not texts[0].isdigit():
+            failures.append(f"a run with a relative path, checked from elsewhere: {texts} (exit {r.returncode}, {r.stderr[-400:]})")
         # A block: generated rows, stale when one changes.
         write("<!-- figures: mmio_roundtrip | cpu_mmio_read_ns gpu_read_roundtrip_ns -->\n<!-- /figures -->\n")
         run(a.gpumodel, page)
