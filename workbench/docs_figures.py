@@ -214,14 +214,13 @@ def main():
             bad(f"{p}: {e.strerror}")
     keys = set()
     for t in texts.values():
-        for m in FIG.finditer(t):
-            keys.add(run_key(m.group(1)))
-            for word in m.group(2).split():
+        # Each figure's run and each run a term names in brackets (a figure's or a block's).
+        for run, spec in [m.group(1, 2) for m in FIG.finditer(t)] + [m.group(2, 3) for m in BLOCK.finditer(t)]:
+            keys.add(run_key(run))
+            for word in spec.split():
                 other = TERM_RUN.match(word)
                 if other:
                     keys.add(run_key(other.group(1).replace(",", " ")))
-        for m in BLOCK.finditer(t):
-            keys.add(run_key(m.group(2)))
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         for key, res, err in ex.map(lambda k: do_run(a.gpumodel, k), sorted(keys)):
