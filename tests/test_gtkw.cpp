@@ -388,6 +388,28 @@ TEST_CASE("Over 26 events: every event the view shows gets a named marker, the r
   CHECK(g.names.at('Z') == "in 9");
 }
 
+TEST_CASE("Events listed out of time order still get markers lettered in time", "[H4]") {
+  // The results list events as the run reports them; the save file letters its markers by time.
+  gpumodel::Vcd vcd;
+  vcd.enable();
+  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
+  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(100000000));
+  const std::string path = "gtkw_order_" + std::to_string(::getpid()) + ".vcd";
+  REQUIRE(vcd.write(path, "date"));
+  std::remove(path.c_str());
+  gpumodel::Results r;
+  r.events.push_back({"late", 30000000, true, ""});
+  r.events.push_back({"early", 10000000, true, ""});
+  r.events.push_back({"middle", 20000000, true, ""});
+  const SaveFile g = parse_gtkw(gpumodel::make_gtkw("order.vcd", "order.gtkw", vcd, r));
+  REQUIRE(g.named.size() >= 3);  // 26 markers, -1 where unused
+  CHECK(std::vector<int64_t>(g.named.begin(), g.named.begin() + 3) ==
+        std::vector<int64_t>{10000000, 20000000, 30000000});
+  CHECK(g.names.at('A') == "early");
+  CHECK(g.names.at('B') == "middle");
+  CHECK(g.names.at('C') == "late");
+}
+
 TEST_CASE("The save file is identical between identical runs and absent beside /dev/null", "[H4]") {
   std::string text[2];
   for (int i = 0; i < 2; ++i) {
