@@ -57,14 +57,25 @@ std::string section(const std::string& normed) {
 
 size_t max_edits(size_t n) { return n <= 2 ? 0 : n <= 5 ? 1 : n <= 10 ? 2 : 3; }
 
-// One word or another form of it: the same, or sharing at least three letters and all but the last of
-// the shorter (copy and copies, lane and lanes).
+// One word or another form of it: the same, or the shorter (three letters or more) with an English
+// ending: lane and lanes, gate and gated, gate and gating, copy and copies, entry and entries. Sharing a
+// start is not enough: state is not static, scan not scale, hang not handles, time not timestamp.
 bool same_word(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  const size_t shorter = std::min(a.size(), b.size());
-  size_t common = 0;
-  while (common < shorter && a[common] == b[common]) ++common;
-  return common >= 3 && common + 1 >= shorter;
+  const std::string& s = a.size() <= b.size() ? a : b;
+  const std::string& l = a.size() <= b.size() ? b : a;
+  if (s.size() < 3) return false;
+  auto ends = [&](const std::string& stem, std::initializer_list<const char*> endings) {
+    if (l.compare(0, stem.size(), stem) != 0) return false;
+    for (const char* e : endings)
+      if (l.size() == stem.size() + std::char_traits<char>::length(e) &&
+          l.compare(stem.size(), std::string::npos, e) == 0)
+        return true;
+    return false;
+  };
+  const std::string cut = s.substr(0, s.size() - 1);
+  return ends(s, {"s", "es", "d", "ed", "ing"}) || (s.back() == 'e' && ends(cut, {"ing", "ed", "es"})) ||
+         (s.back() == 'y' && ends(cut, {"ies", "ied"}));
 }
 
 }  // namespace

@@ -65,6 +65,12 @@ TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared wo
   // Another form of each word (three edits away): copies for copy, not one_copy's one shared word.
   CHECK(suggest("two_copies", V{"auto", "one_copy", "two_copy", "compose"}) == V{"two_copy"});
   CHECK(suggest("link.lane_count", keys) == V{"link.lanes"});
+  CHECK(suggest("node.gate_us", V{"node.gating_delay_us", "node.static_us"}) == V{"node.gating_delay_us"});
+  CHECK(suggest("kmd.ring_entry", V{"kmd.event_ring_entries", "kmd.ring_entrance"}) == V{"kmd.event_ring_entries"});
+  // Sharing a start is no other form: state is not static, scan not scale, hang not handles.
+  CHECK(suggest("cpu.state", V{"cpu.idle_state", "gpu.kmd_mpo_static_check"}) == V{"cpu.idle_state"});
+  CHECK(suggest("display.scale", V{"power.display_scan_mw"}).empty());
+  CHECK(suggest("kmd.hang", V{"kmd.validate_signaled_handles"}).empty());
   CHECK(suggest("c6", V{"C1", "C1E", "C3", "C6"}) == V{"C6"});
   CHECK(suggest("fence_signl", V{"fence_signal", "fence_stress", "fence_race"}) == V{"fence_signal"});
   CHECK(suggest("xfence.scenaro", V{"xfence.scenario"}) == V{"xfence.scenario"});  // a swap is one edit
