@@ -65,8 +65,10 @@ replaced if it holds an earlier sweep, refused if it holds anything else):
 options:
   --out DIR           output directory
   --jobs N            runs at a time: locally (default: every CPU this process may use), or
-                      with --slurm the array's limit (--array=0-(runs-1)%N; default: no limit)
-  --slurm             run as one Slurm job array: sbatch --wait --array=0-(runs-1), one CPU a task
+                      with --slurm tasks at a time, the array's limit (--array=0-(tasks-1)%N;
+                      default: no limit)
+  --slurm             run as one Slurm job array: sbatch --wait --array=0-(tasks-1), one CPU a
+                      task, a task a run unless --runs-per-task says more
   --runs-per-task K   with --slurm, K runs one after another in each array task (the last task
                       takes what is left), so a sweep of short runs pays Slurm's per-task start-up
                       once per K runs: on the one-node local Slurm tasks start once a second per CPU
