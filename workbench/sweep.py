@@ -369,7 +369,8 @@ def main(argv):
         n = len(sweep.runs)
         shape = (f"{plural(len(sweep.points), 'point')} x {plural(len(sweep.seeds), 'seed')}, "
                  f"{sweep.mode}")
-        sbatch = slurm_command(out, n, sweep, a.jobs, a.sbatch_arg, a.runs_per_task or 1) if a.slurm else None
+        per_task = a.runs_per_task or 1
+        sbatch = slurm_command(out, n, sweep, a.jobs, a.sbatch_arg, per_task) if a.slurm else None
         if a.dry_run:
             print("\n".join(lines))
             if sbatch:
@@ -378,12 +379,10 @@ def main(argv):
             return 0
         t_run = time.monotonic()
         if a.slurm:
-            per = a.runs_per_task or 1
-            tasks = -(-n // per)
-            print(f"sweep: {n} runs ({shape}) as one Slurm job array of {plural(tasks, 'task')}"
-                  + (f", {per} runs a task" if per > 1 else ""), flush=True)
+            print(f"sweep: {n} runs ({shape}) as one Slurm job array of {plural(-(-n // per_task), 'task')}"
+                  + (f", {per_task} runs a task" if per_task > 1 else ""), flush=True)
             job = run_slurm(sbatch)
-            backend = {"backend": "slurm", "job": job, "jobs": a.jobs, "runs_per_task": a.runs_per_task or 1,
+            backend = {"backend": "slurm", "job": job, "jobs": a.jobs, "runs_per_task": per_task,
                        "sbatch_args": a.sbatch_arg}
         else:
             jobs = a.jobs or len(os.sched_getaffinity(0))
