@@ -429,10 +429,10 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
     validate_scenario(ps, req.opt.scenario);
   } catch (const ConfigError& e) {
     // A refusal that an implied key led to names the key the user gave, so the message says what to change.
+    if (req.implied.empty()) throw;
     std::string why = e.what();
     for (const Implied& i : req.implied)
       why += "; " + i.key + " = " + i.value + " was implied by " + i.because + " (set " + i.key + " to choose)";
-    if (req.implied.empty()) throw;
     throw ConfigError(why);
   }
   cli::make_default_dir(req);
