@@ -1,5 +1,6 @@
 #include "app/cli.h"
 #include "app/gtkw.h"
+#include "app/sha256.h"
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +20,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/cli_internal.h"
+#include "hw_model/core/output_file.h"
 #include "app/suggest.h"
 
 namespace po = boost::program_options;
@@ -92,54 +94,8 @@ void set_value(ParamSet& ps, const std::string& scenario, const std::string& key
 
 }  // namespace
 
-std::string printable(const std::string& s) {
-  std::string out;
-  auto hex = [&](unsigned char c) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02X", c);
-    out += buf;
-  };
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f)
-        hex(c);
-      else
-        out += char(c);
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: lead byte, then continuation bytes; overlong forms and surrogates refused.
-    const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    bool ok = n != 0 && i + n <= s.size();
-    uint32_t cp = n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
-    for (size_t k = 1; ok && k < n; ++k) {
-      const unsigned char d = static_cast<unsigned char>(s[i + k]);
-      ok = (d & 0xC0) == 0x80;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
-         !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
-    if (!ok) {
-      hex(c);
-      ++i;
-      continue;
-    }
-    // Invisible or control code points are shown by number.
-    if (cp == 0xFEFF || (cp >= 0x80 && cp < 0xA0) || (cp >= 0x200B && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "\\u{%04X}", unsigned(cp));
-      out += buf;
-    } else {
-      out.append(s, i, n);
-    }
-    i += n;
-  }
-  return out;
-}
-
 std::string load_scenario_text(const std::string& raw, const std::string& label, ParamSet& ps) {
-  const std::string where = "scenario file '" + label + "'";
+  const std::string where = "scenario file '" + echo_input(label) + "'";
   if (const size_t nul = raw.find('\0'); nul != std::string::npos) {
     const long line = 1 + std::count(raw.begin(), raw.begin() + long(nul), '\n');
     throw ConfigError(where + ": line " + std::to_string(line) + " holds a NUL byte; a scenario file is text");
@@ -158,7 +114,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
       const size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
       s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
       if (s.empty() || (s.front() == '[' && s.back() == ']') || s.find('=') != std::string::npos) continue;
-      throw ConfigError(where + ": line " + std::to_string(n) + " '" + line + "' is neither [section] nor key = value");
+      throw ConfigError(where + ": line " + std::to_string(n) + " '" + echo_input(line) +
+                        "' is neither [section] nor key = value");
     }
   }
   std::istringstream in(text);
@@ -179,7 +136,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   std::vector<std::pair<std::string, std::string>> values;
   for (auto& o : parsed.options) {
     const std::string& key = o.string_key;
-    if (!seen.insert(key).second) throw ConfigError(where + ": key '" + key + "' given twice");
+    if (!seen.insert(key).second) throw ConfigError(where + ": key '" + echo_input(key) + "' given twice");
     if (o.unregistered && !ps.known(key))  // an instance key ([gpu.node1] reset_ns) is known, not registered
       throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)" +
                         key_hint(ps, find_scenario(scenario) ? scenario : "", key));
@@ -400,22 +357,21 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   const std::string file = the_scenario_file(vm);
   if (vm.count("seed")) req.opt.seed = parse_seed(vm["seed"].as<std::string>());
   req.scenario_file = cli::resolve_scenario_file(file);
-  req.opt.scenario = load_scenario_text(cli::read_file(req.scenario_file), req.scenario_file, ps);
+  const std::string text = cli::read_file(req.scenario_file);
+  req.scenario_sha256 = sha256_hex(text);
+  req.opt.scenario = load_scenario_text(text, req.scenario_file, ps);
   apply_overrides(parsed, req.opt.scenario, ps);
   if (vm.count("quiet") && vm.count("progress"))
     throw ConfigError("--quiet and --progress contradict each other; give one");
   // The progress line: on a terminal unless --quiet; --progress forces it (a log file, a test).
   req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   req.quiet = vm.count("quiet") != 0;
-  cli::check_output_paths(vm, bare, req);
-  if (!req.opt.vcd_path.empty()) {  // its save file, beside it (app/gtkw.h)
-    check_gtkw_path(req.opt.vcd_path, {{"the scenario file", req.scenario_file},
-                                       {"--timeline's file", req.opt.timeline_path},
-                                       {"--presentmon's file", req.opt.presentmon_path},
-                                       {"--results' file", req.results_path}});
-    if (writes_gtkw(req.opt.vcd_path))  // listed after the waveform among the files written
-      req.outputs.insert(req.outputs.begin() + 1, {"GTKWave save file", gtkw_path_for(req.opt.vcd_path)});
-  }
+  // Every file the run reads: no output may be one of them.
+  std::vector<cli::Input> inputs = {{"the scenario file", req.scenario_file}};
+  for (auto& [name, spec] : ps.specs())
+    if (spec.kind == ParamKind::Path && ps.visible_to(spec, req.opt.scenario) && !ps.get_path(name).empty())
+      inputs.push_back({"the input " + name + " = '" + echo_input(ps.get_path(name)) + "'", ps.get_path(name)});
+  cli::check_output_paths(vm, bare, inputs, req);
   if (!req.opt.presentmon_path.empty() && !find_scenario(req.opt.scenario)->presents) {
     std::string those;
     for (const ScenarioInfo& i : scenario_registry())
@@ -456,7 +412,9 @@ void print_help() {
                "  --results [FILE]       write results as JSON to FILE\n"
                "  --presentmon [FILE]    write one PresentMon 2.x CSV row per present (scenarios that present)\n"
                "  --section.key=value    override a parameter of the scenario file\n"
-               "\nNAME runs the source tree's scenarios/NAME.ini (--list-scenarios lists the names).\n"
+               "\nNAME runs ./scenarios/NAME.ini where there is one, else the source tree's scenarios/NAME.ini\n"
+               "(--list-scenarios lists the names); the run prints, and the results record, the file that ran\n"
+               "and its SHA-256.\n"
                "Without FILE, an output goes to ./build/NAME.vcd, .timeline.json, .results.json or\n"
                ".presentmon.csv under the working directory (NAME: the scenario file's; build/ made if\n"
                "missing); never into the source tree. A key another key implies (xfence.scenario =\n"
@@ -465,9 +423,12 @@ void print_help() {
                "\nExit codes: 0 pass, 1 a check/monitor/bug check failed, 2 bad input.\n";
 }
 
-void print_configuration(const RunOptions& opt, const nlohmann::json& params) {
-  std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\n\neffective configuration:\n";
-  for (auto& [k, v] : params.items()) std::cout << "  " << std::left << std::setw(34) << k << " " << v.dump() << "\n";
+void print_configuration(const CliRequest& req, const nlohmann::json& params) {
+  const RunOptions& opt = req.opt;
+  std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\nscenario file "
+            << printable(req.scenario_file) << "  sha256 " << req.scenario_sha256 << "\n\neffective configuration:\n";
+  for (auto& [k, v] : params.items()) std::cout << "  " << std::left << std::setw(34) << k << " "
+                                                 << v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 // The results table on stdout, the verdict last.
@@ -500,10 +461,13 @@ void print_results(const Results& r, const sc_core::sc_time& end, bool pass) {
 }
 
 // The --results file; false (with the message on stderr) if it cannot be written.
-bool write_results_file(const std::string& results_path, const RunOptions& opt, const nlohmann::json& params,
-                        const Results& r, const sc_core::sc_time& end, bool pass, const std::vector<Implied>& implied) {
+bool write_results_file(const CliRequest& req, const nlohmann::json& params, const Results& r,
+                        const sc_core::sc_time& end, bool pass) {
+  const RunOptions& opt = req.opt;
+  const std::string& results_path = req.results_path;
   nlohmann::ordered_json j;
   j["scenario"] = opt.scenario;
+  j["scenario_file"] = {{"path", printable(req.scenario_file)}, {"sha256", req.scenario_sha256}};
   j["seed"] = opt.seed;
   j["parameters"] = params;
   j["sim_time_ns"] = to_ns(end);
@@ -523,17 +487,17 @@ bool write_results_file(const std::string& results_path, const RunOptions& opt, 
   j["bugcheck"] = r.bugcheck;
   if (r.bugcheck_expected) j["bugcheck_expected"] = r.bugcheck_expected;
   j["host"] = r.host;
-  if (!implied.empty()) {
+  if (!req.implied.empty()) {
     nlohmann::ordered_json imp = nlohmann::ordered_json::object();
-    for (const Implied& i : implied) imp[i.key] = {{"value", i.value}, {"because", i.because}};
+    for (const Implied& i : req.implied) imp[i.key] = {{"value", i.value}, {"because", i.because}};
     j["implied"] = imp;
   }
-  std::ofstream out(results_path);
-  out << j.dump(2) << "\n";
-  out.close();
-  if (out.fail()) {
-    std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + std::strerror(errno))
-              << "\n";
+  OutputFile out(results_path);
+  // Text the run carries from its inputs is escaped where it enters (a path's or a capture's bytes);
+  // should any invalid UTF-8 remain, it is replaced here rather than thrown after the run.
+  out.stream() << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (!out.commit()) {
+    std::cerr << "gpumodel: " << printable("--results: cannot write '" + results_path + "': " + out.error()) << "\n";
     return false;
   }
   return true;
@@ -558,7 +522,7 @@ int run(int argc, char** argv) {
                              " to choose otherwise)")
                 << "\n";
   const nlohmann::json params = ps.effective(opt.scenario);
-  print_configuration(opt, params);
+  print_configuration(req, params);
 
   Results r;
   const sc_core::sc_time end = run_scenario(ps, opt, r);
@@ -568,7 +532,7 @@ int run(int argc, char** argv) {
   }
   const bool pass = r.pass();
   print_results(r, end, pass);
-  if (!req.results_path.empty() && !write_results_file(req.results_path, opt, params, r, end, pass, req.implied))
+  if (!req.results_path.empty() && !write_results_file(req, params, r, end, pass))
     return 2;
   if (!req.quiet)
     for (auto& [what, path] : req.outputs) std::cout << "wrote " << path << " (" << what << ")\n";

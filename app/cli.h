@@ -13,7 +13,8 @@ namespace gpumodel {
 struct CliRequest {
   enum class Action { Help, ListParams, ListParamsJson, ListScenarios, Run } action = Action::Run;
   RunOptions opt;
-  std::string scenario_file;
+  std::string scenario_file;    // the file that runs, as found (a bare NAME resolved)
+  std::string scenario_sha256;  // its bytes' SHA-256, recorded in the results
   std::string results_path;  // empty: no results file
   bool quiet = false;        // --quiet: no progress line, no line for implied keys or outputs
   std::vector<std::pair<std::string, std::string>> outputs;  // (what, path) of each file the run writes
@@ -33,14 +34,10 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
                     std::vector<std::string>& seen);
 
 // Parses a whole command line into `ps` (every parameter declared) and a request: the scenario file
-// (or NAME: the source tree's scenarios/NAME.ini) read, overrides applied, implied keys set, output
+// (or NAME: ./scenarios/NAME.ini, else the source tree's) read, overrides applied, implied keys set, output
 // paths (given, or defaulted under ./build/) and the scenario's own constraints checked; ./build/
 // created if an output defaults there. Throws ConfigError, with the closest names for a misspelt one.
 CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps);
-
-// A message made safe to print: valid UTF-8 passes, control bytes, invalid bytes and invisible
-// characters (a byte-order mark) are shown as \xNN or \u{FEFF}.
-std::string printable(const std::string& s);
 
 int cli_main(int argc, char** argv);
 

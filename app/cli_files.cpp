@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "app/cli_internal.h"
+#include "app/gtkw.h"
 #include "app/suggest.h"
+#include "hw_model/core/output_file.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -63,14 +65,24 @@ std::string scenario_of(const std::string& text) {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': no such file");
-  if (!fs::is_regular_file(path, ec)) throw ConfigError("cannot read scenario file '" + path + "': not a regular file");
+  const std::string shown = "cannot read scenario file '" + echo_input(path) + "': ";
+  if (!fs::exists(path, ec)) throw ConfigError(shown + "no such file");
+  if (!fs::is_regular_file(path, ec)) throw ConfigError(shown + "not a regular file");
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxScenarioFileBytes)
+    throw ConfigError(shown + "it holds " + std::to_string(size) + " bytes; allowed: a scenario file of at most " +
+                      std::to_string(kMaxScenarioFileBytes) + " bytes (1 MiB)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read scenario file '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read scenario file '" + path + "': read error");
-  return text.str();
+  if (!in) throw ConfigError(shown + std::strerror(errno));
+  // Read no more than the bound, whatever the size said (a file that grows while it is read).
+  std::string text(kMaxScenarioFileBytes + 1, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  if (in.bad()) throw ConfigError(shown + "read error");
+  text.resize(size_t(in.gcount()));
+  if (text.size() > kMaxScenarioFileBytes)
+    throw ConfigError(shown + "it holds more than " + std::to_string(kMaxScenarioFileBytes) +
+                      " bytes; allowed: a scenario file of at most 1 MiB");
+  return text;
 }
 
 std::vector<ScenarioFile> scenario_files() {
@@ -120,8 +132,12 @@ std::string scenario_named(const std::string& name) {
   // A file of that name here is what the user means; a directory of that name (a scenario's source
   // folder, run inside scenarios/) is not.
   if (!bare || fs::is_regular_file(name, ec)) return "";
-  const std::string path = kScenariosDir + "/" + name + ".ini";
-  return fs::is_regular_file(path, ec) ? path : "";
+  // The tree the user stands in (a copy they edit) before the one the binary was built from.
+  for (const std::string& dir : {std::string("scenarios"), kScenariosDir}) {
+    const std::string path = dir + "/" + name + ".ini";
+    if (fs::is_regular_file(path, ec)) return path;
+  }
+  return "";
 }
 
 std::string resolve_scenario_file(const std::string& arg) {
@@ -187,7 +203,10 @@ std::string unwritable(const std::string& path, bool may_create_dir = false) {
   if (fs::exists(st)) {
     if (fs::is_directory(st)) return "it is a directory";
     if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
-    return "";
+    // A device or a pipe is written in place; a regular file is replaced whole, from a file made
+    // beside it: its folder must take one (root on a read-only mount or /proc cannot).
+    if (!fs::is_regular_file(st)) return "";
+    return cannot_create_beside(fs::canonical(path, ec).string());
   }
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
@@ -197,7 +216,7 @@ std::string unwritable(const std::string& path, bool may_create_dir = false) {
   }
   if (!fs::is_directory(dir, ec)) return "no such directory '" + dir.string() + "'";
   if (::access(dir.c_str(), W_OK) != 0) return std::strerror(errno);
-  return "";
+  return cannot_create_beside(path);
 }
 
 // Whether two paths name one file: the same file if both exist (hard links too), else the same path
@@ -242,18 +261,43 @@ std::string in_tracked_dir(const std::string& path) {
 
 }  // namespace
 
-void check_output_paths(const po::variables_map& vm, const std::set<std::string>& bare, CliRequest& req) {
+void check_output_paths(const po::variables_map& vm, const std::set<std::string>& bare, const std::vector<Input>& inputs,
+                        CliRequest& req) {
   const std::string stem = fs::path(req.scenario_file).stem().string();
   struct Out {
     std::string opt, what, suffix;
     std::string* path;
   };
-  // In the order the run writes them; each checked against the scenario file and those before it.
+  // In the order the run writes them; each checked against every input and the outputs before it.
   const std::vector<Out> outs = {{"vcd", "VCD waveform", ".vcd", &req.opt.vcd_path},
                                  {"timeline", "Trace Event timeline", ".timeline.json", &req.opt.timeline_path},
                                  {"presentmon", "PresentMon CSV", ".presentmon.csv", &req.opt.presentmon_path},
                                  {"results", "results JSON", ".results.json", &req.results_path}};
-  std::vector<const Out*> earlier;
+  struct Written {
+    std::string opt, path;  // opt: "--vcd", or "" for the save file beside the waveform
+  };
+  std::vector<Written> earlier;
+  // One output: writable, outside the source tree, no input of the run, no other output. Messages name
+  // it as `head` ("--vcd", or "--vcd 'W'" for the save file) and `object` ('FILE', its GTKWave save file 'G').
+  auto check = [&](const std::string& opt, const std::string& head, const std::string& object, const std::string& path,
+                   bool defaulted) {
+    const std::string shown = opt.empty() ? head + ": " + object + " (written beside it)" : head + " " + object;
+    if (const std::string why = unwritable(path, defaulted); !why.empty())
+      throw ConfigError(head + ": cannot write " + object + ": " + why);
+    for (const Input& in : inputs)
+      if (same_file(path, in.path))
+        throw ConfigError(shown + " is " + in.what + ", which the run reads; name another file");
+    if (const std::string why = in_tracked_dir(path); !why.empty())
+      throw ConfigError(head + ": will not write " + object + ": " + why + "; name a file outside it, or under build/");
+    for (const Written& e : earlier)
+      if (same_file(path, e.path))
+        throw ConfigError(opt.empty() ? shown + " is " + e.opt + (e.opt.back() == 's' ? "'" : "'s") + " file '" +
+                                            echo_input(e.path) +
+                                            "'; name one of them otherwise"
+                                      : opt + " and " + e.opt + " name the same file '" + echo_input(path) +
+                                            "'; name two files");
+    earlier.push_back({opt, path});
+  };
   for (const Out& o : outs) {
     const bool given = vm.count(o.opt) != 0, defaulted = bare.count(o.opt) != 0;
     if (given && defaulted) throw ConfigError("command line: --" + o.opt + " given twice");
@@ -269,20 +313,19 @@ void check_output_paths(const po::variables_map& vm, const std::set<std::string>
         throw ConfigError("--" + o.opt + ": the default '" + path + "' would be in the source tree (" + rel +
                           "); run from the repository's root or elsewhere, or name a FILE: --" + o.opt + " FILE");
     }
-    if (const std::string why = unwritable(path, defaulted); !why.empty())
-      throw ConfigError("--" + o.opt + ": cannot write '" + path + "': " + why);
-    if (same_file(path, req.scenario_file))
-      throw ConfigError("--" + o.opt + " '" + path + "' is the scenario file; name another file");
-    if (const std::string why = in_tracked_dir(path); !why.empty())
-      throw ConfigError("--" + o.opt + ": will not write '" + path + "': " + why +
-                        "; name a file outside it, or under build/");
-    for (const Out* e : earlier)
-      if (same_file(path, *e->path))
-        throw ConfigError("--" + o.opt + " and --" + e->opt + " name the same file '" + path + "'; name two files");
+    check("--" + o.opt, "--" + o.opt, "'" + echo_input(path) + "'", path, defaulted);
     *o.path = path;
     req.outputs.emplace_back(o.what, path);
-    earlier.push_back(&o);
   }
+  // The waveform's GTKWave save file, beside it (app/gtkw.h): written after the waveform, listed after it.
+  const std::string& vcd = req.opt.vcd_path;
+  if (vcd.empty() || !writes_gtkw(vcd)) return;
+  const std::string g = gtkw_path_for(vcd);
+  if (same_file(g, vcd))
+    throw ConfigError("--vcd '" + vcd + "': its GTKWave save file is written beside it as the same name with " +
+                      ".gtkw, which is the waveform itself; name the waveform FILE.vcd");
+  check("", "--vcd '" + echo_input(vcd) + "'", "its GTKWave save file '" + echo_input(g) + "'", g, bare.count("vcd") != 0);
+  req.outputs.insert(req.outputs.begin() + 1, {"GTKWave save file", g});
 }
 
 void make_default_dir(const CliRequest& req) {

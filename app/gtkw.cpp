@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "hw_model/core/output_file.h"
 #include "hw_model/core/params.h"
 
 namespace gpumodel {
@@ -29,28 +30,6 @@ bool writes_gtkw(const std::string& vcd_path) {
   std::error_code ec;
   const fs::file_status st = fs::status(vcd_path, ec);
   return !fs::exists(st) || fs::is_regular_file(st);
-}
-
-void check_gtkw_path(const std::string& vcd_path, const std::vector<std::pair<std::string, std::string>>& others) {
-  if (!writes_gtkw(vcd_path)) return;
-  const std::string g = gtkw_path_for(vcd_path);
-  auto same = [](const std::string& a, const std::string& b) {
-    std::error_code e1, e2;
-    if (fs::exists(a, e1) && fs::exists(b, e2)) return fs::equivalent(a, b, e1);
-    return fs::weakly_canonical(fs::absolute(a, e1), e1) == fs::weakly_canonical(fs::absolute(b, e2), e2);
-  };
-  if (same(g, vcd_path))
-    throw ConfigError("--vcd '" + vcd_path + "': its GTKWave save file is written beside it as the same name with " +
-                      ".gtkw, which is the waveform itself; name the waveform FILE.vcd");
-  for (auto& [what, path] : others)
-    if (!path.empty() && same(g, path))
-      throw ConfigError("--vcd '" + vcd_path + "': its GTKWave save file '" + g + "' (written beside it) is " + what +
-                        " '" + path + "'; name one of them otherwise");
-  std::error_code ec;
-  const fs::file_status st = fs::status(g, ec);
-  if (fs::exists(st) && (fs::is_directory(st) || ::access(g.c_str(), W_OK) != 0))
-    throw ConfigError("--vcd '" + vcd_path + "': cannot write its GTKWave save file '" + g + "': " +
-                      (fs::is_directory(st) ? std::string("it is a directory") : std::string(std::strerror(errno))));
 }
 
 namespace {
@@ -294,12 +273,11 @@ std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path,
   return os.str();
 }
 
-bool write_gtkw(const std::string& gtkw_path, const std::string& vcd_path, const Vcd& vcd, const Results& r) {
-  std::ofstream out(gtkw_path);
-  if (!out) return false;
-  out << make_gtkw(vcd_path, gtkw_path, vcd, r);
-  out.close();
-  return !out.fail();
+std::string write_gtkw(const std::string& gtkw_path, const std::string& vcd_path, const Vcd& vcd, const Results& r) {
+  OutputFile out(gtkw_path);
+  out.stream() << make_gtkw(vcd_path, gtkw_path, vcd, r);
+  out.commit();
+  return out.error();
 }
 
 }  // namespace gpumodel

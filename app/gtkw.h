@@ -32,14 +32,11 @@ std::string gtkw_path_for(const std::string& vcd_path);
 // Whether a run writes a save file beside `vcd_path`: only beside a regular file (not /dev/null).
 bool writes_gtkw(const std::string& vcd_path);
 
-// Refuses (ConfigError) a save file beside `vcd_path` that would be the waveform itself or one of
-// `others` (what it is, e.g. "the --results file", and its path), or that cannot be written.
-void check_gtkw_path(const std::string& vcd_path, const std::vector<std::pair<std::string, std::string>>& others);
-
 // The save file's text for the run.
 std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path, const Vcd& vcd, const Results& r);
 
-// Writes it; false (errno set) if it cannot be written.
-bool write_gtkw(const std::string& gtkw_path, const std::string& vcd_path, const Vcd& vcd, const Results& r);
+// Writes it whole or not at all; "" or why it could not be written. (Its path is checked with the
+// run's other outputs before the run: app/cli_files.cpp.)
+std::string write_gtkw(const std::string& gtkw_path, const std::string& vcd_path, const Vcd& vcd, const Results& r);
 
 }  // namespace gpumodel

@@ -92,18 +92,23 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.host["wall_s"] = wall;
   r.host["sim_ns_per_wall_s"] = wall > 0 ? to_ns(end) / wall : 0.0;
+  // Each output whole or not at all; the first that cannot be written is the run's output error (exit 2).
+  auto output_failed = [&r](const std::string& why) {
+    if (r.output_error.empty()) r.output_error = why;
+  };
   if (!opt.vcd_path.empty()) {
     const std::time_t now = std::time(nullptr);
     char date[64];
     std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
-    if (!vcd.write(opt.vcd_path, date))
-      r.output_error = "--vcd: cannot write '" + opt.vcd_path + "': " + std::strerror(errno);
-    else if (writes_gtkw(opt.vcd_path) && !write_gtkw(gtkw_path_for(opt.vcd_path), opt.vcd_path, vcd, r))
-      r.output_error =
-          "--vcd: cannot write its save file '" + gtkw_path_for(opt.vcd_path) + "': " + std::strerror(errno);
+    if (const std::string why = vcd.write(opt.vcd_path, date); !why.empty())
+      output_failed("--vcd: cannot write '" + opt.vcd_path + "': " + why);
+    else if (writes_gtkw(opt.vcd_path))
+      if (const std::string why = write_gtkw(gtkw_path_for(opt.vcd_path), opt.vcd_path, vcd, r); !why.empty())
+        output_failed("--vcd: cannot write its save file '" + gtkw_path_for(opt.vcd_path) + "': " + why);
   }
-  if (!opt.timeline_path.empty() && !vcd.write_timeline(opt.timeline_path, end))
-    r.output_error = "--timeline: cannot write '" + opt.timeline_path + "': " + std::strerror(errno);
+  if (!opt.timeline_path.empty())
+    if (const std::string why = vcd.write_timeline(opt.timeline_path, end); !why.empty())
+      output_failed("--timeline: cannot write '" + opt.timeline_path + "': " + why);
   return end;
 }
 

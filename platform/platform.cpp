@@ -109,14 +109,30 @@ void Platform::validate(const ParamSet& ps) {
     const uint64_t tables = (window + (2ull << 20) - 1) / (2ull << 20) * (4096 + 256) +
                             (window + (1ull << 30) - 1) / (1ull << 30) * 8192 +
                             (window + (1ull << 39) - 1) / (1ull << 39) * 4096;
-    const std::string key =
-        answer == "override" ? "kmd.paging_va_mb = " + std::to_string(mb)
-        : answer == "rule" ? "kmd.largest_allocation_mb = " + std::to_string(ps.get_int("kmd.largest_allocation_mb")) +
-                                 " (the driver's rule answers " + std::to_string(mb) + " MB)"
-                           : "kmd.paging_va_answer = fail";
+    // Where the window's size came from, in the driver's and the OS's words.
+    const std::string origin =
+        answer == "override" && mb ? "the driver's answer kmd.paging_va_mb = " + std::to_string(mb)
+        : answer == "rule" && mb
+            ? "the driver's answer: its largest allocation, " + std::to_string(mb) + " MB (" +
+                  (ps.get_int("kmd.largest_allocation_mb")
+                       ? std::string("kmd.largest_allocation_mb")
+                       : std::string("kmd.largest_allocation_mb = 0: Direct3D 12's resource-size limit for this "
+                                     "local segment")) +
+                  "), does not fit the OS's default"
+            : std::string("the OS's default, a quarter of the ") + std::to_string(local) +
+                  "-byte local segment (vram.size_bytes) or the log buffers if larger; the driver's answer (" +
+                  "kmd.paging_va_answer = " + answer + ") " + (answer == "fail" ? "failed" : "was 0, the OS decides");
+    // The refusal leads with what the user set among the keys that decide it, so it says what to change.
+    std::string led;
+    for (const char* k : {"vram.size_bytes", "vidmm.page_table_mb", "gpu.hw_queues", "kmd.paging_va_answer",
+                          "kmd.paging_va_mb", "kmd.largest_allocation_mb"})
+      if (ps.was_set(k))
+        led += (led.empty() ? "" : ", ") + std::string(k) + " = " +
+               (ps.spec(k).kind == ParamKind::Enum ? ps.get_enum(k) : std::to_string(ps.get_int(k)));
     if (tables > table_mem / 2)
       throw ConfigError(
-          key + ": the paging process's " + std::to_string(window >> 20) + " MiB VA needs " + std::to_string(tables) +
+          (led.empty() ? std::string("the platform's defaults") : led) + ": the paging process's " +
+          std::to_string(window >> 20) + " MiB VA (" + origin + ") needs " + std::to_string(tables) +
           " bytes of resident page tables, more than half of the " + std::to_string(table_mem) +
           " bytes of page-table memory (vidmm.page_table_mb, at most a quarter of "
           "vram.size_bytes); allowed: a smaller paging VA (kmd.paging_va_answer = override with a smaller "

@@ -53,7 +53,9 @@ import subprocess
 import sys
 import tempfile
 
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN_TIMEOUT_S = 300  # one run's limit: a hang, not a slow machine (the slowest takes a few seconds of CPU)
 FIG = re.compile(r"<!-- fig: ([^|>]+?) \| ([^>]+?) -->(.*?)<!-- /fig -->", re.S)
 BLOCK = re.compile(r"(<!-- figures: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- /figures -->)", re.S)
 TERM_RUN = re.compile(r"\[([^\]]+)\](\S+)$")
@@ -163,8 +165,13 @@ def do_run(binary, key):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         # From the repository root, as a user types a run: a path in its overrides is relative to the root.
-        p = subprocess.run([binary, ini, *overrides, "--quiet", "--results", out], capture_output=True, text=True,
-                           cwd=ROOT)
+        # A hang is caught per run (the slowest run here takes a few seconds of CPU), so the check as a
+        # whole needs no deadline that a busy machine could miss.
+        try:
+            p = subprocess.run([binary, ini, *overrides, "--quiet", "--results", out], capture_output=True,
+                               text=True, cwd=ROOT, timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return key, None, f"no result after {RUN_TIMEOUT_S} s (a hang?)"
         if p.returncode not in (0, 1) or not os.path.exists(out):
             return key, None, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
         with open(out) as f:

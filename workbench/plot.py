@@ -254,7 +254,14 @@ def plot(a):
     if gnuplot is None:
         raise wb.BadInput("gnuplot is not installed (apt-get install gnuplot-nox)")
     prefix = a.out or default_prefix(a.csv, f"{y}_vs_{x}".replace("/", "_"))
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)) or ".", exist_ok=True)
+    # The folder --out names must exist (as for the model's outputs); the default one under build/ is made.
+    made = () if a.out else (os.path.dirname(os.path.abspath(prefix)),)
+    outputs = [("--out PREFIX (its .png)", prefix + ".png"), ("--out PREFIX (its .svg)", prefix + ".svg")]
+    if a.script:
+        outputs.append(("--script", a.script))
+    wb.check_outputs(outputs, [("the merged CSV", a.csv)], may_create=made)
+    if made:
+        os.makedirs(made[0], exist_ok=True)
     terminals = subprocess.run([gnuplot, "-e", "set terminal"], capture_output=True, text=True)
     png_term = "pngcairo" if "pngcairo" in terminals.stdout + terminals.stderr else "png"
     title = a.title or (f"{y} against {x}" + (f", by {lines}" if lines else ""))
@@ -328,25 +335,34 @@ def plot(a):
         shown = [labels.number(wb.as_number(v) / x_div) for v in xs] if x_numbers else xs
         tics = ", ".join(f"{gp_string(v)} {i}" for i, v in enumerate(shown))
         setup += [f"set xtics ({tics})", f"set xrange [-0.5:{len(xs) - 0.5}]", "set grid noxtics"]
-    script = "\n".join(
-        data + [f"set terminal {png_term} size 960,600 noenhanced", f"set output {gp_string(prefix + '.png')}"]
-        + setup + ["plot " + ", ".join(plots)]
-        + ["set terminal svg size 960,600 dynamic noenhanced", f"set output {gp_string(prefix + '.svg')}",
-           "replot", "set output"]) + "\n"
-    if a.script:
-        try:
-            with open(a.script, "w") as f:
-                f.write(script)
-        except OSError as e:
-            raise wb.BadInput(f"--script {a.script}: cannot write: {e.strerror}")
-    p = subprocess.run([gnuplot], input=script, capture_output=True, text=True)
-    if p.returncode != 0:
-        print(f"gpumodel plot: gnuplot failed (exit {p.returncode}): {' '.join(p.stderr.split())}", file=sys.stderr)
-        return 1
-    for ext in (".png", ".svg"):
-        if not os.path.isfile(prefix + ext) or os.path.getsize(prefix + ext) == 0:
-            print(f"gpumodel plot: gnuplot wrote no {prefix + ext}: {' '.join(p.stderr.split())}", file=sys.stderr)
+    def script_for(png, svg):
+        return "\n".join(
+            data + [f"set terminal {png_term} size 960,600 noenhanced", f"set output {gp_string(png)}"]
+            + setup + ["plot " + ", ".join(plots)]
+            + ["set terminal svg size 960,600 dynamic noenhanced", f"set output {gp_string(svg)}",
+               "replot", "set output"]) + "\n"
+
+    if a.script:  # the script names the plots' own files: run alone, it redraws them
+        wb.write_whole("--script", a.script, script_for(prefix + ".png", prefix + ".svg"))
+    # gnuplot draws into files beside the plots, put in place only when both are whole: a failed run
+    # leaves the plots that were there.
+    tmp = {ext: wb.temp_beside(prefix + ext) for ext in (".png", ".svg")}
+    try:
+        p = subprocess.run([gnuplot], input=script_for(tmp[".png"], tmp[".svg"]), capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"gpumodel plot: gnuplot failed (exit {p.returncode}): {' '.join(p.stderr.split())}",
+                  file=sys.stderr)
             return 1
+        for ext in (".png", ".svg"):
+            if os.path.getsize(tmp[ext]) == 0:
+                print(f"gpumodel plot: gnuplot wrote no {prefix + ext}: {' '.join(p.stderr.split())}", file=sys.stderr)
+                return 1
+        for ext in (".png", ".svg"):
+            wb.put_in_place(tmp[ext], prefix + ext)
+    finally:
+        for t in tmp.values():
+            if os.path.lexists(t):
+                os.unlink(t)
 
     width = max([len(x)] + [len(str(xv)) for xv in xs])
     for lv, block in table:

@@ -5,6 +5,7 @@ See HELP below (also `gpumodel sweep --help`) and README.md, Workbench."""
 
 import argparse
 import csv
+import io
 import json
 import os
 import re
@@ -88,7 +89,17 @@ OUTPUT_NAMES = ("jobs.txt", "points.json", "run-point.sh", "slurm-array.sh", "jo
 # The output directory and the generated files
 
 
-def prepare_out(out):
+def prepare_out(out, given, inputs):
+    """The output directory: made (its parent must exist when --out names it, as for every output),
+    or an earlier sweep's, whose files are removed; an input of this sweep among them is refused."""
+    parent = os.path.dirname(out)
+    if given and not os.path.isdir(parent):
+        raise wb.BadInput(f"--out {given}: no such directory '{os.path.dirname(given) or '.'}'; make it first")
+    for what, path in inputs:
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(out))
+        if rel.split(os.sep, 1)[0] in OUTPUT_NAMES or wb.same_file(path, out):
+            raise wb.BadInput(f"--out {given or out}: would replace {what} {path}, which the sweep reads; "
+                              "give another directory")
     if os.path.exists(out):
         if not os.path.isdir(out):
             raise wb.BadInput(f"--out {out}: exists and is not a directory")
@@ -299,24 +310,23 @@ def csv_columns(sweep, rows):
 def write_merged(sweep, out, rows, host):
     head, metric_cols, monitor_cols, bug_cols, host_cols = csv_columns(sweep, rows)
     header = head + list(metric_cols.values()) + list(monitor_cols) + list(bug_cols) + list(host_cols.values())
-    with open(os.path.join(out, "merged.csv"), "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(header)
-        for r in rows:
-            cells = [r["run"], r["point"], r["seed"], *(r["params"][k] for k in sweep.axes),
-                     r["exit_code"], r["verdict"], " ".join(r["why"].split()), r["sim_time_ns"]]
-            cells += [r["metrics"].get(k) for k in metric_cols]
-            mon = wb.flatten(r["monitors"], "monitor", {})
-            cells += [mon.get(k) for k in monitor_cols]
-            bug = wb.flatten(r["bugcheck"], "bugcheck", {})
-            cells += [bug.get(k) for k in bug_cols]
-            cells += [r["host"].get(k) for k in host_cols]
-            w.writerow([wb.cell(c) for c in cells])
+    f = io.StringIO()  # both merged files appear whole or not at all (wb.write_whole)
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        cells = [r["run"], r["point"], r["seed"], *(r["params"][k] for k in sweep.axes),
+                 r["exit_code"], r["verdict"], " ".join(r["why"].split()), r["sim_time_ns"]]
+        cells += [r["metrics"].get(k) for k in metric_cols]
+        mon = wb.flatten(r["monitors"], "monitor", {})
+        cells += [mon.get(k) for k in monitor_cols]
+        bug = wb.flatten(r["bugcheck"], "bugcheck", {})
+        cells += [bug.get(k) for k in bug_cols]
+        cells += [r["host"].get(k) for k in host_cols]
+        w.writerow([wb.cell(c) for c in cells])
+    wb.write_whole("merged.csv", os.path.join(out, "merged.csv"), f.getvalue())
     merged = {"sweep": sweep.describe(), "host": host,
               "runs": [{k: v for k, v in r.items() if k != "failed"} for r in rows]}
-    with open(os.path.join(out, "merged.json"), "w") as f:
-        json.dump(merged, f, indent=1)
-        f.write("\n")
+    wb.write_whole("merged.json", os.path.join(out, "merged.json"), json.dumps(merged, indent=1) + "\n")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -363,7 +373,7 @@ def main(argv):
         gpumodel = wb.find_gpumodel(a.gpumodel)
         sweep.check_keys_against(gpumodel)
         out = os.path.abspath(a.out or wb.default_out("--out DIR", "sweeps", sweep.stem))
-        prepare_out(out)
+        prepare_out(out, a.out, [("the sweep file", a.sweep_file), ("the scenario file", sweep.scenario)])
         width = max(4, len(str(len(sweep.runs) - 1)))
         lines = write_generated(sweep, out, gpumodel, width)
         n = len(sweep.runs)
@@ -393,8 +403,11 @@ def main(argv):
         wb.fail_bad_input("sweep", str(e))
     run_wall = time.monotonic() - t_run
     rows = [merge_run(out, width, i, p, s, sweep.points[p]) for i, (p, s) in enumerate(sweep.runs)]
-    write_merged(sweep, out, rows, dict(backend, run_wall_s=round(run_wall, 3),
-                                        total_wall_s=round(time.monotonic() - t0, 3)))
+    try:
+        write_merged(sweep, out, rows, dict(backend, run_wall_s=round(run_wall, 3),
+                                            total_wall_s=round(time.monotonic() - t0, 3)))
+    except wb.BadInput as e:  # a full disk: the run's outputs could not be written
+        wb.fail_bad_input("sweep", str(e))
     failed = [r for r in rows if r["failed"]]
     print(f"sweep: {n - len(failed)} of {n} runs passed, {len(failed)} failed; runs took {run_wall:.1f} s "
           f"of wall time ({backend['backend']}); {out}/merged.csv")

@@ -201,3 +201,91 @@ def default_out(option, *parts):
         raise BadInput(f"{option}: the default {os.path.join('build', *parts)} would be in the source tree ({rel}); "
                        f"run from the repository's root or elsewhere, or give {option}")
     return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Outputs: never an input, never each other, in a folder that exists, written whole or not at all.
+# The same rules as the model's own outputs (app/cli_files.cpp, hw_model/core/output_file.h).
+
+def same_file(a, b):
+    """Whether two paths name one file: the same file (device and inode, links followed) if both
+    exist, else the same path once absolute with its links resolved."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(outputs, inputs, may_create=()):
+    """Refuses (BadInput) before anything is written: an output (option, path) that is one of the
+    inputs (what, path), another output, a directory, or in a folder that does not exist or cannot take
+    a new file. `may_create`: folders the tool makes itself (its default under build/)."""
+    import tempfile
+    seen = []
+    for option, path in outputs:
+        for what, src in inputs:
+            if src and same_file(path, src):
+                raise BadInput(f"{option} {path}: is {what} ({src}), which the run reads; name another file")
+        for other, earlier in seen:
+            if same_file(path, earlier):
+                raise BadInput(f"{option} and {other} name the same file {path}; name two files")
+        seen.append((option, path))
+        if os.path.isdir(path):
+            raise BadInput(f"{option} {path}: cannot write: it is a directory")
+        folder = os.path.dirname(os.path.abspath(path))
+        if any(same_file(folder, d) for d in may_create) and not os.path.exists(folder):
+            continue
+        if not os.path.isdir(folder):
+            raise BadInput(f"{option} {path}: cannot write: no such directory '{os.path.dirname(path) or '.'}'")
+        if os.path.exists(path) and not os.path.isfile(path):
+            continue  # a device or a pipe: written in place
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".gpumodel-probe-", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise BadInput(f"{option} {path}: cannot write: {e.strerror}")
+
+
+def temp_beside(path):
+    """A new empty file beside `path` (same folder, so a rename puts it in place), for an output that
+    another program (gnuplot) writes; its path."""
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".part-", dir=folder)
+    os.close(fd)
+    return tmp
+
+
+def put_in_place(tmp, path):
+    """Renames a finished temporary file over `path`, with the mode the file had, or a new file's."""
+    if os.path.isfile(path):
+        mode = os.stat(path).st_mode & 0o7777
+    else:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    os.chmod(tmp, mode)
+    os.replace(tmp, os.path.realpath(path) if os.path.islink(path) else path)
+
+
+def write_whole(option, path, text):
+    """Writes `text` to `path` whole or not at all: a temporary file beside it, renamed into place.
+    A device or a pipe is written in place. A write error is BadInput naming the option."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            return
+        tmp = temp_beside(path)
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            put_in_place(tmp, path)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+    except OSError as e:
+        raise BadInput(f"{option} {path}: cannot write: {e.strerror}")

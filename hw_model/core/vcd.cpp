@@ -1,7 +1,9 @@
 #include "hw_model/core/vcd.h"
+#include "hw_model/core/output_file.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -92,9 +94,10 @@ std::vector<Vcd::SignalInfo> Vcd::signal_list() const {
   return out;
 }
 
-bool Vcd::write(const std::string& path, const std::string& date) {
-  std::ofstream os(path);
-  if (!os) return false;
+std::string Vcd::write(const std::string& path, const std::string& date) {
+  OutputFile file(path);
+  if (!file.ok()) return file.error();
+  std::ostream& os = file.stream();
   Scope root;
   std::vector<std::string> leaf(signals_.size());
   std::vector<int> widths(signals_.size());
@@ -136,12 +139,9 @@ bool Vcd::write(const std::string& path, const std::string& date) {
       os << value_text(current[id], signals_[id].width, vcd_id(id)) << "\n";
     }
   });
-  if (const int e = changes_.error()) {  // the record could not wait on disk
-    errno = e;
-    return false;
-  }
-  os.close();  // flushes: a full disk or /dev/full shows only now
-  return !os.fail();
+  if (const int e = changes_.error()) return std::strerror(e);  // the record could not wait on disk
+  file.commit();  // flushes: a full disk or /dev/full shows only now
+  return file.error();
 }
 
 namespace {
@@ -435,25 +435,22 @@ void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
   os << "\n]}\n";
 }
 
-bool Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) {
+std::string Vcd::write_timeline(const std::string& path, const sc_core::sc_time& end_time) {
   if (!timeline_written_) {
     timeline_written_ = true;
     timeline_signals(end_time.value());
     timeline_flows();
   }
   const TrackLayout l = layout_tracks();
-  std::ofstream os(path);
-  if (!os) return false;
-  write_trace_events(os, l);
+  OutputFile file(path);
+  if (!file.ok()) return file.error();
+  write_trace_events(file.stream(), l);
   int err = events_.error();
   if (!err && ends_) err = ends_->error();
   if (!err) err = changes_.error();
-  if (err) {  // the record could not wait on disk
-    errno = err;
-    return false;
-  }
-  os.close();
-  return !os.fail();
+  if (err) return std::strerror(err);  // the record could not wait on disk
+  file.commit();
+  return file.error();
 }
 
 }  // namespace gpumodel

@@ -87,11 +87,12 @@ class Vcd {
     if (timeline_) add_flow_end(key, value, track, at.value());
   }
 
-  // Writes the file; returns false (with errno set) when it cannot be written.
-  bool write(const std::string& path, const std::string& date);
-  // Writes the timeline, every slice closed at `end`; false (with errno set) when it cannot be written.
+  // Writes the file whole or not at all (hw_model/core/output_file.h); returns "" or why it could not be
+  // written (a file that was there stays as it was).
+  std::string write(const std::string& path, const std::string& date);
+  // Writes the timeline, every slice closed at `end`, the same way; "" or why not.
   // Once per recording: the signals' events join the models' on disk.
-  bool write_timeline(const std::string& path, const sc_core::sc_time& end);
+  std::string write_timeline(const std::string& path, const sc_core::sc_time& end);
 
   static uint64_t pack(const char* text);  // up to 8 characters, big-endian, NUL-padded
 

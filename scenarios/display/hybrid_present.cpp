@@ -348,7 +348,7 @@ void HybridPresent::finish(Platform& p, Results& r) {
 void HybridPresent::write_presentmon(Platform& p, Results& r, const std::vector<std::optional<double>>& shown_ns) {
   if (presentmon_path.empty()) return;
   PresentMonWriter out(presentmon_path);
-  if (!r.check(out.ok(), "--presentmon: cannot write '" + presentmon_path + "'")) return;
+  if (!out.ok()) return out.close(r);
   // Each frame on screen from the vblank start its flip latched at (a vertical blank before its first
   // line), or from its tear (an immediate flip); times from the first frame's start.
   const ScanTiming& dt = display_->timing();
@@ -381,6 +381,7 @@ void HybridPresent::write_presentmon(Platform& p, Results& r, const std::vector<
     row.next_displayed = next_shown[n];
     out.write(row);
   }
+  out.close(r);
 }
 
 }  // namespace

@@ -549,7 +549,7 @@ void FrameLoopDriver::write_presentmon(Results& r) {
   const uint64_t N = w_.frames;
   if (presentmon_path.empty()) return;
   PresentMonWriter out(presentmon_path);
-  if (!r.check(out.ok(), "--presentmon: cannot write '" + presentmon_path + "'")) return;
+  if (!out.ok()) return out.close(r);
   const double t0 = to_ns(m.t0);
   auto rel = [t0](double ns) { return (ns - t0) / 1e6; };
   auto rel_opt = [&](const std::optional<double>& v) { return v ? std::optional<double>(rel(*v)) : std::nullopt; };
@@ -576,6 +576,7 @@ void FrameLoopDriver::write_presentmon(Results& r) {
     row.next_displayed = next_displayed[n];
     out.write(row);
   }
+  out.close(r);
 }
 
 }  // namespace gpumodel

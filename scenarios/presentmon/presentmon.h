@@ -5,10 +5,12 @@
 // MsCPUBusy, MsGPUBusy, ... or CPUBusy, GPUBusy, DisplayLatency, DisplayedTime) column sets.
 #pragma once
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "hw_model/core/output_file.h"
+#include "monitors/results.h"
 
 namespace gpumodel {
 
@@ -27,16 +29,20 @@ struct PresentRow {
   std::optional<double> next_displayed;  // the next displayed frame's
 };
 
-// Writes rows as they come (nothing kept): the header at open, one line per row.
+// Writes rows as they come (nothing kept): the header at open, one line per row; the file appears
+// whole at close(), or not at all (hw_model/core/output_file.h).
 class PresentMonWriter {
  public:
   static const char* const kHeader;
   explicit PresentMonWriter(const std::string& path);
-  bool ok() const { return bool(out_); }
+  bool ok() const { return out_.ok(); }
   void write(const PresentRow& r);
+  // Puts the file in place; one that could not be written becomes the run's output error (the run
+  // exits 2 and names it), never a file that looks complete.
+  void close(Results& r);
 
  private:
-  std::ofstream out_;
+  OutputFile out_;
   std::optional<double> last_present_, last_displayed_;
 };
 

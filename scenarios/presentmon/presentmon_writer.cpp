@@ -15,8 +15,11 @@ const char* const PresentMonWriter::kHeader =
     "TimeInSeconds,MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed,MsBetweenDisplayChange,"
     "Dropped";
 
-PresentMonWriter::PresentMonWriter(const std::string& path) : out_(path, std::ios::binary | std::ios::trunc) {
-  out_ << kHeader << "\n";
+PresentMonWriter::PresentMonWriter(const std::string& path) : out_(path) { out_.stream() << kHeader << "\n"; }
+
+void PresentMonWriter::close(Results& r) {
+  if (!out_.commit() && r.output_error.empty())
+    r.output_error = "--presentmon: cannot write '" + out_.path() + "': " + out_.error();
 }
 
 namespace {
@@ -53,7 +56,7 @@ void PresentMonWriter::write(const PresentRow& r) {
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.cpu_start) : std::nullopt;
   const std::optional<double> cpu_wait =
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.present) : std::nullopt;
-  out_ << r.application << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << r.runtime << ',' << r.sync_interval
+  out_.stream() << r.application << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << r.runtime << ',' << r.sync_interval
        << ",0,0," << r.present_mode << ",Application," << ms(r.cpu_start) << ',' << ms(app_delta) << ','
        << ms(r.present - r.cpu_start) << ',' << ms(cpu_wait) << ',' << ms(gpu_latency) << ',' << ms(gpu_time) << ','
        << ms(r.gpu_busy) << ',' << ms(gpu_wait) << ',' << ms(r.video_busy) << ',' << ms(display_latency) << ','

@@ -40,6 +40,7 @@ def check_outputs(prefix, what):
 
 
 # Categorical x, lines by governor, two seeds each: mean with min/max bars.
+os.makedirs(os.path.join(t.tmp, "plots"))  # --out's folder must exist, as for the model's outputs
 prefix = os.path.join(t.tmp, "plots", "wake")
 p = t.tool("plot", csv_path, "--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",
            "--where", "cpu.thread_wake_ns=1000", "--out", prefix, "--title", "wake against idle state",
@@ -121,6 +122,39 @@ for args, fragment in [
     t.check(p.returncode == 2 and len(lines) == 1 and fragment in p.stderr,
             f"plot {args}: exit 2, one line naming {fragment!r} (got {p.returncode}: {p.stderr.strip()!r})")
 t.check(not os.path.exists(os.path.join(t.tmp, "plots", "bad.png")), "a refused plot writes nothing")
+
+# An output never replaces an input, nor another output; its folder must exist (H4). Each refused before
+# anything is written: the CSV stays byte for byte, no plot appears.
+with open(csv_path, "rb") as f:
+    csv_bytes = f.read()
+os.symlink(csv_path, os.path.join(t.tmp, "link_to_csv"))
+os.link(csv_path, os.path.join(t.tmp, "hard_link.png"))
+good = ["--x", "cpu.idle_state", "--y", "signal_to_wake_ns", "--lines", "cpu.idle_governor",
+        "--where", "cpu.thread_wake_ns=1000"]
+for args, fragment in [
+    (["--out", os.path.join(t.tmp, "p1"), "--script", csv_path], "--script " + csv_path + ": is the merged CSV"),
+    (["--out", os.path.join(t.tmp, "p2"), "--script", os.path.join(t.tmp, "link_to_csv")], "is the merged CSV"),
+    (["--out", os.path.join(t.tmp, "hard_link")], "--out PREFIX (its .png) " + os.path.join(t.tmp, "hard_link.png")
+     + ": is the merged CSV"),
+    (["--out", os.path.join(t.tmp, "p3"), "--script", os.path.join(t.tmp, "p3.svg")],
+     "--script and --out PREFIX (its .svg) name the same file"),
+    (["--out", os.path.join(t.tmp, "nodir", "p")], "no such directory '" + os.path.join(t.tmp, "nodir") + "'"),
+    (["--out", os.path.join(t.tmp, "p4"), "--script", os.path.join(t.tmp, "nodir", "s.gp")], "no such directory"),
+]:
+    p = t.tool("plot", csv_path, *good, *args)
+    lines = p.stderr.strip().splitlines()
+    t.check(p.returncode == 2 and len(lines) == 1 and fragment in p.stderr,
+            f"plot {args[-1]}: exit 2, one line naming {fragment!r} (got {p.returncode}: {p.stderr.strip()!r})")
+with open(csv_path, "rb") as f:
+    t.check(f.read() == csv_bytes, "the merged CSV is unchanged after every refusal")
+t.check(not os.path.exists(os.path.join(t.tmp, "nodir")), "a refused --out makes no folder")
+t.check(not any(os.path.exists(os.path.join(t.tmp, n + e)) for n in ("p1", "p2", "p3", "p4") for e in (".png", ".svg")),
+        "a refused plot writes no plot")
+# A plot over an earlier one replaces it whole; no temporary file is left beside it.
+p = t.tool("plot", csv_path, *good, "--out", os.path.join(t.tmp, "plots", "wake"))
+t.check(p.returncode == 0, f"a second plot over the first: exit 0 ({p.stderr.strip()!r})")
+t.check(not [n for n in os.listdir(os.path.join(t.tmp, "plots")) if n.startswith(".")],
+        f"no temporary file left beside the plots: {os.listdir(os.path.join(t.tmp, 'plots'))}")
 p = t.tool("plot", os.path.join(t.tmp, "nonexistent.csv"), "--x", "a", "--y", "b")
 t.check(p.returncode == 2 and "nonexistent.csv" in p.stderr, f"a missing CSV: exit 2 ({p.stderr.strip()!r})")
 

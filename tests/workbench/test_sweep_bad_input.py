@@ -61,16 +61,28 @@ CASES = [
     ("--out is a file", ok_head, ["--out", "@FILE"], ["--out", "not a directory"]),
     ("--out is someone else's", ok_head, ["--out", "@FOREIGN"], ["--out", "not a sweep's output"]),
     ("no binary", ok_head, ["--gpumodel", "/nonexistent/gpumodel"], ["/nonexistent/gpumodel", "--gpumodel"]),
+    ("--out in no folder", ok_head, ["--out", "@NODIR"], ["--out", "no such directory", "make it first"]),
+    ("--out over the sweep file", ok_head, ["--out", "@EARLIER"], ["--out", "would replace the sweep file",
+                                                                   "which the sweep reads"]),
 ]
 
 a_file = t.write("plain_file", "x")
 foreign = os.path.join(t.tmp, "foreign")
 os.makedirs(foreign)
 t.write("foreign/notes.txt", "mine")
+# An earlier sweep's directory whose merged.json is where the user keeps this sweep's file: re-running
+# into it would delete the sweep file (H4: an output never replaces an input).
+earlier = os.path.join(t.tmp, "earlier")
+os.makedirs(earlier)
+t.write("earlier/points.json", "{}")
+nodir = os.path.join(t.tmp, "no_such_folder", "out")
 for i, (name, text, extra, fragments) in enumerate(CASES):
     path = t.write(f"case{i}.ini", text) if text is not None else os.path.join(t.tmp, "nonexistent.ini")
+    if "@EARLIER" in extra:
+        path = t.write("earlier/merged.json", text)
     out = os.path.join(t.tmp, f"out{i}")
-    extra = [a_file if a == "@FILE" else foreign if a == "@FOREIGN" else a for a in extra]
+    extra = [a_file if a == "@FILE" else foreign if a == "@FOREIGN" else earlier if a == "@EARLIER"
+             else nodir if a == "@NODIR" else a for a in extra]
     argv = [path, "--dry-run"] + (["--out", out] if "--out" not in extra else []) + extra
     p = t.tool("sweep", *argv)
     lines = [line for line in p.stderr.splitlines() if line.strip()]
@@ -81,6 +93,8 @@ for i, (name, text, extra, fragments) in enumerate(CASES):
     t.check(p.stdout == "", f"{name}: nothing on stdout (got {p.stdout!r})")
     t.check(not os.path.exists(out), f"{name}: no output directory made")
 t.check(os.listdir(foreign) == ["notes.txt"], "a foreign --out directory is left as it was")
+t.check(sorted(os.listdir(earlier)) == ["merged.json", "points.json"], "the sweep file in an earlier sweep is kept")
+t.check(not os.path.exists(os.path.dirname(nodir)), "a --out in no folder makes none")
 
 # A bare scenario name: the source tree's scenarios/NAME.ini.
 p = t.tool("sweep", t.write("byname.ini", "[sweep]\nscenario = fence_signal\n"), "--dry-run", "--out",
