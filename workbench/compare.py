@@ -134,10 +134,7 @@ def build_tolerances(a):
     default, named = NoiseTol(), {}
     if a.tolerances:
         try:
-            with open(a.tolerances) as f:
-                spec = json.load(f)
-        except OSError as e:
-            raise wb.BadInput(f"--tolerances {a.tolerances}: cannot read: {e.strerror}")
+            spec = json.loads(wb.read_bounded(a.tolerances, "--tolerances"))
         except ValueError as e:
             raise wb.BadInput(f"--tolerances {a.tolerances}: not JSON ({e})")
         if not isinstance(spec, dict) or set(spec) - {"default", "metrics"}:
@@ -163,11 +160,9 @@ def build_tolerances(a):
 
 
 def load(path):
+    raw = wb.read_bounded(path, "input", wb.MAX_DATA_BYTES)
     try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise wb.BadInput(f"'{path}': cannot read: {e.strerror}")
+        doc = json.loads(raw)
     except ValueError as e:
         raise wb.BadInput(f"'{path}': not JSON ({e})")
     if isinstance(doc, dict) and "runs" in doc and "sweep" in doc:

@@ -4,6 +4,7 @@ See HELP below (also `gpumodel plot --help`) and README.md, Workbench."""
 
 import argparse
 import csv
+import io
 import os
 import shutil
 import subprocess
@@ -71,11 +72,9 @@ axis over a value at or below 0 or over categories: the message names the column
 
 
 def read_csv(path):
+    raw = wb.read_bounded(path, "merged CSV", wb.MAX_DATA_BYTES)
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as e:
-        raise wb.BadInput(f"'{path}': cannot read: {e.strerror}")
+        rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
     except (csv.Error, UnicodeDecodeError) as e:
         raise wb.BadInput(f"'{path}': not a CSV file ({e})")
     if not rows:

@@ -30,11 +30,7 @@ class Entry:
 def read_ini(path):
     """{section: [Entry]} in file order. A comment starts with # or ; at the start of a line or after
     whitespace; a key twice in a section and a section twice are refused."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise wb.BadInput(f"sweep file '{path}': cannot read: {e.strerror}")
+    raw = wb.read_bounded(path, "sweep file")
     if b"\0" in raw:
         raise wb.BadInput(f"sweep file '{path}': has a NUL byte; a sweep file is UTF-8 text")
     try:
@@ -49,25 +45,25 @@ def read_ini(path):
             continue
         if s.startswith("["):
             if not s.endswith("]"):
-                bad(where, f"'{s}': a section header is [name]")
+                bad(where, f"'{wb.echo(s)}': a section header is [name]")
             name = s[1:-1].strip()
             if name not in SECTIONS:
-                bad(where, f"[{name}]: unknown section; allowed: [sweep], [axes], [fixed]"
+                bad(where, f"[{wb.echo(name)}]: unknown section; allowed: [sweep], [axes], [fixed]"
                     + wb.did_you_mean([f"[{n}]" for n in wb.suggest(name, SECTIONS)]))
             if name in sections:
                 bad(where, f"[{name}]: section given twice")
             current = sections[name] = []
             continue
         if "=" not in s:
-            bad(where, f"'{s}': expected 'key = value'")
+            bad(where, f"'{wb.echo(s)}': expected 'key = value'")
         key, value = (x.strip() for x in s.split("=", 1))
         if current is None:
-            bad(where, f"{key}: outside a section; put it under [sweep], [axes] or [fixed]")
+            bad(where, f"{wb.echo(key)}: outside a section; put it under [sweep], [axes] or [fixed]")
         section = next(k for k, v in sections.items() if v is current)
         if not key:
-            bad(where, f"'{s}': a key is missing before '='")
+            bad(where, f"'{wb.echo(s)}': a key is missing before '='")
         if any(e.key == key for e in current):
-            bad(where, f"{section}.{key}: given twice")
+            bad(where, f"{section}.{wb.echo(key)}: given twice")
         current.append(Entry(key, value, n))
     return sections
 

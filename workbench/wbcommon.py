@@ -25,6 +25,35 @@ def printable(text):
                    for c in text)
 
 
+def echo(text, shown=200):
+    """Input as a message shows it: cut after 200 characters, with the whole length (as the model's)."""
+    return text if len(text) <= shown else f"{text[:shown]}... ({len(text)} characters)"
+
+
+MAX_INPUT_BYTES = 1 << 20  # a sweep file or a tolerances file is text of kilobytes; 1 MiB is no typo
+# A merged.csv, merged.json or results file: a sweep's runs at a few kilobytes each (the largest sweep a
+# sweep file allows, 100,000 runs, stays under it); a bigger file is not one of them.
+MAX_DATA_BYTES = 1 << 30
+
+
+def read_bounded(path, what, limit=MAX_INPUT_BYTES):
+    """An input's bytes: a regular file of at most `limit` bytes, else BadInput naming it (a FIFO
+    would block, a device or a runaway file would fill the memory)."""
+    try:
+        st = os.stat(path)
+        if not os.path.isfile(path):
+            raise BadInput(f"{what} '{echo(path)}': cannot read: not a regular file")
+        if st.st_size > limit:
+            raise BadInput(f"{what} '{echo(path)}': holds {st.st_size} bytes; allowed: at most {limit}")
+        with open(path, "rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as e:
+        raise BadInput(f"{what} '{echo(path)}': cannot read: {e.strerror}")
+    if len(raw) > limit:
+        raise BadInput(f"{what} '{echo(path)}': holds more than {limit} bytes; allowed: at most {limit}")
+    return raw
+
+
 def fail_bad_input(tool, message):
     print(f"gpumodel {tool}: {printable(message)}", file=sys.stderr)
     sys.exit(2)

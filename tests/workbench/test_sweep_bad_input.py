@@ -61,6 +61,8 @@ CASES = [
     ("--out is a file", ok_head, ["--out", "@FILE"], ["--out", "not a directory"]),
     ("--out is someone else's", ok_head, ["--out", "@FOREIGN"], ["--out", "not a sweep's output"]),
     ("no binary", ok_head, ["--gpumodel", "/nonexistent/gpumodel"], ["/nonexistent/gpumodel", "--gpumodel"]),
+    ("a 300,000-character line", ok_head + "g" * 300000 + "\n", [],
+     ["'" + "g" * 200 + "... (300000 characters)': expected 'key = value'"]),
     ("--out in no folder", ok_head, ["--out", "@NODIR"], ["--out", "no such directory", "make it first"]),
     ("--out over the sweep file", ok_head, ["--out", "@EARLIER"], ["--out", "would replace the sweep file",
                                                                    "which the sweep reads"]),
@@ -93,6 +95,18 @@ for i, (name, text, extra, fragments) in enumerate(CASES):
     t.check(p.stdout == "", f"{name}: nothing on stdout (got {p.stdout!r})")
     t.check(not os.path.exists(out), f"{name}: no output directory made")
 t.check(os.listdir(foreign) == ["notes.txt"], "a foreign --out directory is left as it was")
+# Every input is a bounded regular file: a device or a FIFO is refused before it is read (a FIFO with no
+# writer would block forever, /dev/zero would fill the memory).
+fifo = os.path.join(t.tmp, "fifo.ini")
+os.mkfifo(fifo)
+for path in ("/dev/zero", fifo):
+    p = t.tool("sweep", path, "--dry-run", "--out", os.path.join(t.tmp, "never"))
+    t.check(p.returncode == 2 and "not a regular file" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+            f"sweep {path}: exit 2, not a regular file (got {p.returncode}: {p.stderr.strip()!r})")
+big = t.write("big.ini", ok_head + "#" * (1 << 20))
+p = t.tool("sweep", big, "--dry-run", "--out", os.path.join(t.tmp, "never"))
+t.check(p.returncode == 2 and "allowed: at most 1048576" in p.stderr,
+        f"a sweep file over 1 MiB: exit 2 ({p.stderr.strip()!r})")
 t.check(sorted(os.listdir(earlier)) == ["merged.json", "points.json"], "the sweep file in an earlier sweep is kept")
 t.check(not os.path.exists(os.path.dirname(nodir)), "a --out in no folder makes none")
 
