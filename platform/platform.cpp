@@ -124,8 +124,9 @@ void Platform::validate(const ParamSet& ps) {
                   "kmd.paging_va_answer = " + answer + ") " + (answer == "fail" ? "failed" : "was 0, the OS decides");
     // The refusal leads with what the user set among the keys that decide it, so it says what to change.
     std::string led;
-    for (const char* k : {"vram.size_bytes", "vidmm.page_table_mb", "gpu.hw_queues", "kmd.paging_va_answer",
-                          "kmd.paging_va_mb", "kmd.largest_allocation_mb"})
+    // (kmd.paging_va_answer last: kmd.paging_va_mb implies it, so it is set whenever that is.)
+    for (const char* k : {"vram.size_bytes", "vidmm.page_table_mb", "gpu.hw_queues", "kmd.paging_va_mb",
+                          "kmd.largest_allocation_mb", "kmd.paging_va_answer"})
       if (ps.was_set(k))
         led += (led.empty() ? "" : ", ") + std::string(k) + " = " +
                (ps.spec(k).kind == ParamKind::Enum ? ps.get_enum(k) : std::to_string(ps.get_int(k)));

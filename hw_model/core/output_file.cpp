@@ -1,5 +1,6 @@
 #include "hw_model/core/output_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,56 +36,70 @@ std::string why_errno(const char* fallback) { return errno ? std::strerror(errno
 
 }  // namespace
 
+bool FdWriteBuf::drain() {
+  const char* p = pbase();
+  while (error_ == 0 && p < pptr()) {
+    const ssize_t n = ::write(fd_, p, size_t(pptr() - p));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) error_ = n < 0 ? errno : EIO;
+    else p += n;
+  }
+  setp(buf_.data(), buf_.data() + buf_.size());  // what could not be written is dropped: the file failed
+  return error_ == 0;
+}
+
+FdWriteBuf::int_type FdWriteBuf::overflow(int_type c) {
+  if (!drain()) return traits_type::eof();
+  if (!traits_type::eq_int_type(c, traits_type::eof())) {
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+  }
+  return traits_type::not_eof(c);
+}
+
 OutputFile::OutputFile(const std::string& path) : path_(path), target_(path) {
   std::error_code ec;
   if (fs::is_symlink(fs::symlink_status(path, ec)) && fs::exists(path, ec)) target_ = fs::canonical(path, ec).string();
   struct stat st {};
   const bool exists = ::stat(target_.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {  // a device or a pipe: written in place
-    out_.open(target_, std::ios::binary | std::ios::out);
-    if (!out_) error_ = why_errno("cannot open");
-    return;
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+  } else {
+    std::vector<char> name;
+    const std::string pattern = temp_pattern_beside(target_);
+    name.assign(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd_ >= 0) {
+      temp_ = name.data();
+      // mkstemp makes the file 0600: give it the mode the target has, or a new file's (0666 less the umask).
+      mode_t mode = st.st_mode & 07777;
+      if (!exists) {
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        mode = 0666 & ~mask;
+      }
+      ::fchmod(fd_, mode);
+    }
   }
-  errno = 0;
-  temp_ = make_temp(temp_pattern_beside(target_));
-  if (temp_.empty()) {
-    error_ = why_errno("cannot create a file beside it");
-    return;
-  }
-  // mkstemp makes the file 0600: give it the mode the target has, or a new file's (0666 less the umask).
-  mode_t mode = st.st_mode & 07777;
-  if (!exists) {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode = 0666 & ~mask;
-  }
-  ::chmod(temp_.c_str(), mode);
-  out_.open(temp_, std::ios::binary | std::ios::trunc);
-  if (!out_) error_ = why_errno("cannot open");
+  if (fd_ < 0) error_ = std::strerror(errno);
+  buf_.attach(fd_);
 }
 
 OutputFile::~OutputFile() {
-  if (done_ || temp_.empty()) return;
-  out_.close();
-  ::unlink(temp_.c_str());
+  if (done_) return;
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
 bool OutputFile::commit() {
   if (done_) return error_.empty();
   done_ = true;
-  if (error_.empty()) {
-    errno = 0;
-    if (out_.is_open()) {
-      out_.flush();
-      if (!out_) error_ = why_errno("write error");
-      out_.close();
-      if (error_.empty() && out_.fail()) error_ = why_errno("write error");
-    } else {
-      error_ = "not open";
-    }
-  }
+  if (error_.empty() && !buf_.drain()) error_ = std::strerror(buf_.error());
+  if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty()) error_ = std::strerror(errno);  // NFS reports late
+  fd_ = -1;
   if (temp_.empty()) return error_.empty();
-  if (error_.empty() && std::rename(temp_.c_str(), target_.c_str()) != 0) error_ = why_errno("cannot rename");
+  if (error_.empty() && std::rename(temp_.c_str(), target_.c_str()) != 0) error_ = std::strerror(errno);
   if (!error_.empty()) ::unlink(temp_.c_str());
   return error_.empty();
 }

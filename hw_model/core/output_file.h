@@ -6,10 +6,32 @@
 // and its write errors are still reported (/dev/full fails the commit). A symbolic link to a regular
 // file keeps the link: its target is replaced.
 #pragma once
-#include <fstream>
+#include <ostream>
+#include <streambuf>
 #include <string>
+#include <vector>
 
 namespace gpumodel {
+
+// A stream buffer over a file descriptor that keeps the errno of its first failed write (a stream
+// reports only that it failed, and errno is long overwritten by then).
+class FdWriteBuf : public std::streambuf {
+ public:
+  FdWriteBuf() : buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  void attach(int fd) { fd_ = fd; }
+  int error() const { return error_; }
+  // Writes what is buffered; false once any write has failed.
+  bool drain();
+
+ protected:
+  int_type overflow(int_type c) override;
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  std::vector<char> buf_;
+  int fd_ = -1;
+  int error_ = 0;
+};
 
 class OutputFile {
  public:
@@ -19,7 +41,7 @@ class OutputFile {
   ~OutputFile();
 
   // Whether the file could be opened and every write so far succeeded.
-  bool ok() const { return error_.empty() && bool(out_); }
+  bool ok() const { return error_.empty() && buf_.error() == 0; }
   std::ostream& stream() { return out_; }
   // Flushes, closes and renames into place. True when the whole file is where it was asked for; else
   // false, with error() saying why (the temporary file removed, the target untouched).
@@ -31,7 +53,9 @@ class OutputFile {
   std::string path_;    // what the user named
   std::string target_;  // where the bytes end: path_, or a symbolic link's target
   std::string temp_;    // beside target_; empty when written directly
-  std::ofstream out_;
+  int fd_ = -1;
+  FdWriteBuf buf_;
+  std::ostream out_{&buf_};
   std::string error_;
   bool done_ = false;
 };
