@@ -91,6 +91,7 @@ void VidSch::dpc() {
     const size_t woken_before = woken_;
     pending_.pop_front();
     std::vector<NativeFence*> list;
+    std::vector<Logged> logged;  // F19: fences the logs alone told of, at their logged values
     switch (d.type) {
       case DxgkInterruptData::DmaPreempted: packets_->on_preempted(d.node, d.last_completed_fence_id); continue;
       case DxgkInterruptData::DmaCompleted:
@@ -111,7 +112,7 @@ void VidSch::dpc() {
         continue;
       case DxgkInterruptData::NativeFenceSignaled: {
         if (logs_) {
-          std::vector<NativeFence*> touched;
+          std::vector<Logged> touched;
           std::set<int> lost;
           read_logs(log_scope(d), touched, lost);
           if (!lost.empty()) {
@@ -123,8 +124,17 @@ void VidSch::dpc() {
               if (!f->destroyed && !f->legacy && lost.count(f->device)) list.push_back(f.get());
             fallback_fences_read_ += list.size();
           }
-          update_monitored_values(touched);
-          if (!d.signaled_array_null && d.signaled.empty()) break;  // the logs were all there was to read
+          if (!d.signaled_array_null && d.signaled.empty()) {
+            // F19: the interrupt named HW queues, no fence: their logs are all the OS learns of the signals,
+            // so each fence they name gets the per-fence work a fence read gets below (its waiters, its
+            // held work, the other adapters), at its logged value: "reading only the log buffer ensures a
+            // single read over PCI".
+            logged = std::move(touched);
+            break;
+          }
+          std::vector<NativeFence*> fences;
+          for (const Logged& l : touched) fences.push_back(l.f);
+          update_monitored_values(fences);
         }
         // Each fence is read once (each read is a CPU load, simulated time): one the fallback listed, or one
         // the array names twice, is not read again.
@@ -153,21 +163,28 @@ void VidSch::dpc() {
         break;
     }
     ++fence_interrupts_;
-    scan(list);
+    scan(list, logged);
     if (woken_ == woken_before) ++spurious_;  // allowed (F8): an interrupt that satisfied no CPU waiter
   }
 }
 
-void VidSch::scan(std::vector<NativeFence*> list) {
+void VidSch::scan(const std::vector<NativeFence*>& list, const std::vector<Logged>& logged) {
   std::vector<NativeFence*> native;
+  for (const Logged& l : logged) {  // native fences: a log names no monitored fence
+    signaled(*l.f, l.value);
+    native.push_back(l.f);
+  }
   for (NativeFence* f : list) {
-    const uint64_t cv = cpu_.mem_read64(f->cv_addr);
-    wake_satisfied(*f, cv);
-    release_held(*f, cv);  // work held behind it: a monitored fence's, or a kernel-mode queue's
+    signaled(*f, cpu_.mem_read64(f->cv_addr));
     if (!f->legacy) native.push_back(f);
-    if (f->cross) f->cross->observed(*this, cv);  // F15: Dxgkrnl forwards a new value to the other adapters
   }
   update_monitored_values(native);  // F4: MV moves to the least outstanding value - 1
+}
+
+void VidSch::signaled(NativeFence& f, uint64_t value) {
+  wake_satisfied(f, value);
+  release_held(f, value);                        // work held behind it: a monitored fence's, or a kernel-mode queue's
+  if (f.cross) f.cross->observed(*this, value);  // F15: Dxgkrnl forwards a new value to the other adapters
 }
 
 size_t VidSch::wake_satisfied(NativeFence& f, uint64_t cv) {

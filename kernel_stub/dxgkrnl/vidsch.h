@@ -301,16 +301,28 @@ class VidSch {
 
  private:
   void dpc();
-  void scan(std::vector<NativeFence*> fences);  // wake satisfied waiters, move MV (F4, F8)
+  // A value the OS learnt a fence reached without reading its CV: the highest its log entries show (F19).
+  struct Logged {
+    NativeFence* f;
+    uint64_t value;
+  };
+  // The per-fence part of an interrupt's DPC, a CPU signal or a forwarded one: for each logged fence at its
+  // logged value, then each listed fence at its CV (read now), `signaled`; then MV moves (F4, F8).
+  void scan(const std::vector<NativeFence*>& fences, const std::vector<Logged>& logged = {});
+  // What the OS does for a fence it learnt reached `value`, whichever way it learnt it: wake the CPU
+  // waiters it satisfies, release work held behind it (a monitored fence's, or a kernel-mode queue's),
+  // forward it to the other adapters (F15).
+  void signaled(NativeFence& f, uint64_t value);
   size_t wake_satisfied(NativeFence& f, uint64_t cv);
   void update_monitored_values(const std::vector<NativeFence*>& fences);
   void release_held(NativeFence& f, uint64_t cv);
-  // F17/F18: read the logs of `queues` whose index moved (after the KMD's barrier) and wake what their
-  // signal entries satisfy; true if one overran (or was recreated): the caller scans every fence.
-  // `lost`: the devices (processes) whose queue's log overran or was recreated: their fences are read.
-  void read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched, std::set<int>& lost);
+  // F17/F18: read the logs of `queues` whose index moved (after the KMD's barrier) and wake the CPU waiters
+  // their signal entries satisfy. `touched`: each fence a signal entry named, once, at the highest value
+  // logged for it, in the order the entries first named them. `lost`: the devices (processes) whose queue's
+  // log overran or was recreated: the caller reads their fences.
+  void read_logs(const std::vector<int>& queues, std::vector<Logged>& touched, std::set<int>& lost);
   std::vector<int> log_scope(const DxgkInterruptData& d) const;  // the queues whose logs an interrupt's DPC reads
-  void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched);
+  void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<Logged>& touched);
   bool logs_;
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]

@@ -65,7 +65,7 @@ std::vector<int> VidSch::log_scope(const DxgkInterruptData& d) const {
   return qs;
 }
 
-void VidSch::read_logs(const std::vector<int>& queues, std::vector<NativeFence*>& touched, std::set<int>& lost) {
+void VidSch::read_logs(const std::vector<int>& queues, std::vector<Logged>& touched, std::set<int>& lost) {
   struct Moved {
     int q;
     uint32_t type;
@@ -115,7 +115,7 @@ void VidSch::read_logs(const std::vector<int>& queues, std::vector<NativeFence*>
   }
 }
 
-void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<NativeFence*>& touched) {
+void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<Logged>& touched) {
   const uint32_t n = fence_log::kEntries;
   const uint64_t from = st.cached, count = pos - from;
   entry_buf_.resize(count);
@@ -136,7 +136,11 @@ void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, 
     NativeFence* f = it->second;
     // The logged value is one the fence reached: what it satisfies is satisfied (CV only grows).
     wake_satisfied(*f, e.fence_value);
-    touched.push_back(f);
+    auto seen = std::find_if(touched.begin(), touched.end(), [f](const Logged& l) { return l.f == f; });
+    if (seen == touched.end())
+      touched.push_back({f, e.fence_value});
+    else
+      seen->value = std::max(seen->value, e.fence_value);
   }
 }
 

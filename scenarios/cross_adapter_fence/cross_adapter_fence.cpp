@@ -16,7 +16,8 @@
 // INTERRUPT that hands it to VidSch: that MSI's issue; a CPU signal: its call) to the waiter's first act
 // after its wait: the probe write visible in memory (GPU) or the thread running after its wait (CPU).
 // Verdict: every waiter unblocked, after CV reached its value; MV stayed 0 on every native instance (held
-// by F15; with the doorbell, F20, the usual rule); the CPU interrupts in the window are the design's count.
+// by F15; with the doorbell, F20, the usual rule); the CPU interrupts in the window, and the values the OS
+// forwarded to the other adapter, are the design's counts.
 #include <cmath>
 
 #include "kernel_stub/dxgkrnl/adapter_start.h"
@@ -319,6 +320,14 @@ void CrossAdapterFenceScenario::finish(Platform& p, Results& r) {
   r.metric("cpu_interrupts_expected", expected);
   r.check(irqs == expected,
           "CPU interrupts in the window: " + std::to_string(irqs) + ", the design's count " + std::to_string(expected));
+  // F15: each value reaches the other adapter as one forward, from the VidSch that learnt of it (the
+  // signalling GPU's interrupt, a CPU signal, the signal VidSch wrote on 2b; with the doorbell, the CPU
+  // waiter's own interrupt). Only a doorbell between two GPU sides keeps the CPU out: nothing to forward.
+  const uint64_t forwards_expected =
+      p.xfences.gpu_doorbell() && waiter_gpu_ && signaller_gpu_ ? 0 : signals_ * (p.xfences.adapters() - 1);
+  r.check(x_->forwards == forwards_expected, "F15: " + std::to_string(x_->forwards) +
+                                                 " values forwarded to the other adapter, the design's count " +
+                                                 std::to_string(forwards_expected));
   if (waiter_gpu_) {
     const bool native_wait = fw_->handle != 0;
     // A native waiter is unblocked by its CMP (F5, after a NotificationOnly or a doorbell); a monitored
