@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/run.h"
+#include "hw_model/core/printable.h"  // printable(): messages made safe to print
 #include "scenarios/common/implied.h"
 
 namespace gpumodel {
@@ -37,10 +38,6 @@ void apply_override(ParamSet& ps, const std::string& scenario, const std::string
 // paths (given, or defaulted under ./build/) and the scenario's own constraints checked; ./build/
 // created if an output defaults there. Throws ConfigError, with the closest names for a misspelt one.
 CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps);
-
-// A message made safe to print: valid UTF-8 passes, control bytes, invalid bytes and invisible
-// characters (a byte-order mark) are shown as \xNN or \u{FEFF}.
-std::string printable(const std::string& s);
 
 int cli_main(int argc, char** argv);
 
