@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "hw_model/core/printable.h"
+
 namespace gpumodel {
 
 std::string format_number(double v) {
@@ -462,8 +464,10 @@ nlohmann::json ParamSet::effective(const std::string& scenario) const {
       case ParamKind::Bool: j[name] = v.b; break;
       case ParamKind::Enum:
       case ParamKind::NamedOrForm:
-      case ParamKind::Path:
-      case ParamKind::Text: j[name] = v.e; break;
+      case ParamKind::Path: j[name] = v.e; break;
+      // A name to match against a file's bytes (workload.presentmon_process) need not be UTF-8, and JSON
+      // must be: escaped as \xNN.
+      case ParamKind::Text: j[name] = printable(v.e); break;
     }
   }
   return j;

@@ -11,10 +11,15 @@
 // (the model shows the frame at the refresh the capture did), until_displayed_error_ms (|model -
 // capture| of Present() to screen: p50, p95), dropped_agreement_pct (both displayed it, or both did
 // not), beside the model's own frame-loop figures.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
+#include "hw_model/core/input_file.h"
+#include "hw_model/core/printable.h"
 #include "scenarios/common/fence_common.h"
 #include "scenarios/display/present.h"
 #include "scenarios/frame_loop/frame_loop.h"
@@ -75,52 +80,81 @@ void fit_refresh(Chosen& c) {
   c.fit_pct = 100.0 * double(fit) / double(screen.size());
 }
 
+// The capture, read once per process while the file stays the same (device, inode, size, modification
+// time): the command line validates a run before it starts it, and each validation and the run choose
+// from it; a capture of 10^6 rows takes seconds to read.
+const Capture& capture(const std::string& path) {
+  static std::string cached_path;
+  static struct stat cached_st {};
+  static std::unique_ptr<Capture> cached;
+  struct stat st {};
+  const bool known = ::stat(path.c_str(), &st) == 0;
+  if (!(known && cached && path == cached_path && st.st_dev == cached_st.st_dev && st.st_ino == cached_st.st_ino &&
+        st.st_size == cached_st.st_size && st.st_mtim.tv_sec == cached_st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == cached_st.st_mtim.tv_nsec)) {
+    cached.reset();
+    cached = std::make_unique<Capture>(read_presentmon(path, "workload.presentmon"));
+    cached_path = path, cached_st = st;
+  }
+  return *cached;
+}
+
 Chosen choose(const ParamSet& ps) {
-  const Capture cap = read_presentmon(ps.get_path("workload.presentmon"), "workload.presentmon");
+  const Capture& cap = capture(ps.get_path("workload.presentmon"));
   Chosen c;
   c.format = cap.format;
   c.process = ps.get_text("workload.presentmon_process");
+  // Names are compared as the capture's bytes (they need not be UTF-8); each is one index of cap.names.
+  uint32_t app = uint32_t(cap.names.size());
   if (c.process.empty()) {  // the process with the most presents (the first such in the file)
-    std::map<std::string, uint64_t> n;
-    std::vector<std::string> order;
+    std::map<uint32_t, uint64_t> n;
+    std::vector<uint32_t> order;
     for (auto& p : cap.presents)
       if (n[p.application]++ == 0) order.push_back(p.application);
-    for (auto& a : order)
-      if (c.process.empty() || n[a] > n[c.process]) c.process = a;
+    for (uint32_t a : order)
+      if (app == cap.names.size() || n[a] > n[app]) app = a;
+    c.process = cap.name(app);
+  } else {
+    for (uint32_t i = 0; i < cap.names.size(); ++i)
+      if (cap.names[i] == c.process) app = i;
   }
   // Its swap chain with the most presents (a process may present to several, one per monitor).
-  std::map<std::string, uint64_t> per_chain;
+  std::map<uint32_t, uint64_t> per_chain;
   for (auto& p : cap.presents)
-    if (p.application == c.process) ++per_chain[p.swap_chain];
+    if (p.application == app) ++per_chain[p.swap_chain];
   uint64_t best = 0;
-  for (auto& [chain, n] : per_chain)
-    if (n > best) best = n, c.swap_chain = chain;
+  uint32_t chain = 0;
+  for (auto& [ch, n] : per_chain)
+    if (n > best) best = n, chain = ch;
+  if (best) c.swap_chain = cap.name(chain);
   for (auto& p : cap.presents) {
-    if (p.application != c.process) continue;
-    if (p.swap_chain != c.swap_chain) {
+    if (p.application != app) continue;
+    if (p.swap_chain != chain) {
       ++c.other_swap_chains;
       continue;
     }
     ++c.presents;
-    if (!replayable(p.present_mode)) {
-      ++c.not_replayed[p.present_mode];
+    if (!replayable(cap.name(p.present_mode))) {
+      ++c.not_replayed[cap.name(p.present_mode)];
       continue;
     }
     c.sync0 += p.sync_interval == 0;
     c.replayed.push_back(p);
   }
   if (c.presents == 0)
-    throw ConfigError("workload.presentmon_process = '" + c.process + "' presents nothing in workload.presentmon = '" +
-                      ps.get_path("workload.presentmon") + "'; allowed: an Application of the capture");
+    throw ConfigError("workload.presentmon_process = '" + echo_input(c.process) +
+                      "' presents nothing in workload.presentmon = '" + echo_input(ps.get_path("workload.presentmon")) +
+                      "'; allowed: an Application of the capture");
   if (c.replayed.empty())
-    throw ConfigError("workload.presentmon_process = '" + c.process +
+    throw ConfigError("workload.presentmon_process = '" + echo_input(c.process) +
                       "': none of its presents uses a present mode the model has (Hardware: Legacy Flip, Hardware: "
                       "Independent Flip); allowed: another process of the capture");
   if (const int64_t keep = ps.get_int("workload.frames"); keep > 0 && c.replayed.size() > uint64_t(keep))
     c.replayed.resize(size_t(keep));  // the capture's first N replayable presents
   fit_refresh(c);
   if (c.period_ms <= 0)
-    throw ConfigError("workload.presentmon = '" + ps.get_path("workload.presentmon") + "': process '" + c.process +
+    throw ConfigError("workload.presentmon = '" + echo_input(ps.get_path("workload.presentmon")) + "': process '" +
+                      echo_input(c.process) +
                       "' has too few displayed frames to find the display's refresh; allowed: a capture with "
                       "displayed frames");
   return c;
@@ -175,14 +209,15 @@ class Replay : public FrameLoopDriver {
 
   void finish(Platform& p, Results& r) override {
     FrameLoopDriver::finish(p, r);
+    // Names are the capture's bytes: escaped (\xNN) where they are not UTF-8, as JSON must be.
     r.metric("capture_format", c_.format);
-    r.metric("capture_process", c_.process);
-    r.metric("capture_swap_chain", c_.swap_chain);
+    r.metric("capture_process", printable(c_.process));
+    r.metric("capture_swap_chain", printable(c_.swap_chain));
     r.metric("capture_presents", c_.presents);
     r.metric("presents_to_other_swap_chains", c_.other_swap_chains);
     r.metric("presents_replayed", uint64_t(c_.replayed.size()));
     nlohmann::ordered_json nr = nlohmann::ordered_json::object();
-    for (auto& [mode, n] : c_.not_replayed) nr[mode] = n;
+    for (auto& [mode, n] : c_.not_replayed) nr[printable(mode)] = n;
     r.metric("presents_not_replayed", nr);
     r.metric("sync_interval_0_replayed_as_1", c_.sync0);
     r.metric("capture_refresh_hz", 1000.0 / c_.period_ms);
@@ -241,11 +276,17 @@ ScenarioInfo presentmon_replay_scenario() {
       "a PresentMon capture's frames replayed on the platform, compared frame by frame",
       [](ParamSet& ps, const std::string& o) {
         ps.declare_path("workload.presentmon", "workloads/captures/PresentMon-2019-09-29T145535.csv",
-                        "A: the capture (PresentMon 1.x or 2.x CSV); workloads/captures/SOURCES.md says where each "
-                        "shipped one comes from",
+                        "A: the capture (PresentMon 1.x or 2.x CSV, RFC 4180); workloads/captures/SOURCES.md says "
+                        "where each shipped one comes from. A regular file of at most " +
+                            format_bytes(kCaptureMaxBytes) + " and " + std::to_string(kCaptureMaxRows) +
+                            " rows (10^6 replayed beside as many of other processes); refused, with the row and "
+                            "column: a value that is not a finite number or NA, a negative time, a swap chain's "
+                            "rows out of time order",
                         o);
         ps.declare_text("workload.presentmon_process", "",
-                        "A: the Application whose presents are replayed; empty = the one with the most presents", o);
+                        "A: the Application whose presents are replayed, compared byte for byte (a name that is "
+                        "not UTF-8 is reported with \\xNN escapes); empty = the one with the most presents",
+                        o);
         declare_frame_loop_params(ps, o);
       },
       [](const ParamSet& ps) { return std::make_unique<Replay>(ps, choose(ps)); },
