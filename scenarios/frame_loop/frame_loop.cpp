@@ -80,7 +80,9 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
   ps.declare_int("workload.frames", 0, "frames", 0, 1000000,
                  "A: 0 = the workload file's own frame count (a replay: every replayable present of the capture); "
                  "N = run N frames (a replay: the first N); at most 1,000,000 (4.6 h at 60 fps): the run keeps "
-                 "about 100 bytes a frame for its percentiles and PresentMon rows",
+                 "about 100 bytes a frame for its percentiles and PresentMon rows. A run whose last frame cannot "
+                 "start within sim.limit_ms (at most 2.8 h) is refused before it starts, naming the limit or the "
+                 "frame count that fits",
                  o);
 }
 
