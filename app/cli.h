@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/run.h"
+#include "hw_model/core/printable.h"  // printable(): messages made safe to print
 #include "scenarios/common/implied.h"
 
 namespace gpumodel {

@@ -206,3 +206,49 @@ TEST_CASE("frame_loop as fast as dependencies allow: the swap chain throttles th
   // A second frame in flight waits a refresh more before its flip: about one refresh more latency.
   CHECK(p2d[2] - p2d[1] > 0.8 * 1000.0 / 60.0);
 }
+
+TEST_CASE("A frame loop cut by sim.limit_ms reports the frames that ran, and rates over the time that ran",
+          "[H4][frame_loop]") {
+  // The game as fast as the panel allows (fps 0: no pace to check the limit against before the run),
+  // 600 frames asked for, 1 s of simulated time: about 60 run.
+  auto w = nlohmann::json::parse(slurp(std::string(GPUMODEL_SOURCE_DIR) + "/workloads/game.json"));
+  w["fps"] = 0;
+  const std::string file = "cut_game_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(file) << w.dump();
+  const auto j = run_json(scenario("frame_loop") + " --workload.frames=600 --sim.limit_ms=1000 --workload.file=" + file,
+                          "fl_cut", 1);
+  std::remove(file.c_str());
+  const auto& m = j["metrics"];
+  CHECK(j.contains("incomplete"));
+  CHECK(m["frames_requested"] == 600);
+  const uint64_t presented = m["frames_presented"], displayed = m["frames_displayed"];
+  // One flip a refresh (the flip register holds one pending flip) and at most max_frame_latency frames
+  // presented ahead of the screen: presented <= 60 refreshes in 1 s + 2.
+  CHECK(presented <= 62);
+  CHECK(presented >= 50);
+  CHECK(presented == displayed + m["frames_dropped"].get<uint64_t>() + m["frames_pending"].get<uint64_t>());
+  CHECK(m["frames_dropped"] == 0);
+  // fps is frames presented over the time from the first frame's start to the cut: between 1 s and
+  // 1 s less the set-up (under kFrameLoopTailMs, 100 ms) of simulated time.
+  const double fps = m["fps"];
+  CHECK(fps >= double(presented) / 1.0);
+  CHECK(fps <= double(presented) / 0.9);
+}
+
+TEST_CASE("hybrid_present cut by sim.limit_ms counts the frames it presented, not those asked for", "[H4][C2]") {
+  // 100 ms of rendering a frame: 20 frames need over 2 s; the scenario's own check reckons with the
+  // pace, not the render, so 1.5 s passes it and the run is cut after about 14 frames.
+  const auto j =
+      run_json(scenario("hybrid_present") + " --workload.render_us=100000 --workload.frames=20 --sim.limit_ms=1500",
+               "hp_cut", 1);
+  const auto& m = j["metrics"];
+  CHECK(j.contains("incomplete"));
+  CHECK(m["frames_requested"] == 20);
+  const uint64_t presented = m["frames_presented"];
+  CHECK(presented < 20);
+  CHECK(presented >= 10);  // 1.5 s at one frame per 100 ms of rendering, less the set-up
+  CHECK(presented == m["frames_displayed"].get<uint64_t>() + m["frames_dropped"].get<uint64_t>() +
+                         m["frames_pending"].get<uint64_t>());
+  // Checks that judge a whole run are not made on a cut one: the reason given is the cut.
+  for (auto& f : j["checks_failed"]) CHECK(f.get<std::string>().find("never reached the panel") == std::string::npos);
+}

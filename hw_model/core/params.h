@@ -18,9 +18,6 @@ namespace gpumodel {
 // Input as a message shows it: cut after 200 characters, with the whole length, so a 20 MB line does
 // not come back as a 20 MB message.
 std::string echo_input(const std::string& text);
-// A text made safe to print or to put in JSON: valid UTF-8 passes; control bytes, invalid bytes and
-// invisible characters (a byte-order mark) are shown as \xNN or \u{FEFF}.
-std::string printable(const std::string& s);
 // The one grammar of numbers (parameters, --seed): an integer is decimal without a leading zero, or
 // 0x.. hexadecimal, with a '-' where negatives are allowed; a real is decimal: an optional '-', digits
 // without a leading zero, an optional fraction and exponent (12, 0.5, 2.5e-3), no hexadecimal, no

@@ -304,8 +304,18 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("present_to_flip_ns", summary(ready));
   r.metric("flip_to_latch_ns", summary(flip_wait));
   r.metric("latch_to_scanout_ns", to_ns(vblank));
+  // Counts are of what happened: a run cut by sim.limit_ms presented fewer frames than workload.frames
+  // asked for, and its traffic is measured up to the cut, per frame presented.
+  const bool complete = flips_done_ >= frames_;
+  if (!complete) t1_ = TrafficSnapshot::take(p, display_);
+  uint64_t presented = 0, last_shown = 0, dropped = 0;
+  for (uint64_t n = 1; n <= frames_; ++n) {
+    presented += st_[n].present != sc_core::SC_ZERO_TIME;
+    if (shown_ns[n]) last_shown = n;
+  }
+  for (uint64_t n = 1; n < last_shown; ++n) dropped += !shown_ns[n];
   const TrafficSnapshot d = t1_ - t0_;
-  const double fr = double(frames_);
+  const double fr = double(std::max<uint64_t>(presented, 1));
   r.metric("link_bytes_per_frame", double(d.link_bytes) / fr);
   r.metric("dram_bytes_per_frame", double(d.sysmem_bytes + d.vram_bytes) / fr);
   r.metric("sysmem_bytes_per_frame", double(d.sysmem_bytes) / fr);
@@ -314,13 +324,17 @@ void HybridPresent::finish(Platform& p, Results& r) {
   // System-memory traffic but scan-out: copy 1's writes into the cross-adapter surface, copy 2's (or the
   // composition's) read of it and write into the iGPU's stolen memory, and the control traffic.
   r.metric("copy_sysmem_bytes_per_frame", double(d.sysmem_bytes - d.scanout_bytes) / fr);
-  r.metric("frames_presented", frames_);
+  r.metric("frames_requested", frames_);
+  r.metric("frames_presented", presented);
   r.metric("frames_displayed", displayed);
-  r.metric("frames_dropped", frames_ - displayed);
+  // Dropped: a later frame reached the panel first; pending: still on its way when the run was cut.
+  r.metric("frames_dropped", dropped);
+  r.metric("frames_pending", presented - displayed - dropped);
   r.metric("frames_composed", composed);
   r.metric("frames_throttled", throttled_);
   r.metric("energy_per_frame_mj", energy_->summary());
   report_scanout(*display_, d, r);
+  if (!complete) return;  // the checks below judge a whole run
   r.check(displayed == frames_, std::to_string(frames_ - displayed) + " presented frame(s) never reached the panel");
   // What must have crossed the link in the window: copy 1 of every frame when the dGPU renders; when it
   // displays, copy 2 (or the composition's read) of every copied frame, and, with every frame on one copy,

@@ -80,7 +80,9 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
   ps.declare_int("workload.frames", 0, "frames", 0, 1000000,
                  "A: 0 = the workload file's own frame count (a replay: every replayable present of the capture); "
                  "N = run N frames (a replay: the first N); at most 1,000,000 (4.6 h at 60 fps): the run keeps "
-                 "about 100 bytes a frame for its percentiles and PresentMon rows",
+                 "about 100 bytes a frame for its percentiles and PresentMon rows. A run whose last frame cannot "
+                 "start within sim.limit_ms (at most 2.8 h) is refused before it starts, naming the limit or the "
+                 "frame count that fits",
                  o);
 }
 
@@ -112,6 +114,18 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
     throw ConfigError("scenario '" + scenario +
                       "' on platform.topology = hybrid copies each frame on the dGPU's copy engine and it has none; "
                       "allowed: gpu.nodeN.kind = copy for one node");
+  // A paced app starts frame n at (n - 1) / fps: the last one must start within the limit.
+  const uint64_t frames = ps.get_int("workload.frames") > 0 ? uint64_t(ps.get_int("workload.frames")) : w.frames;
+  // After it: its flip at a vblank and the two refreshes the loop shows it for (three refreshes), and the
+  // set-up before the first frame: 50.3 ms at 60 Hz on each shipped workload file (3 frames: simulated
+  // 83.6 ms, the last frame starting at 33.3 ms), so three refreshes and 10 ms.
+  const double refresh_ms = 1000.0 / display_mode(ps.get_enum("display.mode")).refresh_hz();
+  if (w.fps > 0)
+    require_time_for_frames(ps, double(frames - 1) * 1000.0 / w.fps, 3 * refresh_ms + 10,
+                            "workload.frames = " + std::to_string(frames) + " at " + format_number(w.fps) + " fps",
+                            [&](double budget_ms) {
+                              return budget_ms < 0 ? uint64_t(0) : uint64_t(std::floor(budget_ms * w.fps / 1000.0)) + 1;
+                            });
   const size_t need = w.queues.size() + (hybrid ? 1 : 0);
   if (size_t(ps.get_int("gpu.hw_queues")) < need)
     throw ConfigError("gpu.hw_queues = " + std::to_string(ps.get_int("gpu.hw_queues")) + " is too few: scenario '" +
@@ -119,6 +133,22 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
                       " HW queues (the workload's, and the present copy on the hybrid platform); allowed: "
                       "gpu.hw_queues >= " +
                       std::to_string(need));
+}
+
+void require_time_for_frames(const ParamSet& ps, double last_start_ms, double tail_ms, const std::string& what,
+                             const std::function<uint64_t(double)>& frames_within) {
+  const double limit = ps.get_real("sim.limit_ms"), need = std::ceil(last_start_ms + tail_ms);
+  if (limit >= need) return;
+  const double most = ps.spec("sim.limit_ms").max;
+  const uint64_t fit = frames_within(limit - tail_ms);
+  throw ConfigError("sim.limit_ms = " + format_number(limit) + " is too short for " + what +
+                    ": the last frame starts " + format_number(last_start_ms) +
+                    " ms after the first, and the set-up "
+                    "and its way to the panel take " +
+                    format_number(std::ceil(tail_ms)) + " ms more; allowed: " +
+                    (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
+                    "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +
+                    (need > most ? " (sim.limit_ms is at most " + format_number(most) + ")" : std::string()));
 }
 
 FrameLoopDriver::FrameLoopDriver(const ParamSet& ps, Workload w) : ps_(ps), w_(std::move(w)), impl_(new Impl) {
@@ -450,11 +480,13 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
     m.t_end = sc_time_stamp();
     m.snap(m.s1);
   }
-  // Frames reach the panel in present order, each after its flip was programmed.
+  // Frames reach the panel in present order, each after its flip was programmed. Counts are of what
+  // happened (a run cut by sim.limit_ms presented fewer than workload.frames asked for).
   std::vector<double> frame_time, p2d, cpu_busy, gpu_time;
-  uint64_t displayed = 0, last_shown = 0;
+  uint64_t presented = 0, displayed = 0, last_shown = 0;
   for (uint64_t n = 1; n <= N; ++n) {
     const FrameTimes& f = ft_[n];
+    presented += f.present > 0;
     if (n > 1 && f.present > 0 && ft_[n - 1].present > 0) frame_time.push_back((f.present - ft_[n - 1].present) / 1e6);
     if (f.present > 0) cpu_busy.push_back((f.present - f.cpu_start) / 1e6);
     if (f.gpu_start && f.gpu_end) gpu_time.push_back((*f.gpu_end - *f.gpu_start) / 1e6);
@@ -471,14 +503,22 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
     last_shown = std::max(last_shown, n);
     p2d.push_back((*f.displayed - f.present) / 1e6);
   }
+  // A presented frame never on screen was dropped when a later frame reached the panel before it could;
+  // one still waiting when the run was cut is pending (none in a run that ended on its own).
+  uint64_t dropped = 0;
+  for (uint64_t n = 1; n < last_shown; ++n) dropped += ft_[n].present > 0 && !ft_[n].displayed;
+  const uint64_t pending = presented - displayed - dropped;
+  // Rates are over the simulated time that ran, from the first frame's start.
   const double seconds = (m.t_end - m.t0).to_seconds();
   r.metric("workload", w_.name);
   r.metric("fence_kind", m.legacy ? "legacy" : "native");
-  r.metric("frames_presented", N);
+  r.metric("frames_requested", N);
+  r.metric("frames_presented", presented);
   r.metric("frames_displayed", displayed);
-  r.metric("frames_dropped", N - displayed);
+  r.metric("frames_dropped", dropped);
+  r.metric("frames_pending", pending);
   r.metric("energy_per_frame_mj", m.energy->summary());
-  r.metric("fps", seconds > 0 ? double(N) / seconds : 0.0);
+  r.metric("fps", seconds > 0 ? double(presented) / seconds : 0.0);
   r.metric("frame_time_ms", summary(frame_time));
   r.metric("present_to_display_ms", summary(p2d));
   r.metric("cpu_busy_ms", summary(cpu_busy));
@@ -517,8 +557,9 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   waits["cpu_round_trips"] = held;
   r.metric("gpu_waits", waits);
   const TrafficSnapshot t = m.s1.traffic - m.s0.traffic;
-  r.metric("link_bytes_per_frame", double(t.link_bytes) / double(N));
-  r.metric("sysmem_bytes_per_frame", double(t.sysmem_bytes) / double(N));
+  const double per_frame = double(std::max<uint64_t>(presented, 1));
+  r.metric("link_bytes_per_frame", double(t.link_bytes) / per_frame);
+  r.metric("sysmem_bytes_per_frame", double(t.sysmem_bytes) / per_frame);
   if (!complete) return;
   if (expect_all_displayed)
     r.check(displayed == N, std::to_string(N - displayed) + " presented frame(s) never reached the panel");

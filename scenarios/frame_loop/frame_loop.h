@@ -40,8 +40,15 @@ struct FrameTimes {
 
 // What a frame loop needs beyond the workload: the parameters frame_loop and presentmon_replay share.
 void declare_frame_loop_params(ParamSet& ps, const std::string& owner);
-// Refuses (ConfigError) a workload the platform cannot run: engines missing, the display, topology.
+// Refuses (ConfigError) a workload the platform cannot run: engines missing, the display, topology; and
+// a paced workload (fps > 0) whose frames cannot all run within sim.limit_ms.
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario);
+// Refuses (ConfigError naming sim.limit_ms) a run whose last frame starts `last_start_ms` after its
+// first when sim.limit_ms cannot hold that and `tail_ms` (the set-up before the first frame and the last
+// frame's way to the panel): `what` says why it starts then ("workload.frames = 600 at 60 fps");
+// `frames_within(budget_ms)` is how many frames start within a budget, for the message's other way out.
+void require_time_for_frames(const ParamSet& ps, double last_start_ms, double tail_ms, const std::string& what,
+                             const std::function<uint64_t(double)>& frames_within);
 
 // Runs `w` and reports. `per_frame` (optional) is called for each frame before it starts (replay's
 // per-frame CPU and GPU amounts); `rows_app` names the application in PresentMon rows.

@@ -1,10 +1,10 @@
 #include "scenarios/frame_loop/workload.h"
 
-#include <filesystem>
-#include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include "hw_model/core/input_file.h"
 #include "hw_model/core/params.h"
 
 namespace gpumodel {
@@ -17,7 +17,7 @@ class Reader {
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw ConfigError("workload.file '" + file_ + "': " + path + ": " + what);
+    throw ConfigError("workload.file '" + echo_input(file_) + "': " + path + ": " + what);
   }
   // Refuses a key of `o` not in `allowed`, and a missing one of `required`.
   void keys(const Json& o, const std::string& path, const std::set<std::string>& allowed,
@@ -190,13 +190,55 @@ struct Parser {
   }
 };
 
+// The parser's callback: JSON leaves a repeated key to the reader (nlohmann keeps the last), and a
+// strict file refuses it, naming its path; it also bounds the nesting (a workload nests a few levels:
+// a file 10^6 brackets deep is not one).
+Json::parser_callback_t strict_keys(const Reader& rd) {
+  struct Level {
+    bool array = false;
+    size_t next = 0;  // an array's next element
+    std::set<std::string> keys;
+    std::string path;
+  };
+  auto levels = std::make_shared<std::vector<Level>>();
+  auto key = std::make_shared<std::string>();
+  return [&rd, levels, key](int, Json::parse_event_t ev, Json& parsed) {
+    using E = Json::parse_event_t;
+    std::vector<Level>& st = *levels;
+    switch (ev) {
+      case E::object_start:
+      case E::array_start: {
+        const std::string path = st.empty()        ? std::string("$")
+                                 : st.back().array ? st.back().path + "[" + std::to_string(st.back().next++) + "]"
+                                                   : st.back().path + "." + *key;
+        if (st.size() >= kWorkloadMaxDepth)
+          rd.fail(path, "nests deeper than " + std::to_string(kWorkloadMaxDepth) + " levels; allowed: at most " +
+                            std::to_string(kWorkloadMaxDepth));
+        st.push_back({ev == E::array_start, 0, {}, path});
+        break;
+      }
+      case E::object_end:
+      case E::array_end: st.pop_back(); break;
+      case E::key:
+        *key = parsed.get<std::string>();
+        if (!st.back().keys.insert(*key).second)
+          rd.fail(st.back().path + "." + echo_input(*key), "key given twice; allowed: each key once in an object");
+        break;
+      case E::value:
+        if (!st.empty() && st.back().array) ++st.back().next;
+        break;
+    }
+    return true;
+  };
+}
+
 }  // namespace
 
 Workload parse_workload(const std::string& text, const std::string& file) {
   Reader rd(file);
   Json j;
   try {
-    j = Json::parse(text);
+    j = Json::parse(text, strict_keys(rd));
   } catch (const Json::parse_error& e) {
     rd.fail("(file)", std::string("not valid JSON: ") + e.what());
   }
@@ -245,15 +287,8 @@ Workload parse_workload(const std::string& text, const std::string& file) {
 }
 
 Workload load_workload(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec))
-    throw ConfigError("workload.file = '" + path + "' cannot be read" +
-                      (std::filesystem::is_directory(path, ec) ? std::string(" (a directory)") : std::string()) +
-                      "; allowed: a readable workload JSON file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return parse_workload(os.str(), path);
+  InputFile in(path, "workload.file", kWorkloadFileMaxBytes, "a workload JSON file");
+  return parse_workload(in.read_all(), path);
 }
 
 }  // namespace gpumodel

@@ -1,6 +1,6 @@
 // A workload file (workloads/*.json): what an architect writes by hand to describe an application's
 // frames. Strict: an unknown key, a wrong type or an out-of-range value is a ConfigError naming the key
-// path (exit 2), never a silent default.
+// path (exit 2), never a silent default; so is a key given twice in one object.
 //
 //   {
 //     "name": "game",
@@ -75,9 +75,19 @@ struct Workload {
   int signals = 0, gpu_waits = 0, cpu_waits = 0;
 };
 
-// Parses `text` (the file `file`); ConfigError on anything not described above.
+// The most a workload file may hold: a frame's 100,000 steps (the parser's bound) written out one a
+// line at about 80 bytes each; a file larger than that is not a workload. workload.file's description
+// documents it.
+constexpr uint64_t kWorkloadFileMaxBytes = uint64_t(8) << 20;
+// How deep its JSON may nest: the deepest workload is a few levels of repeats (at most 4) inside a
+// frame's steps, about 16 levels.
+constexpr size_t kWorkloadMaxDepth = 64;
+
+// Parses `text` (the file `file`); ConfigError on anything not described above, a key given twice in
+// one object included.
 Workload parse_workload(const std::string& text, const std::string& file);
-// Reads and parses a workload file (ConfigError naming workload.file if it cannot be read).
+// Reads and parses a workload file: ConfigError naming workload.file if it cannot be read, is not a
+// regular file or is larger than kWorkloadFileMaxBytes.
 Workload load_workload(const std::string& path);
 
 }  // namespace gpumodel

@@ -46,9 +46,12 @@ class PresentMonWriter {
   std::optional<double> last_present_, last_displayed_;
 };
 
-// A capture as read: the presents of every process, in file order.
+// A capture as read: the presents of every process, in file order. Names (Application, PresentMode,
+// SwapChainAddress) are kept once each, as the file's bytes (they need not be UTF-8: escape them with
+// printable() before they reach the results), and each present holds their indexes: a capture of 10^6
+// rows takes about 100 bytes a present.
 struct CapturedPresent {
-  std::string application, present_mode, swap_chain;
+  uint32_t application = 0, present_mode = 0, swap_chain = 0;  // indexes into Capture::names
   uint32_t process_id = 0;
   int sync_interval = 1;
   bool dropped = false;
@@ -61,11 +64,24 @@ struct CapturedPresent {
 
 struct Capture {
   std::string format;  // "PresentMon 1.x" or "PresentMon 2.x"
+  std::vector<std::string> names;
   std::vector<CapturedPresent> presents;
+  const std::string& name(uint32_t i) const { return names[i]; }
 };
 
-// Reads a PresentMon CSV; throws ConfigError naming `key` (the parameter that named the file) when it
-// cannot be read or lacks the columns the replay needs.
+// The most a capture may hold: 2 x 10^6 rows (a replay of workload.frames' bound, 10^6 frames, beside
+// as many presents of other processes), in at most 512 MiB (10^6 of the model's own rows take about
+// 230 MB; PresentMon 2.x with every column writes under 500 bytes a row). Memory stays under about
+// 200 MB. workload.presentmon's description documents both.
+constexpr uint64_t kCaptureMaxBytes = uint64_t(512) << 20;
+constexpr uint64_t kCaptureMaxRows = 2000000;
+
+// Reads a PresentMon CSV (RFC 4180; a regular file within kCaptureMaxBytes and kCaptureMaxRows); throws ConfigError
+// naming `key` (the parameter that named the file) when it cannot be read, lacks the columns the
+// replay needs, or holds a value the replay cannot take, with the row and the column: a number that is
+// not finite, a negative time, a swap chain's presents out of time order.
 Capture read_presentmon(const std::string& path, const std::string& key);
+// The same from text (`label` names it in messages, as the path would).
+Capture parse_presentmon(const std::string& text, const std::string& label, const std::string& key);
 
 }  // namespace gpumodel

@@ -34,6 +34,14 @@ std::string seconds(double v) {
   std::snprintf(b, sizeof b, "%.7f", v);
   return b;
 }
+// A text field as RFC 4180 writes it: quoted, its quotes doubled, when it holds a comma, a quote or a
+// line break (an application's name may), as is otherwise.
+std::string field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
 std::string hex(uint64_t v) {
   char b[32];
   std::snprintf(b, sizeof b, "0x%016llX", static_cast<unsigned long long>(v));
@@ -56,11 +64,11 @@ void PresentMonWriter::write(const PresentRow& r) {
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.cpu_start) : std::nullopt;
   const std::optional<double> cpu_wait =
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.present) : std::nullopt;
-  out_.stream() << r.application << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << r.runtime << ',' << r.sync_interval
-       << ",0,0," << r.present_mode << ",Application," << ms(r.cpu_start) << ',' << ms(app_delta) << ','
-       << ms(r.present - r.cpu_start) << ',' << ms(cpu_wait) << ',' << ms(gpu_latency) << ',' << ms(gpu_time) << ','
-       << ms(r.gpu_busy) << ',' << ms(gpu_wait) << ',' << ms(r.video_busy) << ',' << ms(display_latency) << ','
-       << ms(displayed_time) << ",NA,NA,NA," << seconds(r.present / 1000.0) << ','
+  out_.stream() << field(r.application) << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << field(r.runtime) << ','
+       << r.sync_interval << ",0,0," << field(r.present_mode) << ",Application," << ms(r.cpu_start) << ','
+       << ms(app_delta) << ',' << ms(r.present - r.cpu_start) << ',' << ms(cpu_wait) << ',' << ms(gpu_latency) << ','
+       << ms(gpu_time) << ',' << ms(r.gpu_busy) << ',' << ms(gpu_wait) << ',' << ms(r.video_busy) << ','
+       << ms(display_latency) << ',' << ms(displayed_time) << ",NA,NA,NA," << seconds(r.present / 1000.0) << ','
        << ms(last_present_ ? std::optional<double>(r.present - *last_present_) : std::nullopt) << ','
        << ms(r.present_return - r.present) << ','
        << ms(r.gpu_end ? std::optional<double>(*r.gpu_end - r.present) : std::nullopt) << ','
