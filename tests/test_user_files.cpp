@@ -91,7 +91,7 @@ TEST_CASE("An output never replaces an input: the capture, the workload, by symb
   fs::remove_all(d);
 }
 
-TEST_CASE("An output that cannot be written fails the run and says so; none claims to be written", "[H4]") {
+TEST_CASE("An output that cannot be written fails the run and says so, and none claims to be written", "[H4]") {
   const fs::path d = scratch("write_errors");
   const std::string loop = scenario("frame_loop") + " --workload.frames=3";
   // /proc takes no new file, even from root (access(2) says it may): refused before the run.
@@ -105,7 +105,7 @@ TEST_CASE("An output that cannot be written fails the run and says so; none clai
   fs::remove_all(d);
 }
 
-TEST_CASE("An output file appears whole or not at all; a failed one leaves the file that was there", "[H4]") {
+TEST_CASE("An output file appears whole or not at all, and a failed one leaves the file that was there", "[H4]") {
   const fs::path d = scratch("atomic");
   put(d / "old.txt", "the user's data\n");
   ::chmod((d / "old.txt").c_str(), 0640);
@@ -151,7 +151,7 @@ TEST_CASE("An output file appears whole or not at all; a failed one leaves the f
   fs::remove_all(d);
 }
 
-TEST_CASE("A scenario file is a regular file of at most 1 MiB; a long line is echoed cut", "[H4]") {
+TEST_CASE("A scenario file is a regular file of at most 1 MiB, and a long line is echoed cut", "[H4]") {
   const fs::path d = scratch("scenario_input");
   // A FIFO with no writer would block a reader forever: refused without opening it.
   REQUIRE(::mkfifo((d / "fifo.ini").c_str(), 0600) == 0);
@@ -180,7 +180,7 @@ TEST_CASE("A path that is not UTF-8 reaches the results escaped, not as an excep
   fs::remove_all(d);
 }
 
-TEST_CASE("A bare name runs ./scenarios/NAME.ini first; the results name the file and its SHA-256", "[H4]") {
+TEST_CASE("A bare name runs ./scenarios/NAME.ini first and the results name the file and its SHA-256", "[H4]") {
   const fs::path d = scratch("bare_name");
   fs::create_directories(d / "scenarios");
   // The user's edited copy: one key changed, which the run must show.
