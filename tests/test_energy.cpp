@@ -338,3 +338,43 @@ TEST_CASE("energy: an integrated display that fetches holds the package out of P
 TEST_CASE("energy: an integrated display in panel self refresh lets the package reach PC8", "[H5][C6]") {
   CHECK(igpu_display_pc8({{"display.psr", "on"}, {"display.psr_idle_frames", "2"}}, 100) > sc_time(50, SC_MS));
 }
+
+// Each power state at its own figure: a millisecond of deep idle (the core in C6 from 0, ASPM L1), so
+// that C6, PC8 and L1 each carry most of the run, and a figure taken from a neighbouring state (C3's for
+// C6, PC2's for PC8, L0s's fraction for L1) moves its part by far more than the tolerance.
+TEST_CASE("energy: deep idle draws C6, PC8 and L1 at their own figures, derived by hand", "[H5]") {
+  auto ps = params({{"link.aspm", "l1"}, {"cpu.idle_state", "C6"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  sc_start(sc_time(1, SC_MS));
+  auto mw = [&](const std::string& k) { return ps.get_real("power." + k); };
+  // As in the PC8 test above: nothing runs, so the core is in C6 the whole millisecond; the link, idle
+  // from 0, is in L0 until link.l1_entry_us (32 us) and in L1 after; the package is in PC2 while the
+  // link holds it (32 us) and in PC8 for the remaining 968 us.
+  const double l0 = 0.032, l1 = 1.0 - l0;
+  REQUIRE(p.cpu.time_in("C6") == sc_time(1, SC_MS));
+  const EnergyReading e = EnergyModel(p).read();
+  CHECK(e.part("cpu_core") == Approx(mw("cpu_c6_mw") * 1.0 / 1000).epsilon(1e-12));
+  CHECK(e.part("cpu_package") == Approx((mw("package_pc2_mw") * l0 + mw("package_pc8_mw") * l1) / 1000).epsilon(1e-12));
+  // The link in L0: 16 lanes x 2 directions x 16 GT/s x 4 pJ/bit = 2048 mW; in L1 link_l1_fraction of it.
+  const double l0_mw = 16 * 2 * 16 * mw("link_pj_per_bit");
+  CHECK(e.part("link") == Approx(l0_mw * (l0 + mw("link_l1_fraction") * l1) / 1000).epsilon(1e-12));
+  CHECK(EnergyModel(p).balance(e).empty());
+}
+
+// A read from system memory costs the read energy per bit, not the write's (DDR4's IDD4R against IDD4W).
+TEST_CASE("energy: system memory reads cost power.sysmem_read_pj_per_bit", "[H5]") {
+  auto ps = params();
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  std::vector<unsigned char> buf(65536);
+  p.cpu.spawn_thread("read", [&] { p.cpu.mem_read(kA, buf.data(), unsigned(buf.size())); });
+  sc_start(sc_time(1, SC_MS));
+  REQUIRE(p.sysmem.bytes_read() == 65536);
+  REQUIRE(p.sysmem.bytes_written() == 0);
+  const EnergyReading e = EnergyModel(p).read();
+  // 524,288 bits at the read energy, and 16 GiB of background for 1 ms (no PC8: the core idles in C1).
+  CHECK(e.part("sysmem") == Approx(65536 * 8 * ps.get_real("power.sysmem_read_pj_per_bit") * 1e-9 +
+                                   gib(p.sysmem.size()) * ps.get_real("power.sysmem_background_mw_per_gib") / 1000)
+                                .epsilon(1e-12));
+}

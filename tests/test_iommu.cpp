@@ -82,3 +82,70 @@ TEST_CASE(
   CHECK(got == new_v);
   CHECK(done == sc_time(104, SC_PS) + sc_time(500, SC_NS));
 }
+
+TEST_CASE("IOMMU: a full IOTLB replaces its least recently used entry, and an invalidation makes the next access walk",
+          "[A3][H2]") {
+  // Two IOTLB entries, iommu.walk_read_ns 310 (odd, as above): a read that misses costs 4 x 310 = 1,240 ns
+  // more than one that hits, every other term (the memory's 8-byte read) being the same for each read.
+  // Pages P0, P1, P2 (one leaf table) map to three frames. The reads, and what the IOTLB holds after each:
+  //   P0 miss {P0}; P0 hit (the reference duration); P1 miss {P0,P1}; P0 hit (P0 now the most recent);
+  //   P2 miss: P1 is the least recently used, so {P0,P2}; P0 hit; P1 miss: P2 out, {P0,P1};
+  //   the host invalidates the domain's root; P0 miss.
+  // Evicting the most recent entry instead makes the sixth read miss; an invalidation that leaves the
+  // entries makes the last one hit.
+  auto ps = params({{"iommu.model", "gpuva_iommu"}, {"iommu.walk_read_ns", "310"}, {"iommu.iotlb_entries", "2"}});
+  Memory mem("sysmem", ps, "sysmem.", regs::kSysmemBase);
+  Iommu iommu("iommu", ps, mem, 0xFEE00000ull, 0x100000ull);
+  Probe dma("dma"), host("host");
+  dma.sock.bind(iommu.tsock);
+  host.sock.bind(iommu.regs);
+  iommu.isock.bind(mem.tsock);
+
+  const uint64_t base = regs::kSysmemBase, root = base + 0x10000, p0 = 0x12345000ull;
+  uint64_t table = root;
+  for (int level = 3; level >= 1; --level) {
+    const uint64_t next = table + 0x1000;
+    const uint64_t e = next | 1;
+    mem.poke(table + 8 * ((p0 >> (12 + 9 * level)) & 511), &e, 8);
+    table = next;
+  }
+  for (uint64_t i = 0; i < 3; ++i) {
+    const uint64_t frame = (base + 0x800000) / 0x1000 + i;
+    const uint64_t leaf = (frame << 12) | 1, value = 0xA0 + i;
+    mem.poke(table + 8 * (((p0 >> 12) + i) & 511), &leaf, 8);
+    mem.poke(frame << 12, &value, 8);
+  }
+  const int order[] = {0, 0, 1, 0, 2, 0, 1, -1, 0};  // -1: the host invalidates the root
+  const bool miss[] = {true, false, true, false, true, false, true, false, true};
+  std::vector<sc_time> took;
+  std::vector<uint64_t> got;
+  dma.body = [&] {
+    host.bus.post(Iommu::kBase + Iommu::kRoot, &root, 8);
+    sc_core::wait(1, SC_NS);
+    for (int page : order) {
+      if (page < 0) {
+        host.bus.post(Iommu::kBase + Iommu::kInvalidate, &root, 8);
+        sc_core::wait(1, sc_core::SC_US);
+        took.push_back(sc_core::SC_ZERO_TIME);
+        got.push_back(0);
+        continue;
+      }
+      uint64_t v = 0;
+      const sc_time t0 = sc_core::sc_time_stamp();
+      dma.bus.read(p0 + 0x1000ull * uint64_t(page), &v, 8);
+      took.push_back(sc_core::sc_time_stamp() - t0);
+      got.push_back(v);
+    }
+  };
+  sc_core::sc_start();
+  REQUIRE(took.size() == 9);
+  const sc_time hit = took[1];
+  for (size_t i = 0; i < 9; ++i) {
+    if (order[i] < 0) continue;
+    INFO("read " << i << " of page P" << order[i]);
+    CHECK(got[i] == 0xA0u + uint64_t(order[i]));
+    CHECK(took[i] == hit + (miss[i] ? sc_time(4 * 310, SC_NS) : sc_core::SC_ZERO_TIME));
+  }
+  CHECK(iommu.misses() == 5);
+  CHECK(iommu.hits() == 3);
+}
