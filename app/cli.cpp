@@ -20,8 +20,8 @@
 #include <boost/program_options.hpp>
 
 #include "app/cli_internal.h"
-#include "hw_model/core/output_file.h"
 #include "app/suggest.h"
+#include "hw_model/core/output_file.h"
 
 namespace po = boost::program_options;
 
@@ -427,8 +427,9 @@ void print_configuration(const CliRequest& req, const nlohmann::json& params) {
   const RunOptions& opt = req.opt;
   std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\nscenario file "
             << printable(req.scenario_file) << "  sha256 " << req.scenario_sha256 << "\n\neffective configuration:\n";
-  for (auto& [k, v] : params.items()) std::cout << "  " << std::left << std::setw(34) << k << " "
-                                                 << v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  for (auto& [k, v] : params.items())
+    std::cout << "  " << std::left << std::setw(34) << k << " "
+              << v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 // The results table on stdout, the verdict last.
@@ -532,8 +533,7 @@ int run(int argc, char** argv) {
   }
   const bool pass = r.pass();
   print_results(r, end, pass);
-  if (!req.results_path.empty() && !write_results_file(req, params, r, end, pass))
-    return 2;
+  if (!req.results_path.empty() && !write_results_file(req, params, r, end, pass)) return 2;
   if (!req.quiet)
     for (auto& [what, path] : req.outputs) std::cout << "wrote " << path << " (" << what << ")\n";
   return pass ? 0 : 1;

@@ -16,8 +16,8 @@ struct CliRequest {
   RunOptions opt;
   std::string scenario_file;    // the file that runs, as found (a bare NAME resolved)
   std::string scenario_sha256;  // its bytes' SHA-256, recorded in the results
-  std::string results_path;  // empty: no results file
-  bool quiet = false;        // --quiet: no progress line, no line for implied keys or outputs
+  std::string results_path;     // empty: no results file
+  bool quiet = false;           // --quiet: no progress line, no line for implied keys or outputs
   std::vector<std::pair<std::string, std::string>> outputs;  // (what, path) of each file the run writes
   std::string default_dir;                                   // "build" when an output defaults there
   std::vector<Implied> implied;                              // keys set because another implies them

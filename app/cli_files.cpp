@@ -261,8 +261,8 @@ std::string in_tracked_dir(const std::string& path) {
 
 }  // namespace
 
-void check_output_paths(const po::variables_map& vm, const std::set<std::string>& bare, const std::vector<Input>& inputs,
-                        CliRequest& req) {
+void check_output_paths(const po::variables_map& vm, const std::set<std::string>& bare,
+                        const std::vector<Input>& inputs, CliRequest& req) {
   const std::string stem = fs::path(req.scenario_file).stem().string();
   struct Out {
     std::string opt, what, suffix;
@@ -292,8 +292,7 @@ void check_output_paths(const po::variables_map& vm, const std::set<std::string>
     for (const Written& e : earlier)
       if (same_file(path, e.path))
         throw ConfigError(opt.empty() ? shown + " is " + e.opt + (e.opt.back() == 's' ? "'" : "'s") + " file '" +
-                                            echo_input(e.path) +
-                                            "'; name one of them otherwise"
+                                            echo_input(e.path) + "'; name one of them otherwise"
                                       : opt + " and " + e.opt + " name the same file '" + echo_input(path) +
                                             "'; name two files");
     earlier.push_back({opt, path});
@@ -324,7 +323,8 @@ void check_output_paths(const po::variables_map& vm, const std::set<std::string>
   if (same_file(g, vcd))
     throw ConfigError("--vcd '" + vcd + "': its GTKWave save file is written beside it as the same name with " +
                       ".gtkw, which is the waveform itself; name the waveform FILE.vcd");
-  check("", "--vcd '" + echo_input(vcd) + "'", "its GTKWave save file '" + echo_input(g) + "'", g, bare.count("vcd") != 0);
+  check("", "--vcd '" + echo_input(vcd) + "'", "its GTKWave save file '" + echo_input(g) + "'", g,
+        bare.count("vcd") != 0);
   req.outputs.insert(req.outputs.begin() + 1, {"GTKWave save file", g});
 }
 

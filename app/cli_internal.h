@@ -21,8 +21,8 @@ std::vector<ScenarioFile> scenario_files();
 void list_scenarios();
 
 // The scenario file an argument names: an existing path as given; else, for a bare name (no '/', no
-// .ini), ./scenarios/NAME.ini under the working directory, else the source tree's scenarios/NAME.ini. Refuses (ConfigError) a name that matches nothing,
-// with the closest names. Then reads it.
+// .ini), ./scenarios/NAME.ini under the working directory, else the source tree's scenarios/NAME.ini. Refuses
+// (ConfigError) a name that matches nothing, with the closest names. Then reads it.
 std::string resolve_scenario_file(const std::string& arg);
 // ./scenarios/NAME.ini, else the source tree's scenarios/NAME.ini, when `name` is a bare name (no '/',
 // no .ini, no file of that name here) with such a file; else "".

@@ -119,6 +119,9 @@ TEST_CASE("PresentMon rows: the columns agree with each other as PresentMon defi
         }
       w.write(r);
     }
+    Results done;
+    w.close(done);  // the file appears whole at close (hw_model/core/output_file.h)
+    REQUIRE(done.output_error.empty());
   }
   const auto rows = read_rows(csv);
   std::remove(csv.c_str());

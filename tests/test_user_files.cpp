@@ -171,7 +171,8 @@ TEST_CASE("A path that is not UTF-8 reaches the results escaped, not as an excep
   const fs::path d = scratch("utf8");
   const std::string name = "w\xFF.json";
   fs::copy_file(kWorkload, d / name);
-  const Run r = run_in(d, scenario("frame_loop") + " --workload.frames=3 '--workload.file=" + name + "' --results=r.json");
+  const Run r =
+      run_in(d, scenario("frame_loop") + " --workload.frames=3 '--workload.file=" + name + "' --results=r.json");
   INFO(r.err << r.out.substr(0, 400));
   CHECK(r.code == 0);
   const nlohmann::json j = nlohmann::json::parse(slurp((d / "r.json").string()));
@@ -198,8 +199,8 @@ TEST_CASE("A bare name runs ./scenarios/NAME.ini first and the results name the 
   const std::string cmd = "sha256sum " + sq(d / "scenarios" / "mmio_roundtrip.ini") + " > " + sq(d / "sum.txt");
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(j["scenario_file"]["sha256"] == slurp((d / "sum.txt").string()).substr(0, 64));
-  CHECK(r.out.find("scenario file scenarios/mmio_roundtrip.ini  sha256 " + j["scenario_file"]["sha256"].get<std::string>()) !=
-        std::string::npos);
+  CHECK(r.out.find("scenario file scenarios/mmio_roundtrip.ini  sha256 " +
+                   j["scenario_file"]["sha256"].get<std::string>()) != std::string::npos);
   // Without a scenarios/ folder here: the source tree's file.
   fs::remove_all(d / "scenarios");
   r = run_in(d, "mmio_roundtrip --results=r.json");

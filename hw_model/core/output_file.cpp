@@ -41,8 +41,10 @@ bool FdWriteBuf::drain() {
   while (error_ == 0 && p < pptr()) {
     const ssize_t n = ::write(fd_, p, size_t(pptr() - p));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) error_ = n < 0 ? errno : EIO;
-    else p += n;
+    if (n <= 0)
+      error_ = n < 0 ? errno : EIO;
+    else
+      p += n;
   }
   setp(buf_.data(), buf_.data() + buf_.size());  // what could not be written is dropped: the file failed
   return error_ == 0;

@@ -140,7 +140,7 @@ std::string Vcd::write(const std::string& path, const std::string& date) {
     }
   });
   if (const int e = changes_.error()) return std::strerror(e);  // the record could not wait on disk
-  file.commit();  // flushes: a full disk or /dev/full shows only now
+  file.commit();                                                // flushes: a full disk or /dev/full shows only now
   return file.error();
 }
 

@@ -191,6 +191,7 @@ gap_csv = t.write("gap.csv", "run,point,seed,workload.signal_gap_ns,exit_code,ve
 
 def plot(name, *args, csv=csv_path):
     """Runs the tool; returns (process, gnuplot script, SVG text)."""
+    os.makedirs(os.path.join(t.tmp, "plots"), exist_ok=True)  # --out's folder must exist
     prefix = os.path.join(t.tmp, "plots", name)
     p = t.tool("plot", csv, *args, "--out", prefix, "--script", prefix + ".gp")
     script = svg = ""

@@ -159,6 +159,7 @@ t.check(p.returncode == 0 and not os.path.exists(stale), "a rerun into the same 
 # The committed sweep files expand (their scenario paths and keys are real), with the sizes the README
 # and the Slurm test rely on.
 sizes = {"fence_wake_48": 48, "wake_vs_idle": 16, "present_vs_link": 6, "underflow_vs_fifo": 39}
+os.makedirs(os.path.join(t.tmp, "committed"))  # --out's parent must exist, as for every output
 for stem, n in sizes.items():
     out = os.path.join(t.tmp, "committed", stem)
     p = t.tool("sweep", os.path.join(SOURCE_DIR, "sweeps", stem + ".ini"), "--out", out, "--dry-run")
