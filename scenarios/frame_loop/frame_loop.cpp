@@ -123,6 +123,7 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
   if (w.fps > 0)
     require_time_for_frames(ps, double(frames - 1) * 1000.0 / w.fps, 3 * refresh_ms + 10,
                             "workload.frames = " + std::to_string(frames) + " at " + format_number(w.fps) + " fps",
+                            "three refreshes at display.mode = " + ps.get_enum("display.mode") + ", and 10 ms",
                             [&](double budget_ms) {
                               return budget_ms < 0 ? uint64_t(0) : uint64_t(std::floor(budget_ms * w.fps / 1000.0)) + 1;
                             });
@@ -136,15 +137,14 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
 }
 
 void require_time_for_frames(const ParamSet& ps, double last_start_ms, double tail_ms, const std::string& what,
-                             const std::function<uint64_t(double)>& frames_within) {
+                             const std::string& tail_what, const std::function<uint64_t(double)>& frames_within) {
   const double limit = ps.get_real("sim.limit_ms"), need = std::ceil(last_start_ms + tail_ms);
   if (limit >= need) return;
   const double most = ps.spec("sim.limit_ms").max;
   const uint64_t fit = frames_within(limit - tail_ms);
   throw ConfigError("sim.limit_ms = " + format_number(limit) + " is too short for " + what +
                     ": the last frame starts " + format_number(last_start_ms) +
-                    " ms after the first, and the set-up "
-                    "and its way to the panel take " +
+                    " ms after the first, and the set-up and its way to the panel (" + tail_what + ") take " +
                     format_number(std::ceil(tail_ms)) + " ms more; allowed: " +
                     (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
                     "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +

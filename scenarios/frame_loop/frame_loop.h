@@ -45,10 +45,12 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& owner);
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario);
 // Refuses (ConfigError naming sim.limit_ms) a run whose last frame starts `last_start_ms` after its
 // first when sim.limit_ms cannot hold that and `tail_ms` (the set-up before the first frame and the last
-// frame's way to the panel): `what` says why it starts then ("workload.frames = 600 at 60 fps");
-// `frames_within(budget_ms)` is how many frames start within a budget, for the message's other way out.
+// frame's way to the panel): `what` says why it starts then ("workload.frames = 600 at 60 fps"),
+// `tail_what` what the tail is made of, naming the key its refresh comes from ("three refreshes at
+// display.mode = 1920x1080@60, and 10 ms"); `frames_within(budget_ms)` is how many frames start within a
+// budget, for the message's other way out.
 void require_time_for_frames(const ParamSet& ps, double last_start_ms, double tail_ms, const std::string& what,
-                             const std::function<uint64_t(double)>& frames_within);
+                             const std::string& tail_what, const std::function<uint64_t(double)>& frames_within);
 
 // Runs `w` and reports. `per_frame` (optional) is called for each frame before it starts (replay's
 // per-frame CPU and GPU amounts); `rows_app` names the application in PresentMon rows.
