@@ -1,5 +1,6 @@
 #include "app/run.h"
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -23,12 +24,16 @@ void declare_all_params(ParamSet& ps) {
 }
 
 void report_engine_faults(const Platform& p, Results& r) {
-  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where.
-  for (auto& n : p.gpu.nodes) {
-    for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
-    if (n->faults() > n->fault_messages().size())
-      r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
-                           std::to_string(n->faults() - n->fault_messages().size()) + " more");
+  // An engine fault (a malformed packet) stopped a queue: the run is not a pass, and says where; on either
+  // adapter (the iGPU's engines fault as the dGPU's do).
+  for (const GpuAdapter* a : std::array<const GpuAdapter*, 2>{&p.gpu, p.igpu}) {
+    if (!a) continue;
+    for (auto& n : a->nodes) {
+      for (auto& m : n->fault_messages()) r.failures.push_back("engine fault: " + m);
+      if (n->faults() > n->fault_messages().size())
+        r.failures.push_back("engine fault: " + std::string(n->name()) + ": " +
+                             std::to_string(n->faults() - n->fault_messages().size()) + " more");
+    }
   }
 }
 

@@ -134,3 +134,31 @@ TEST_CASE("Node fault: a malformed packet stops its queue, is named, and the nod
   REQUIRE(r.why_failed().size() == bad.size());
   CHECK(r.why_failed()[0] == "engine fault: gpu.node0: queue 0 faulted at ring offset 0x4: " + reason[0]);
 }
+
+TEST_CASE("Node fault: an iGPU engine's fault fails the run too, named by its adapter", "[H1][H3]") {
+  // The hybrid platform's iGPU engines fault as the dGPU's do; a run that reported only the dGPU's let an
+  // iGPU that stopped at its first packet pass as "waiters never unblocked" (found by the pairwise sweep:
+  // cross_adapter_fence, xfence.scenario = 2b with node.kind = copy).
+  ParamSet ps = params({{"platform.topology", "hybrid"}, {"igpu.node0.kind", "copy"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  REQUIRE(p.igpu != nullptr);
+  p.cpu.spawn_thread("app", [&] {
+    Kmd& k = p.igpu_driver->kmd;
+    k.DxgkDdiStartDevice(nullptr);
+    KmdHwQueue* q = k.DxgkDdiCreateHwQueue(0);
+    PacketWriter w;
+    w.compute(1000);
+    k.DxgkDdiSubmitCommandToHwQueue(q, w);
+  });
+  sc_start();
+  REQUIRE(p.igpu->nodes[0]->faults() == 1);
+  CHECK(p.gpu.nodes[0]->faults() == 0);
+  Results r;
+  report_engine_faults(p, r);
+  CHECK_FALSE(r.pass());
+  REQUIRE(r.why_failed().size() == 1);
+  CHECK(r.why_failed()[0] ==
+        "engine fault: igpu.node0: queue 0 faulted at ring offset 0x0: COMPUTE 1000 cycles is not a command node 0 "
+        "(copy) runs");
+}

@@ -438,6 +438,12 @@ ScenarioInfo cross_adapter_fence_scenario() {
               "xfence.gpu_doorbell = true: the doorbell links two native GPUs, and xfence.scenario = " + sc +
               " has an iGPU without native fences; allowed: xfence.gpu_doorbell = false, or "
               "xfence.scenario = 1");
+        // A GPU signaller computes workload.signal_delay_us on its node 0 before each SIGNAL.
+        const std::string& pair = ps.get_enum("xfence.pair");
+        if (pair.size() > 4 && pair.substr(4) == "gpu")
+          require_engine_runs(ps, "cross_adapter_fence", sc == "2b" ? "igpu" : "gpu", 0, Op::Compute, "COMPUTE",
+                              "the " + std::string(sc == "2b" ? "iGPU" : "dGPU") +
+                                  " signals on node 0 after computing workload.signal_delay_us");
         if (ps.get_int("gpu.hw_queues") < 1 || ps.get_int("igpu.hw_queues") < 1)
           throw ConfigError(
               "gpu.hw_queues / igpu.hw_queues: scenario 'cross_adapter_fence' uses one HW queue on "
