@@ -170,6 +170,20 @@ TEST_CASE("fence_signal: each warm part and the cold total equal their derivatio
             .margin(1e-3));
 }
 
+TEST_CASE("fence_signal with link ASPM: the warm round pays the link's L1 exit and the cold-versus-warm check allows it",
+          "[F3][H2]") {
+  // The fence in VRAM: the cold round runs right after the set-up's traffic (the link still in L0), the
+  // warm one after the cold one's wake and more than link.l1_entry_us (32 us) of quiet, so the CMP's first
+  // TLP up the link (its decision's reads) pays the L1 exit, link.l1_exit_us = 4 us, and nothing else moves.
+  // The verdict's check that the cold GPU stages cost at least the warm ones must not take that exit for a
+  // translation that cost nothing (the pairwise sweep found it failing here): the run passes (want 0).
+  auto off = run("fence_signal", "--fence.storage=local", "aspm_off");
+  auto l1 = run("fence_signal", "--fence.storage=local --link.aspm=l1", "aspm_l1");
+  CHECK(m(l1, "cmp_decision_ns") == Approx(m(off, "cmp_decision_ns") + 4000).margin(1e-6));
+  CHECK(m(l1, "signal_to_wake_ns") == Approx(m(off, "signal_to_wake_ns") + 4000).margin(1e-6));
+  CHECK(m(l1, "fence_write_ns") == Approx(m(off, "fence_write_ns")).margin(1e-6));
+}
+
 TEST_CASE("fence_signal: each part's parameter moves that part and the total by exactly its change", "[F3][H2]") {
   auto base = run("fence_signal", "", "base");
   struct Knob {
