@@ -449,6 +449,12 @@ ScenarioInfo hybrid_present_scenario() {
                               renders ? "the render" : "DWM's composition");
           require_engine_runs(ps, "hybrid_present", a, last, Op::Copy, "COPY",
                               renders ? "copy 1 on the last node" : "copy 2 on the last node");
+          // DWM's composition copies the frame into its surface on the display adapter's node 0: with
+          // present.path = compose, and whenever one_copy or auto can fall back to it at present time.
+          if (!renders && ps.get_enum("present.path") != "two_copy")
+            require_engine_runs(ps, "hybrid_present", a, 0, Op::Copy, "COPY",
+                                "DWM's composition copies the frame there with present.path = " +
+                                    ps.get_enum("present.path") + "; present.path = two_copy does not");
         }
         // The iGPU's stolen memory holds, beside its page-table memory (vidmm.page_table_mb, at most a
         // quarter of it), a primary and a DWM surface per buffer and a blank one, each a cross-adapter
