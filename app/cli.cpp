@@ -34,7 +34,8 @@ const char* kUsage =
     "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
     "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
     "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
-    "       gpumodel compare A.json B.json     per-metric regression gate (compare --help)\n";
+    "       gpumodel compare A.json B.json     per-metric regression gate (compare --help)\n"
+    "       gpumodel sensitivity NAME --metric M  which assumptions decide a figure (sensitivity --help)\n";
 
 std::string owners_of(const ParamSpec& s) {
   std::string o;
@@ -565,7 +566,7 @@ int run_tool(const std::string& tool, int argc, char** argv) {
 int cli_main(int argc, char** argv) {
   if (argc >= 2) {
     const std::string a = argv[1];
-    if (a == "sweep" || a == "plot" || a == "compare") return run_tool(a, argc, argv);
+    if (a == "sweep" || a == "plot" || a == "compare" || a == "sensitivity") return run_tool(a, argc, argv);
   }
   try {
     return run(argc, argv);

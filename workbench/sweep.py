@@ -34,7 +34,7 @@ SWEEP.ini (a comment starts with # or ; at the start of a line or after a space)
   [sweep]
   scenario = ../scenarios/fence_signal.ini   # required; relative to the sweep file's directory, or
                                              # a bare NAME: the source tree's scenarios/NAME.ini
-  mode = cartesian                           # or zip; default cartesian
+  mode = cartesian                           # or zip, or one_at_a_time; default cartesian
   seeds = 1, 2, 3                            # or a range 1..3; default 1
 
   [axes]                                     # one line per swept parameter
@@ -46,6 +46,8 @@ SWEEP.ini (a comment starts with # or ; at the start of a line or after a space)
 
   cartesian: every combination of the axes, the first axis outermost (the last varies fastest).
   zip:       the i-th value of every axis together; every axis must have the same number of values.
+  one_at_a_time: point 0 runs the scenario's own values, then each value of each axis alone (the
+             other axes at the scenario's values: an empty cell in merged.csv); a sensitivity study.
   Every point runs once per seed; runs are numbered point-major: run = point x seeds + seed index.
   An axis or fixed key must be a parameter the scenario sees (gpumodel --list-params); a key may not
   be both an axis and fixed. Values are passed to gpumodel as written: a value the model refuses
@@ -314,7 +316,7 @@ def write_merged(sweep, out, rows, host):
     w = csv.writer(f, lineterminator="\n")
     w.writerow(header)
     for r in rows:
-        cells = [r["run"], r["point"], r["seed"], *(r["params"][k] for k in sweep.axes),
+        cells = [r["run"], r["point"], r["seed"], *(r["params"].get(k) for k in sweep.axes),
                  r["exit_code"], r["verdict"], " ".join(r["why"].split()), r["sim_time_ns"]]
         cells += [r["metrics"].get(k) for k in metric_cols]
         mon = wb.flatten(r["monitors"], "monitor", {})

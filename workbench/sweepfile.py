@@ -11,7 +11,7 @@ import wbcommon as wb
 
 SECTIONS = ("sweep", "axes", "fixed")
 SWEEP_KEYS = ("scenario", "mode", "seeds")
-MODES = ("cartesian", "zip")
+MODES = ("cartesian", "zip", "one_at_a_time")
 MAX_VALUES = 100000  # values one range may give, and runs one sweep may have
 PARAM_KEY = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
 RANGE = re.compile(r"^(?P<start>[^\s.][^\s]*?)\s*\.\.\s*(?P<stop>\S+?)(?:\s+step\s+(?P<step>\S+))?$")
@@ -206,6 +206,8 @@ class Sweep:
         keys = list(self.axes)
         if not keys:
             return [{}]
+        if self.mode == "one_at_a_time":  # the scenario's own values, then each axis value alone
+            return [{}] + [{k: v} for k in keys for v in self.axes[k]]
         if self.mode == "zip":
             lengths = {k: len(v) for k, v in self.axes.items()}
             if len(set(lengths.values())) > 1:

@@ -182,4 +182,23 @@ else:
     t.check(p.returncode == 0 and os.path.realpath(p.stdout.split()[0]) == os.path.realpath(t.gpumodel),
             f"gpumodel sweep sets GPUMODEL_BIN to itself (exit {p.returncode}: {p.stderr.strip()})")
 
+# one_at_a_time: the scenario's own values first, then each axis value alone: 1 + 2 + 3 = 6 points.
+jobs, points = dry_run("one_at_a_time", f"""
+[sweep]
+scenario = {fence}
+mode = one_at_a_time
+[axes]
+cpu.idle_state = C1, C6
+cpu.thread_wake_ns = 1000, 2000, 4000
+[fixed]
+workload.signal_delay_us = 20
+""")
+if jobs:
+    got = [{k: v for k, v in overrides(argv)[0].items() if k != "workload.signal_delay_us"} for argv in jobs]
+    want = [{}, {"cpu.idle_state": "C1"}, {"cpu.idle_state": "C6"}, {"cpu.thread_wake_ns": "1000"},
+            {"cpu.thread_wake_ns": "2000"}, {"cpu.thread_wake_ns": "4000"}]
+    t.check(got == want, f"one_at_a_time: the base, then each value alone: {got}")
+    t.check(all(overrides(argv)[0].get("workload.signal_delay_us") == "20" for argv in jobs),
+            "one_at_a_time: fixed overrides on every line")
+
 t.done()
