@@ -378,3 +378,28 @@ TEST_CASE("energy: system memory reads cost power.sysmem_read_pj_per_bit", "[H5]
                                    gib(p.sysmem.size()) * ps.get_real("power.sysmem_background_mw_per_gib") / 1000)
                                 .epsilon(1e-12));
 }
+
+// node.fence_wait: what an engine does while its WAIT is blocked decides whether it can gate. gpu_wait's
+// node B waits for node A's signal (50 us of compute) with gating on after 1 us of idle:
+//  - poll keeps the blocked queue and never gates while it waits, so gating moves nothing on its unblock:
+//    the warm signal-to-unblock is the same with gating on and off;
+//  - release gives the queue back and idles; 1 us later it gates, so the unblock finds it gated and pays
+//    node.gate_wake_us (100 us) on top of the same release without gating, exactly; and without gating,
+//    release costs a refetch of the ring from the WAIT that poll's kept FIFO does not (more than 0).
+TEST_CASE("node.fence_wait: a polled wait keeps its engine up, a released one gates and pays the wake", "[H5][F5]") {
+  const std::string args = scenario("gpu_wait") + " --node.gate_delay_us=1 --quiet";
+  const auto poll_on = run_json(args + " --node.fence_wait=poll --node.power_gating=on", "poll_on");
+  const auto poll_off = run_json(args + " --node.fence_wait=poll --node.power_gating=off", "poll_off");
+  const auto rel_on = run_json(args + " --node.fence_wait=release --node.power_gating=on", "rel_on");
+  const auto rel_off = run_json(args + " --node.fence_wait=release --node.power_gating=off", "rel_off");
+  auto unblock = [](const nlohmann::json& j) { return j["metrics"]["signal_to_unblock_ns"].get<double>(); };
+  CHECK(unblock(poll_on) == Approx(unblock(poll_off)).margin(1e-3));
+  CHECK(unblock(rel_on) - unblock(rel_off) == Approx(100000).margin(1e-3));
+  CHECK(unblock(rel_off) > unblock(poll_off));
+  // The released engine gates through both waits: two more wakes than the polled one's (whose two are
+  // its first packets after the set-up), and more of the run gated.
+  const auto& ps_rel = rel_on["metrics"]["power_states"];
+  const auto& ps_poll = poll_on["metrics"]["power_states"];
+  CHECK(ps_rel["gpu_node1_gate_wakes"].get<int>() == ps_poll["gpu_node1_gate_wakes"].get<int>() + 2);
+  CHECK(ps_rel["gpu_node1_gated"].get<double>() > ps_poll["gpu_node1_gated"].get<double>());
+}

@@ -59,7 +59,7 @@ clipped to the parameter's allowed range; an integer is rounded.
 
 DIR: sweep.ini (the one-at-a-time sweep), base/ (its sweep; versus/ with --versus),
      tornado.csv (every parameter: default, low and high values, the metric at each, swing, flip),
-     tornado.md (the same as a Markdown table), tornado.png and tornado.svg (the plot, gnuplot).
+     tornado.markdown (the same as a Markdown table), tornado.png and tornado.svg (the plot, gnuplot).
 Exit code: 0 written; 1 the scenario's own run failed, or gnuplot failed; 2 bad input (an unknown
 metric or key, nothing to vary, a bad option).
 """
@@ -492,7 +492,7 @@ def main(argv):
             else f"{a.metric} of {stem}")
     try:
         wb.write_whole("tornado.csv", os.path.join(out, "tornado.csv"), tornado_csv(rows, base))
-        wb.write_whole("tornado.md", os.path.join(out, "tornado.md"),
+        wb.write_whole("tornado.markdown", os.path.join(out, "tornado.markdown"),
                        tornado_md(rows, base, what, "FLIPS" if versus else ""))
     except wb.BadInput as e:
         wb.fail_bad_input(TOOL, str(e))
@@ -511,7 +511,7 @@ def main(argv):
     flipping = [r["name"] for r in rows if r["flip"]]
     if versus:
         print(f"assumptions that flip the answer's sign: {', '.join(flipping) if flipping else 'none'}")
-    print(f"sensitivity: {out}/tornado.csv, tornado.md"
+    print(f"sensitivity: {out}/tornado.csv, tornado.markdown"
           + (", tornado.png, tornado.svg" if plot_problem is None else f" (no plot: {plot_problem})")
           + f"; {time.monotonic() - t0:.1f} s")
     if base_run[1] != "pass":

@@ -71,6 +71,7 @@ Node::Node(sc_module_name name, const ParamSet& ps, Vcd& vcd, int ordinal, CmpPo
   pipe_ = int(ps.get_int(instance_, "node.pipe"));
   wb_.on_empty = [this] { barrier_done(); };
   gating_ = ps.get_enum(instance_, "node.power_gating") == "on";
+  release_blocked_ = ps.get_enum(instance_, "node.fence_wait") == "release";
   gate_delay_ = ps.get_ns(instance_, "node.gate_delay_us") * 1000.0;
   gate_wake_ = ps.get_ns(instance_, "node.gate_wake_us") * 1000.0;
   fault_vector_ = kNoVector;
@@ -617,10 +618,11 @@ void Node::wait_fence(const DecodedPacket& d) {
 }
 
 void Node::hold_blocked_queue() {
-  // Keep the blocked queue's fetched packets while nothing else can run on this node, so the unblock
-  // resumes at once; give the node to another runnable queue otherwise.
+  // node.fence_wait = poll: keep the blocked queue's fetched packets while nothing else can run on this
+  // node, so the unblock resumes at once (the engine stays powered); give the node to another runnable
+  // queue otherwise. release: give it up at once; the engine idles (and may gate) until the unblock.
   set_state(State::Wait);
-  while (q_->blocked && !cmp_.other_runnable(ordinal_, *q_)) {
+  while (q_->blocked && !release_blocked_ && !cmp_.other_runnable(ordinal_, *q_)) {
     check_abort();  // a reset asked for while the WAIT read CV: its event has passed, nothing else wakes us
     if (preemption_ == Preemption::MidCommand && preempt_req_) {  // a blocked WAIT is a preemption point
       take_preemption();

@@ -184,6 +184,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   static constexpr size_t kStates = 10;
   StateClock clock_{kStates};
   bool gating_ = false;
+  bool release_blocked_ = false;  // node.fence_wait = release: a blocked WAIT gives the engine up
   sc_core::sc_time gate_delay_, gate_wake_;
   uint64_t gate_wakes_ = 0;
   void set_state(State s);

@@ -13,6 +13,16 @@ void Node::declare_params(ParamSet& ps) {
   ps.declare_real("node.gate_delay_us", 76.8, "us", 0.1, 1e7,
                   "Q: Linux i915 intel_rc6.c gen11_rc6_enable: render and media power-gate idle "
                   "hysteresis 60 x 1.28 us");
+  ps.declare_enum(
+      "node.fence_wait", "poll", {"poll", "release"},
+      "A (a choice the documents leave open; real engines do both): what an engine does while a WAIT it runs "
+      "is blocked. poll: it keeps the queue and its fetched packets and stays powered, never gating, until "
+      "the CMP unblocks it, as a command streamer re-reading the semaphore does (Linux i915 emits "
+      "MI_SEMAPHORE_WAIT with MI_SEMAPHORE_POLL; AMD's PM4 WAIT_REG_MEM polls at an interval, Linux amdgpu "
+      "and Mesa sid.h); release: it hands the blocked queue back to the CMP and idles (and gates after "
+      "node.gate_delay_us with node.power_gating = on); the unblock makes the queue runnable and the engine "
+      "refetches from the WAIT, paying the gate wake if it gated, as NVIDIA's host switches away on a failed "
+      "semaphore acquire (open-gpu-doc, Volta channel class clc36f.h SEM_EXECUTE ACQUIRE_SWITCH_TSG)");
   ps.declare_real("node.gate_wake_us", 100, "us", 0, 1e7,
                   "Q: Linux i915 intel_rc6.c: \"the wakeup latency on Broxton is closer to 100us\"");
   ps.declare_int("node.decode_cycles", 8, "cycles", 0, 1 << 20,

@@ -45,7 +45,7 @@ if p.returncode == 0:
         t.check(r["flips"] == "", f"{r['parameter']}: no --versus, no flip column")
     with open(os.path.join(out, "sweep.ini")) as f:
         t.check("mode = one_at_a_time" in f.read(), "the study is a one-at-a-time sweep")
-    for name in ("tornado.md", "tornado.png", "tornado.svg"):
+    for name in ("tornado.markdown", "tornado.png", "tornado.svg"):
         t.check(os.path.getsize(os.path.join(out, name)) > 0, f"{name} written")
     t.check("cpu.isr_ns" in p.stdout and "3000" in p.stdout, "the table printed")
 
