@@ -170,8 +170,9 @@ TEST_CASE("fence_signal: each warm part and the cold total equal their derivatio
             .margin(1e-3));
 }
 
-TEST_CASE("fence_signal with link ASPM: the warm round pays the link's L1 exit and the cold-versus-warm check allows it",
-          "[F3][H2]") {
+TEST_CASE(
+    "fence_signal with link ASPM: the warm round pays the link's L1 exit and the cold-versus-warm check allows it",
+    "[F3][H2]") {
   // The fence in VRAM: the cold round runs right after the set-up's traffic (the link still in L0), the
   // warm one after the cold one's wake and more than link.l1_entry_us (32 us) of quiet, so the CMP's first
   // TLP up the link (its decision's reads) pays the L1 exit, link.l1_exit_us = 4 us, and nothing else moves.

@@ -142,13 +142,13 @@ void require_time_for_frames(const ParamSet& ps, double last_start_ms, double ta
   if (limit >= need) return;
   const double most = ps.spec("sim.limit_ms").max;
   const uint64_t fit = frames_within(limit - tail_ms);
-  throw ConfigError("sim.limit_ms = " + format_number(limit) + " is too short for " + what +
-                    ": the last frame starts " + format_number(last_start_ms) +
-                    " ms after the first, and the set-up and its way to the panel (" + tail_what + ") take " +
-                    format_number(std::ceil(tail_ms)) + " ms more; allowed: " +
-                    (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
-                    "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +
-                    (need > most ? " (sim.limit_ms is at most " + format_number(most) + ")" : std::string()));
+  throw ConfigError(
+      "sim.limit_ms = " + format_number(limit) + " is too short for " + what + ": the last frame starts " +
+      format_number(last_start_ms) + " ms after the first, and the set-up and its way to the panel (" + tail_what +
+      ") take " + format_number(std::ceil(tail_ms)) +
+      " ms more; allowed: " + (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
+      "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +
+      (need > most ? " (sim.limit_ms is at most " + format_number(most) + ")" : std::string()));
 }
 
 FrameLoopDriver::FrameLoopDriver(const ParamSet& ps, Workload w) : ps_(ps), w_(std::move(w)), impl_(new Impl) {

@@ -304,8 +304,8 @@ ScenarioInfo presentmon_replay_scenario() {
         require_time_for_frames(ps, start(c.replayed.back()), 4 * c.period_ms + 10,
                                 "the " + std::to_string(c.replayed.size()) + " presents of '" + echo_input(c.process) +
                                     "' that workload.presentmon replays",
-                                "four refreshes of the capture's " + format_number(std::round(100000.0 / c.period_ms) / 100) +
-                                    " Hz, and 10 ms",
+                                "four refreshes of the capture's " +
+                                    format_number(std::round(100000.0 / c.period_ms) / 100) + " Hz, and 10 ms",
                                 [&](double budget_ms) {
                                   uint64_t n = 0;
                                   while (n < c.replayed.size() && start(c.replayed[n]) <= budget_ms) ++n;
