@@ -375,17 +375,21 @@ def tornado_plot(rows, base, what, prefix):
                             f"{y - 0.35 + 0.35 * side + 0.33:.3f} {side}")
     ytics = ", ".join(f"{gp_string(r['name'] + ' ' + r['lo'] + '/' + r['hi'])} {n - i}" for i, r in enumerate(shown))
     tmp = {ext: wb.temp_beside(prefix + ext) for ext in (".png", ".svg")}
+    values = [base] + [v for r in shown for v in (r["answer_lo"], r["answer_hi"]) if v is not None]
+    # Where the answer changes sign: a solid line at 0 when the bars cross it.
+    zero = "set arrow from 0, graph 0 to 0, graph 1 nohead lc rgb \"#555555\"\n" if min(values) < 0 < max(values) else ""
 
     def script(term, path):
         return f"""set terminal {term} noenhanced
 set output {gp_string(path)}
-set title {gp_string(what)}
+set title {gp_string(what)} font ",10"
 set ytics ({ytics}) font ",9"
 set yrange [0.3:{n + 0.7}]
 set xlabel {gp_string('answer (default: ' + fmt(base) + ')')}
 set grid xtics
-set key outside top center horizontal
-set arrow from {base:.10g}, graph 0 to {base:.10g}, graph 1 nohead dt 2
+set key outside bottom center horizontal
+set bmargin 6
+{zero}set arrow from {base:.10g}, graph 0 to {base:.10g}, graph 1 nohead dt 2
 $d << EOD
 {chr(10).join(data)}
 EOD
