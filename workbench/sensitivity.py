@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -169,13 +168,7 @@ def parse_args(argv):
     ap.add_argument("--factors")
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--top", type=int, default=15)
-    ap.add_argument("--out")
-    ap.add_argument("--jobs", type=int)
-    ap.add_argument("--slurm", action="store_true")
-    ap.add_argument("--sbatch-arg", action="append", default=[])
-    ap.add_argument("--runs-per-task", type=int)
-    ap.add_argument("--dry-run", action="store_true")
-    ap.add_argument("--gpumodel")
+    wb.add_run_options(ap)
     a = ap.parse_args(argv)
     if a.help:
         print(HELP, end="")
@@ -184,12 +177,9 @@ def parse_args(argv):
         ap.error("a scenario is required: gpumodel sensitivity SCENARIO --metric NAME (--help)")
     if not a.metric:
         ap.error("--metric is required: the results metric to explain (energy.total_mj)")
-    if a.jobs is not None and a.jobs < 1:
-        ap.error(f"argument --jobs: {a.jobs} is not allowed; at least 1")
     if a.top < 1:
         ap.error(f"argument --top: {a.top} is not allowed; at least 1")
-    if (a.sbatch_arg or a.runs_per_task is not None) and not a.slurm:
-        ap.error("arguments --sbatch-arg and --runs-per-task: only with --slurm")
+    wb.check_run_options(ap, a)
     return a
 
 
@@ -207,11 +197,7 @@ def resolve_scenario(given):
 
 def catalogue_params(gpumodel, scenario):
     name = scenario_name(scenario)
-    try:
-        out = subprocess.run([gpumodel, "--list-params-json"], capture_output=True, timeout=60)
-        cat = json.loads(out.stdout)
-    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
-        raise wb.BadInput(f"'{gpumodel} --list-params-json' did not answer ({e}); is it a gpumodel binary?")
+    cat = wb.param_catalogue(gpumodel)
     scenarios = {s["name"]: s for s in cat.get("scenarios", [])}
     if name not in scenarios:
         raise wb.BadInput(f"{scenario}: names scenario '{name}', which this gpumodel does not have")

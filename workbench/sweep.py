@@ -343,27 +343,14 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter, description=HELP)
     ap.add_argument("-h", "--help", action="store_true")
     ap.add_argument("sweep_file", nargs="?")
-    ap.add_argument("--out")
-    ap.add_argument("--jobs", type=int)
-    ap.add_argument("--slurm", action="store_true")
-    ap.add_argument("--sbatch-arg", action="append", default=[])
-    ap.add_argument("--runs-per-task", type=int)
-    ap.add_argument("--dry-run", action="store_true")
-    ap.add_argument("--gpumodel")
+    wb.add_run_options(ap)
     a = ap.parse_args(argv)
     if a.help:
         print(HELP, end="")
         sys.exit(0)
     if not a.sweep_file:
         ap.error("a sweep file is required: gpumodel sweep SWEEP.ini (--help shows its format)")
-    if a.jobs is not None and a.jobs < 1:
-        ap.error(f"argument --jobs: {a.jobs} is not allowed; at least 1")
-    if a.sbatch_arg and not a.slurm:
-        ap.error("argument --sbatch-arg: only with --slurm")
-    if a.runs_per_task is not None and not a.slurm:
-        ap.error("argument --runs-per-task: only with --slurm")
-    if a.runs_per_task is not None and a.runs_per_task < 1:
-        ap.error(f"argument --runs-per-task: {a.runs_per_task} is not allowed; at least 1")
+    wb.check_run_options(ap, a)
     return a
 
 

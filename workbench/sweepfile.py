@@ -2,10 +2,8 @@
 runs. Its format is in sweep.py's HELP and README.md, Workbench."""
 
 import decimal
-import json
 import os
 import re
-import subprocess
 
 import wbcommon as wb
 
@@ -226,11 +224,7 @@ class Sweep:
         name = scenario_name(self.scenario)
         if name is None:
             return  # no scenario line found: the model itself will say what is wrong, run by run
-        try:
-            out = subprocess.run([gpumodel, "--list-params-json"], capture_output=True, timeout=60)
-            catalogue = json.loads(out.stdout)
-        except (OSError, subprocess.TimeoutExpired, ValueError) as e:
-            raise wb.BadInput(f"'{gpumodel} --list-params-json' did not answer ({e}); is it a gpumodel binary?")
+        catalogue = wb.param_catalogue(gpumodel)
         scenarios = {s["name"]: s for s in catalogue.get("scenarios", [])}
         if name not in scenarios:
             bad(f"{self.path}: sweep.scenario",

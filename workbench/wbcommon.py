@@ -2,8 +2,10 @@
 the gpumodel binary is, how a results file's nested values become flat columns, and the merged CSV's
 layout. Python 3 standard library only (Debian 12's python3)."""
 
+import json
 import math
 import os
+import subprocess
 import sys
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -318,3 +320,38 @@ def write_whole(option, path, text):
                 os.unlink(tmp)
     except OSError as e:
         raise BadInput(f"{option} {path}: cannot write: {e.strerror}")
+
+
+# ----------------------------------------------------------------------------------------------
+# What the tools that run sweeps share: their run options, and the binary's parameter catalogue.
+
+
+def add_run_options(ap):
+    """--out, --jobs, --slurm, --sbatch-arg, --runs-per-task, --dry-run, --gpumodel: as gpumodel sweep's."""
+    ap.add_argument("--out")
+    ap.add_argument("--jobs", type=int)
+    ap.add_argument("--slurm", action="store_true")
+    ap.add_argument("--sbatch-arg", action="append", default=[])
+    ap.add_argument("--runs-per-task", type=int)
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--gpumodel")
+
+
+def check_run_options(ap, a):
+    if a.jobs is not None and a.jobs < 1:
+        ap.error(f"argument --jobs: {a.jobs} is not allowed; at least 1")
+    if a.sbatch_arg and not a.slurm:
+        ap.error("argument --sbatch-arg: only with --slurm")
+    if a.runs_per_task is not None and not a.slurm:
+        ap.error("argument --runs-per-task: only with --slurm")
+    if a.runs_per_task is not None and a.runs_per_task < 1:
+        ap.error(f"argument --runs-per-task: {a.runs_per_task} is not allowed; at least 1")
+
+
+def param_catalogue(gpumodel):
+    """`gpumodel --list-params-json`: {"platform": [...], "scenarios": [{"name", "params"}, ...]}."""
+    try:
+        out = subprocess.run([gpumodel, "--list-params-json"], capture_output=True, timeout=60)
+        return json.loads(out.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise BadInput(f"'{gpumodel} --list-params-json' did not answer ({e}); is it a gpumodel binary?")
