@@ -176,7 +176,10 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
                                                    : platform;
   const cli::PlatformFile pf =
       cli::apply_platform_file(chosen, !platform_arg.empty() ? "--platform" : where + ": platform", ps);
-  if (used) *used = {pf.name, pf.path, pf.sha256};
+  if (used) {
+    *used = {pf.name, pf.path, pf.sha256, {}};
+    for (const cli::PlatformEntry& e : pf.entries) used->keys.push_back(e.key);
+  }
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
@@ -413,11 +416,15 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   try {
     validate_scenario(ps, req.opt.scenario);
   } catch (const ConfigError& e) {
-    // A refusal that an implied key led to names the key the user gave, so the message says what to change.
-    if (req.implied.empty()) throw;
+    // A refusal that an implied key led to names the key the user gave, and one that names a value of the
+    // platform file says so, so the message says what to change.
     std::string why = e.what();
     for (const Implied& i : req.implied)
       why += "; " + i.key + " = " + i.value + " was implied by " + i.because + " (set " + i.key + " to choose)";
+    for (const std::string& k : req.platform.keys)
+      if (!ps.was_set(k) && std::string(e.what()).find(k + " = ") != std::string::npos)
+        why += "; " + k + " = " + value_text(ps, k) + " is the platform " + req.platform.name + "'s (" +
+               req.platform.file + "): choose another with --platform, or set " + k + " in the scenario file";
     throw ConfigError(why);
   }
   cli::make_default_dir(req);
@@ -434,6 +441,7 @@ void print_help() {
                "  --list-platforms       every platform --platform=NAME selects, one line each\n"
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
+               "  --list-platforms-json  every platform file's keys, values and sources as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
                "  --vcd [FILE]           write a VCD waveform to FILE and its GTKWave save file (FILE.gtkw)\n"
                "  --timeline [FILE]      write a timeline to FILE: Trace Event JSON (Chrome DevTools Performance\n"

@@ -10,9 +10,11 @@
 
 namespace gpumodel {
 
-// The platform a run used (app/platform_file.h): its name, its file as found, that file's SHA-256.
+// The platform a run used (app/platform_file.h): its name, its file as found, that file's SHA-256, and
+// the keys it set.
 struct PlatformRecord {
   std::string name, file, sha256;
+  std::vector<std::string> keys;
 };
 
 // What a command line asks for, parsed and checked; nothing written, nothing elaborated.

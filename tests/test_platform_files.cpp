@@ -228,6 +228,10 @@ TEST_CASE("laptop_hybrid runs every scenario file, or refuses one that presents 
     if (refused.count(name)) {
       CHECK(r.code == 2);
       CHECK(r.err.find("platform.topology = hybrid with display.adapter = gpu") != std::string::npos);
+      // ... and says where the topology came from.
+      CHECK(r.err.find("; platform.topology = hybrid is the platform laptop_hybrid's (" + kPlatforms +
+                       "laptop_hybrid.ini): choose another with --platform, or set platform.topology in the "
+                       "scenario file") != std::string::npos);
       continue;
     }
     REQUIRE(r.code == 0);
