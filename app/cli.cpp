@@ -20,6 +20,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/cli_internal.h"
+#include "app/platform_file.h"
 #include "app/suggest.h"
 #include "hw_model/core/output_file.h"
 
@@ -29,9 +30,9 @@ namespace gpumodel {
 namespace {
 
 const char* kUsage =
-    "usage: gpumodel SCENARIO.ini|NAME [--section.key=value ...] [--seed N] [--vcd [FILE]] [--timeline [FILE]]\n"
-    "                [--results [FILE]] [--presentmon [FILE.csv]] [--quiet]\n"
-    "       gpumodel --list-scenarios | --list-params | --list-params-json | --help\n"
+    "usage: gpumodel SCENARIO.ini|NAME [--platform=NAME|FILE] [--section.key=value ...] [--seed N] [--vcd [FILE]]\n"
+    "                [--timeline [FILE]] [--results [FILE]] [--presentmon [FILE.csv]] [--quiet]\n"
+    "       gpumodel --list-scenarios | --list-platforms | --list-params | --list-params-json | --help\n"
     "       gpumodel sweep SWEEP.ini [...]     a parameter sweep, local or on Slurm (sweep --help)\n"
     "       gpumodel plot MERGED.csv [...]     a metric against an axis, PNG and SVG (plot --help)\n"
     "       gpumodel compare A.json B.json     per-metric regression gate (compare --help)\n"
@@ -95,7 +96,8 @@ void set_value(ParamSet& ps, const std::string& scenario, const std::string& key
 
 }  // namespace
 
-std::string load_scenario_text(const std::string& raw, const std::string& label, ParamSet& ps) {
+std::string load_scenario_text(const std::string& raw, const std::string& label, ParamSet& ps,
+                               const std::string& platform_arg, PlatformRecord* used) {
   const std::string where = "scenario file '" + echo_input(label) + "'";
   if (const size_t nul = raw.find('\0'); nul != std::string::npos) {
     const long line = 1 + std::count(raw.begin(), raw.begin() + long(nul), '\n');
@@ -122,6 +124,7 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   std::istringstream in(text);
   po::options_description keys;
   keys.add_options()("scenario", po::value<std::string>());
+  keys.add_options()("platform", po::value<std::string>());
   for (auto& [name, spec] : ps.specs()) keys.add_options()(name.c_str(), po::value<std::string>());
   po::parsed_options parsed(nullptr);
   try {
@@ -132,7 +135,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
   } catch (const po::error& e) {
     throw ConfigError(where + ": " + e.what());
   }
-  std::string scenario;
+  std::string scenario, platform;
+  bool platform_given = false;
   std::set<std::string> seen;
   std::vector<std::pair<std::string, std::string>> values;
   for (auto& o : parsed.options) {
@@ -144,6 +148,8 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
     const std::string value = o.value.empty() ? "" : o.value.front();
     if (key == "scenario")
       scenario = value;
+    else if (key == "platform")
+      platform = value, platform_given = true;
     else
       values.emplace_back(key, value);
   }
@@ -156,7 +162,25 @@ std::string load_scenario_text(const std::string& raw, const std::string& label,
     throw ConfigError(where + ": scenario = '" + echo_input(scenario) + "' is not a scenario; allowed: " + known +
                       did_you_mean(suggest(scenario, names)));
   }
+  if (platform_given && platform.empty())
+    throw ConfigError(where + ": platform = '' is empty; allowed: a platform's name (gpumodel --list-platforms) or " +
+                      "a platform file's path, or no 'platform =' line for " + cli::kDefaultPlatform);
   ps.apply_scenario_defaults(scenario);
+  // The platform's values under the file's own keys: the command line's platform, else the file's.
+  // A relative path in the file is taken from the file's folder, as a path key's value is.
+  const bool file_path =
+      !platform.empty() && platform[0] != '/' && label.find('/') != std::string::npos &&
+      (platform.find('/') != std::string::npos || std::filesystem::path(platform).extension() == ".ini");
+  const std::string chosen = !platform_arg.empty() ? platform_arg
+                             : platform.empty()    ? cli::kDefaultPlatform
+                             : file_path           ? label.substr(0, label.rfind('/') + 1) + platform
+                                                   : platform;
+  const cli::PlatformFile pf =
+      cli::apply_platform_file(chosen, !platform_arg.empty() ? "--platform" : where + ": platform", ps);
+  if (used) {
+    *used = {pf.name, pf.path, pf.sha256, {}};
+    for (const cli::PlatformEntry& e : pf.entries) used->keys.push_back(e.key);
+  }
   for (auto& [key, value] : values) {
     const ParamSpec& s = ps.spec(key);
     if (!ps.visible_to(s, scenario))
@@ -253,7 +277,8 @@ namespace {
 po::options_description cli_options() {
   po::options_description opts("options");
   opts.add_options()("help,h", "this text")("list-params", "print every parameter with its default, range and source")(
-      "list-params-json", "")("list-scenarios", "")(
+      "list-params-json", "")("list-scenarios", "")("list-platforms", "")("list-platforms-json", "")(
+      "platform", po::value<std::string>(), "the platform: a name or a platform file")(
       "seed", po::value<std::string>(), "random seed (unsigned integer), default 1")("vcd", po::value<std::string>(),
                                                                                      "write a VCD waveform to FILE")(
       "timeline", po::value<std::string>(), "write a Trace Event JSON timeline to FILE")("quiet", "")("progress", "")(
@@ -294,6 +319,8 @@ CliRequest::Action listing_action(const po::variables_map& vm) {
   if (vm.count("list-params")) return CliRequest::Action::ListParams;
   if (vm.count("list-params-json")) return CliRequest::Action::ListParamsJson;
   if (vm.count("list-scenarios")) return CliRequest::Action::ListScenarios;
+  if (vm.count("list-platforms")) return CliRequest::Action::ListPlatforms;
+  if (vm.count("list-platforms-json")) return CliRequest::Action::ListPlatformsJson;
   return CliRequest::Action::Run;
 }
 
@@ -338,8 +365,8 @@ void apply_overrides(const po::parsed_options& parsed, const std::string& scenar
     if (o.string_key.find('.') == std::string::npos)  // not a parameter: an option gpumodel lacks
       throw ConfigError("command line: unknown option '" + echo_input(tok) + "' (gpumodel --help lists the options)" +
                         key_hint(ps, scenario, o.string_key, true,
-                                 {"help", "list-params", "list-params-json", "list-scenarios", "seed", "quiet", "vcd",
-                                  "timeline", "results", "presentmon"}));
+                                 {"help", "list-params", "list-params-json", "list-scenarios", "list-platforms",
+                                  "platform", "seed", "quiet", "vcd", "timeline", "results", "presentmon"}));
     if (o.value.empty() || tok.find('=') == std::string::npos)
       throw ConfigError("command line: '" + echo_input(tok) + "' needs a value: --section.key=value");
     apply_override(ps, scenario, o.string_key, o.value.front(), seen);
@@ -360,7 +387,12 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.scenario_file = cli::resolve_scenario_file(file);
   const std::string text = cli::read_file(req.scenario_file);
   req.scenario_sha256 = sha256_hex(text);
-  req.opt.scenario = load_scenario_text(text, req.scenario_file, ps);
+  if (vm.count("platform") && vm["platform"].as<std::string>().empty())
+    throw ConfigError(
+        "--platform = '' is empty; allowed: a platform's name (gpumodel --list-platforms) or a "
+        "platform file's path");
+  req.opt.scenario = load_scenario_text(text, req.scenario_file, ps,
+                                        vm.count("platform") ? vm["platform"].as<std::string>() : "", &req.platform);
   apply_overrides(parsed, req.opt.scenario, ps);
   if (vm.count("quiet") && vm.count("progress"))
     throw ConfigError("--quiet and --progress contradict each other; give one");
@@ -368,7 +400,7 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   req.opt.progress = vm.count("progress") || (!vm.count("quiet") && ::isatty(2));
   req.quiet = vm.count("quiet") != 0;
   // Every file the run reads: no output may be one of them.
-  std::vector<cli::Input> inputs = {{"the scenario file", req.scenario_file}};
+  std::vector<cli::Input> inputs = {{"the scenario file", req.scenario_file}, {"the platform file", req.platform.file}};
   for (auto& [name, spec] : ps.specs())
     if (spec.kind == ParamKind::Path && ps.visible_to(spec, req.opt.scenario) && !ps.get_path(name).empty())
       inputs.push_back({"the input " + name + " = '" + echo_input(ps.get_path(name)) + "'", ps.get_path(name)});
@@ -385,11 +417,15 @@ CliRequest parse_command_line(int argc, const char* const* argv, ParamSet& ps) {
   try {
     validate_scenario(ps, req.opt.scenario);
   } catch (const ConfigError& e) {
-    // A refusal that an implied key led to names the key the user gave, so the message says what to change.
-    if (req.implied.empty()) throw;
+    // A refusal that an implied key led to names the key the user gave, and one that names a value of the
+    // platform file says so, so the message says what to change.
     std::string why = e.what();
     for (const Implied& i : req.implied)
       why += "; " + i.key + " = " + i.value + " was implied by " + i.because + " (set " + i.key + " to choose)";
+    for (const std::string& k : req.platform.keys)
+      if (!ps.was_set(k) && std::string(e.what()).find(k + " = ") != std::string::npos)
+        why += "; " + k + " = " + value_text(ps, k) + " is the platform " + req.platform.name + "'s (" +
+               req.platform.file + "): choose another with --platform, or set " + k + " in the scenario file";
     throw ConfigError(why);
   }
   cli::make_default_dir(req);
@@ -403,8 +439,10 @@ void print_help() {
             << "options:\n"
                "  -h [ --help ]          this text\n"
                "  --list-scenarios       every NAME gpumodel NAME runs, one line each\n"
+               "  --list-platforms       every platform --platform=NAME selects, one line each\n"
                "  --list-params          print every parameter with its default, range and source\n"
                "  --list-params-json     the same as JSON, for tools\n"
+               "  --list-platforms-json  every platform file's keys, values and sources as JSON, for tools\n"
                "  --seed N               random seed (unsigned integer), default 1\n"
                "  --vcd [FILE]           write a VCD waveform to FILE and its GTKWave save file (FILE.gtkw)\n"
                "  --timeline [FILE]      write a timeline to FILE: Trace Event JSON (Chrome DevTools Performance\n"
@@ -412,10 +450,14 @@ void print_help() {
                "  --quiet                no progress line, no line for implied keys or outputs written\n"
                "  --results [FILE]       write results as JSON to FILE\n"
                "  --presentmon [FILE]    write one PresentMon 2.x CSV row per present (scenarios that present)\n"
+               "  --platform=NAME|FILE   the platform (./platforms/NAME.ini, else the source tree's), in place\n"
+               "                         of the scenario file's `platform =` (default desktop_gen4)\n"
                "  --section.key=value    override a parameter of the scenario file\n"
                "\nNAME runs ./scenarios/NAME.ini where there is one, else the source tree's scenarios/NAME.ini\n"
                "(--list-scenarios lists the names); the run prints, and the results record, the file that ran\n"
-               "and its SHA-256.\n"
+               "and its SHA-256, and the platform's.\n"
+               "A key's value: the built-in default, under the platform file's, under the scenario file's,\n"
+               "under the command line's.\n"
                "Without FILE, an output goes to ./build/NAME.vcd, .timeline.json, .results.json or\n"
                ".presentmon.csv under the working directory (NAME: the scenario file's; build/ made if\n"
                "missing); never into the source tree. A key another key implies (xfence.scenario =\n"
@@ -427,7 +469,9 @@ void print_help() {
 void print_configuration(const CliRequest& req, const nlohmann::json& params) {
   const RunOptions& opt = req.opt;
   std::cout << "scenario " << opt.scenario << "  seed " << opt.seed << "\nscenario file "
-            << printable(req.scenario_file) << "  sha256 " << req.scenario_sha256 << "\n\neffective configuration:\n";
+            << printable(req.scenario_file) << "  sha256 " << req.scenario_sha256 << "\nplatform "
+            << printable(req.platform.name) << "  file " << printable(req.platform.file) << "  sha256 "
+            << req.platform.sha256 << "\n\neffective configuration:\n";
   for (auto& [k, v] : params.items())
     std::cout << "  " << std::left << std::setw(34) << k << " "
               << v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -470,6 +514,8 @@ bool write_results_file(const CliRequest& req, const nlohmann::json& params, con
   nlohmann::ordered_json j;
   j["scenario"] = opt.scenario;
   j["scenario_file"] = {{"path", printable(req.scenario_file)}, {"sha256", req.scenario_sha256}};
+  j["platform"] = {
+      {"name", printable(req.platform.name)}, {"path", printable(req.platform.file)}, {"sha256", req.platform.sha256}};
   j["seed"] = opt.seed;
   j["parameters"] = params;
   j["sim_time_ns"] = to_ns(end);
@@ -514,6 +560,8 @@ int run(int argc, char** argv) {
     case CliRequest::Action::ListParams: list_params(ps); return 0;
     case CliRequest::Action::ListParamsJson: list_params_json(ps); return 0;
     case CliRequest::Action::ListScenarios: cli::list_scenarios(); return 0;
+    case CliRequest::Action::ListPlatforms: cli::list_platforms(); return 0;
+    case CliRequest::Action::ListPlatformsJson: cli::list_platforms_json(); return 0;
     case CliRequest::Action::Run: break;
   }
   const RunOptions& opt = req.opt;

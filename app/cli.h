@@ -10,12 +10,28 @@
 
 namespace gpumodel {
 
+// The platform a run used (app/platform_file.h): its name, its file as found, that file's SHA-256, and
+// the keys it set.
+struct PlatformRecord {
+  std::string name, file, sha256;
+  std::vector<std::string> keys;
+};
+
 // What a command line asks for, parsed and checked; nothing written, nothing elaborated.
 struct CliRequest {
-  enum class Action { Help, ListParams, ListParamsJson, ListScenarios, Run } action = Action::Run;
+  enum class Action {
+    Help,
+    ListParams,
+    ListParamsJson,
+    ListScenarios,
+    ListPlatforms,
+    ListPlatformsJson,
+    Run
+  } action = Action::Run;
   RunOptions opt;
   std::string scenario_file;    // the file that runs, as found (a bare NAME resolved)
   std::string scenario_sha256;  // its bytes' SHA-256, recorded in the results
+  PlatformRecord platform;      // the platform file under the scenario file's keys, recorded as it is
   std::string results_path;     // empty: no results file
   bool quiet = false;           // --quiet: no progress line, no line for implied keys or outputs
   std::vector<std::pair<std::string, std::string>> outputs;  // (what, path) of each file the run writes
@@ -23,11 +39,15 @@ struct CliRequest {
   std::vector<Implied> implied;                              // keys set because another implies them
 };
 
-// Reads a scenario file's text (`scenario = NAME`, then `[section] key = value`) into `ps`, which has
-// every parameter declared; `label` names the file in messages. A leading UTF-8 byte-order mark and
-// CRLF line ends are accepted; a NUL byte, an unknown or repeated key, a key of another scenario or a
-// bad value is a ConfigError. Returns the scenario's name.
-std::string load_scenario_text(const std::string& text, const std::string& label, ParamSet& ps);
+// Reads a scenario file's text (`scenario = NAME`, optionally `platform = NAME|PATH`, then `[section]
+// key = value`) into `ps`, which has every parameter declared; `label` names the file in messages. The
+// platform's values come first, under the file's keys: `platform_arg` (the command line's --platform)
+// when given, else the file's `platform =` (a relative path taken from the file's folder), else
+// desktop_gen4; `used`, when given, records which. A leading UTF-8 byte-order mark and CRLF line ends
+// are accepted; a NUL byte, an unknown or repeated key, a key of another scenario, a bad value or a
+// bad platform is a ConfigError. Returns the scenario's name.
+std::string load_scenario_text(const std::string& text, const std::string& label, ParamSet& ps,
+                               const std::string& platform_arg = "", PlatformRecord* used = nullptr);
 
 // Applies one `--section.key=value` override for `scenario`; `seen` holds the keys already overridden
 // (a key given twice is a ConfigError, as in a file).

@@ -63,14 +63,14 @@ std::string scenario_of(const std::string& text) {
 
 }  // namespace
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, const std::string& what) {
   std::error_code ec;
-  const std::string shown = "cannot read scenario file '" + echo_input(path) + "': ";
+  const std::string shown = "cannot read " + what + " '" + echo_input(path) + "': ";
   if (!fs::exists(path, ec)) throw ConfigError(shown + "no such file");
   if (!fs::is_regular_file(path, ec)) throw ConfigError(shown + "not a regular file");
   const uintmax_t size = fs::file_size(path, ec);
   if (!ec && size > kMaxScenarioFileBytes)
-    throw ConfigError(shown + "it holds " + std::to_string(size) + " bytes; allowed: a scenario file of at most " +
+    throw ConfigError(shown + "it holds " + std::to_string(size) + " bytes; allowed: a " + what + " of at most " +
                       std::to_string(kMaxScenarioFileBytes) + " bytes (1 MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(shown + std::strerror(errno));
@@ -80,8 +80,8 @@ std::string read_file(const std::string& path) {
   if (in.bad()) throw ConfigError(shown + "read error");
   text.resize(size_t(in.gcount()));
   if (text.size() > kMaxScenarioFileBytes)
-    throw ConfigError(shown + "it holds more than " + std::to_string(kMaxScenarioFileBytes) +
-                      " bytes; allowed: a scenario file of at most 1 MiB");
+    throw ConfigError(shown + "it holds more than " + std::to_string(kMaxScenarioFileBytes) + " bytes; allowed: a " +
+                      what + " of at most 1 MiB");
   return text;
 }
 
@@ -240,9 +240,9 @@ std::string in_source_tree(const std::string& path) {
 
 // The source tree's directories of tracked files: no output may be written there. (waveforms/ holds
 // the GTKWave save files beside the waveforms users write there; the repository ignores *.vcd.)
-const std::set<std::string> kSourceDirs = {".ci",      "app",         "bench",     "docs",      "fuzz",
-                                           "hw_model", "kernel_stub", "monitors",  "platform",  "scenarios",
-                                           "sweeps",   "tests",       "workbench", "workloads", ".git"};
+const std::set<std::string> kSourceDirs = {
+    ".ci",      "app",       "bench",     "docs",   "fuzz",  "hw_model",  "kernel_stub", "monitors",
+    "platform", "platforms", "scenarios", "sweeps", "tests", "workbench", "workloads",   ".git"};
 
 // Why an output may not go to `path` in the source tree, or "".
 std::string in_tracked_dir(const std::string& path) {

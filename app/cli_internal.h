@@ -30,8 +30,9 @@ std::string scenario_named(const std::string& name);
 // A scenario file is text of a few kilobytes (the shipped ones are under 2 KB): one over 1 MiB is
 // refused before it is read, so a device or a runaway file cannot fill the memory.
 constexpr size_t kMaxScenarioFileBytes = 1 << 20;
-// The scenario file's bytes: a regular file of at most kMaxScenarioFileBytes, else a ConfigError.
-std::string read_file(const std::string& path);
+// The scenario file's bytes (or a platform file's: `what` names it in messages): a regular file of at
+// most kMaxScenarioFileBytes, else a ConfigError.
+std::string read_file(const std::string& path, const std::string& what = "scenario file");
 
 // The output options that take a FILE and may be given without one.
 const std::vector<std::string>& file_options();

@@ -18,10 +18,14 @@ Two kinds of block, each between an opening and a closing HTML comment that the 
       A table of register constants of FILE (a header under the source tree, e.g.
       hw_model/gpu/regs.h): offset, name and the header's comment on it.
 
+  <!-- platform: NAME -->  ...  <!-- /platform -->
+      A table of the platform file platforms/NAME.ini (`gpumodel --list-platforms-json`, the binary's
+      own reader): every key it sets, in file order, with its value and the source written above it.
+
 Rules, checked on every run: every platform parameter is in exactly one block; every prefix matches a
 parameter; no prefix is claimed twice; every named register exists; every register of a file some
 block names (a constant whose comment starts with its access, RO/RW/W/R and a width) is in exactly
-one block.
+one block; every platform file is in exactly one platform block, and every platform block names one.
 
 Without --check the blocks are rewritten in place. With --check nothing is written: the script names
 every page whose blocks are stale and every rule broken, and exits 1 if there is any. Exit 2: the
@@ -38,7 +42,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
-BLOCK = re.compile(r"(<!-- (params|regs|scenario-keys):([^>]*?)-->\n)(.*?)(<!-- /\2 -->)", re.S)
+BLOCK = re.compile(r"(<!-- (params|regs|scenario-keys|platform):([^>]*?)-->\n)(.*?)(<!-- /\2 -->)", re.S)
 # `constexpr uint64_t kName = 0x0100;  // RW 64: ...` (also `static constexpr`, other integer types)
 CONST = re.compile(r"^\s*(?:static\s+)?constexpr\s+[\w:]+\s+(k\w+)\s*=\s*([^;]+);\s*(?://\s?(.*))?$")
 COMMENT_ONLY = re.compile(r"^(\s*)//\s?(.*)$")
@@ -68,6 +72,24 @@ def load_params(binary):
         return doc["platform"], {s["name"]: s["params"] for s in doc["scenarios"]}
     except (ValueError, KeyError) as e:
         fail(f"'{binary} --list-params-json' did not print the expected JSON: {e}")
+
+
+def load_platforms(binary):
+    """name -> its entries [{key, value, source}], as the binary reads platforms/NAME.ini."""
+    try:
+        out = subprocess.run([binary, "--list-platforms-json"], check=True, capture_output=True, text=True).stdout
+        return {p["name"]: p["entries"] for p in json.loads(out)}
+    except (OSError, subprocess.CalledProcessError) as e:
+        fail(f"cannot run '{binary} --list-platforms-json': {e}")
+    except (ValueError, KeyError) as e:
+        fail(f"'{binary} --list-platforms-json' did not print the expected JSON: {e}")
+
+
+def platform_table(entries):
+    rows = ["| key | value | source |", "| --- | --- | --- |"]
+    for e in entries:
+        rows.append(f"| `{e['key']}` | `{cell(e['value'])}` | {cell(e['source'])} |")
+    return "\n".join(rows) + "\n"
 
 
 _registers = {}  # header path -> its register constants, read once
@@ -133,6 +155,7 @@ def main():
     args = ap.parse_args()
 
     params, scenarios = load_params(args.gpumodel)
+    platforms = load_platforms(args.gpumodel)
     try:
         pages = sorted(f for f in os.listdir(DOCS) if f.endswith(".md"))
         pages += sorted("scenarios/" + f for f in os.listdir(os.path.join(DOCS, "scenarios")) if f.endswith(".md"))
@@ -201,6 +224,20 @@ def main():
         if page not in texts or f"<!-- scenario-keys: {name} -->" not in texts[page]:
             problems.append(f"scenario {name} has no page docs/{page} with a '<!-- scenario-keys: {name} -->' block")
 
+    # Every platform file in exactly one platform block.
+    platform_blocks = {}
+    for page in pages:
+        for m in BLOCK.finditer(texts[page]):
+            if m.group(2) == "platform":
+                platform_blocks.setdefault(" ".join(m.group(3).split()), []).append(page)
+    for name in sorted(platforms):
+        if name not in platform_blocks:
+            problems.append(f"platform {name} (platforms/{name}.ini) is on no page: add a "
+                            f"'<!-- platform: {name} -->' block to docs/calibration.md")
+        elif len(platform_blocks[name]) > 1:
+            problems.append(f"platform {name} has more than one block: " +
+                            ", ".join(f"docs/{pg}" for pg in platform_blocks[name]))
+
     stale = []
     for page in pages:
         counter = [0]
@@ -213,6 +250,12 @@ def main():
                     problems.append(f"docs/{page}: no scenario '{name}' (scenario-keys block)")
                     return m.group(0)
                 body = params_table(scenarios[name]) if scenarios[name] else "(no keys of its own)\n"
+            elif kind == "platform":
+                name = " ".join(words)
+                if name not in platforms:
+                    problems.append(f"docs/{page}: no platform '{name}' (platform block)")
+                    return m.group(0)
+                body = platform_table(platforms[name])
             elif kind == "params":
                 key = (page, counter[0])
                 counter[0] += 1
@@ -236,7 +279,8 @@ def main():
     if problems or (args.check and stale):
         return 1
     if args.check:
-        print(f"gen_docs: {len(pages)} pages current; {len(params)} platform parameters, each on one page")
+        print(f"gen_docs: {len(pages)} pages current; {len(params)} platform parameters, each on one page; "
+              f"{len(platforms)} platform files, each on one page")
     return 0
 
 

@@ -415,6 +415,14 @@ void ParamSet::set(const std::string& name, const std::string& text, const std::
   set_keys_.insert(name);
 }
 
+void ParamSet::set_platform_default(const std::string& name, const std::string& text, const std::string& origin) {
+  auto it = specs_.find(name);
+  if (it == specs_.end() || !it->second.owners.empty())
+    throw ConfigError(origin + ": '" + echo_input(name) + "' is not a platform key");
+  ParamSpec s = it->second;
+  values_[name] = parse(s, text, origin);
+}
+
 const ParamSet::Value& ParamSet::value(const std::string& name, ParamKind want) const {
   auto it = specs_.find(name);
   if (it == specs_.end()) {

@@ -114,6 +114,10 @@ class ParamSet {
 
   // Set a value from text; `origin` names where it came from for the error message.
   void set(const std::string& name, const std::string& text, const std::string& origin);
+  // A platform file's value (platforms/NAME.ini): checked as `set` checks one, it replaces the built-in
+  // default but is no value the user set (was_set stays false), so an implied key and a check that
+  // names what the user set treat it as the platform's default. A platform key only (no instance key).
+  void set_platform_default(const std::string& name, const std::string& text, const std::string& origin);
   // Whether the user gave the key a value (scenario file, command line), not only its default.
   bool was_set(const std::string& name) const { return set_keys_.count(name) != 0; }
   const std::set<std::string>& set_keys() const { return set_keys_; }
