@@ -142,13 +142,13 @@ void require_time_for_frames(const ParamSet& ps, double last_start_ms, double ta
   if (limit >= need) return;
   const double most = ps.spec("sim.limit_ms").max;
   const uint64_t fit = frames_within(limit - tail_ms);
-  throw ConfigError("sim.limit_ms = " + format_number(limit) + " is too short for " + what +
-                    ": the last frame starts " + format_number(last_start_ms) +
-                    " ms after the first, and the set-up and its way to the panel (" + tail_what + ") take " +
-                    format_number(std::ceil(tail_ms)) + " ms more; allowed: " +
-                    (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
-                    "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +
-                    (need > most ? " (sim.limit_ms is at most " + format_number(most) + ")" : std::string()));
+  throw ConfigError(
+      "sim.limit_ms = " + format_number(limit) + " is too short for " + what + ": the last frame starts " +
+      format_number(last_start_ms) + " ms after the first, and the set-up and its way to the panel (" + tail_what +
+      ") take " + format_number(std::ceil(tail_ms)) +
+      " ms more; allowed: " + (need <= most ? "sim.limit_ms >= " + format_number(need) + ", or " : std::string()) +
+      "workload.frames <= " + std::to_string(fit) + " at sim.limit_ms = " + format_number(limit) +
+      (need > most ? " (sim.limit_ms is at most " + format_number(most) + ")" : std::string()));
 }
 
 FrameLoopDriver::FrameLoopDriver(const ParamSet& ps, Workload w) : ps_(ps), w_(std::move(w)), impl_(new Impl) {
@@ -332,8 +332,11 @@ void Loop::frame(uint64_t n) {
   // The swap chain: at most max_frame_latency frames presented and not on screen, and a free buffer.
   const uint64_t B = uint64_t(w.buffers), L = uint64_t(w.max_frame_latency);
   const uint64_t need = std::max<uint64_t>(n > B ? n - B + 1 : 0, n > L ? n - L : 0);
-  if (m.flips_done < need) ++m.throttled;
-  while (m.flips_done < need) p.cpu.wait_for(m.buffer_ev);
+  auto throttle = [&] {
+    if (m.flips_done < need) ++m.throttled;
+    while (m.flips_done < need) p.cpu.wait_for(m.buffer_ev);
+  };
+  if (!d.throttle_in_present) throttle();
   if (n > FrameLoopDriver::Impl::kRing / 2) read_stamps(n - FrameLoopDriver::Impl::kRing / 2);
   ft[n].cpu_start = to_ns(sc_time_stamp());
   m.started = n;
@@ -381,6 +384,7 @@ void Loop::frame(uint64_t n) {
       }
       case WorkloadStep::Kind::Present: {
         ft[n].present = to_ns(sc_time_stamp());
+        if (d.throttle_in_present) throttle();  // Present() blocks while the queue is full
         const unsigned b = unsigned(n % B);
         m.pending[q].write64(m.rt[b], n).barrier();
         VidSch::gpu_signal(m.pending[q], *m.present_fence, n, 1);
