@@ -529,3 +529,39 @@ TEST_CASE("The KMD's log flush read returns only once the CMP's wait entry is vi
   REQUIRE(seen);
   CHECK(value_after_flush == 1);
 }
+
+TEST_CASE("Optimized interrupt, event ring overflow: the NULL queue of every node makes the OS rescan every queue",
+          "[F19]") {
+  // A 4-entry event ring, and 16 signals from two queues on the two nodes, back to back after 50 us of
+  // compute, each with a CPU waiter. The CMP drops what does not fit; the KMD, which never saw the dropped
+  // events' queues, reports one NULL queue for every node ("rescan the log buffer of all HWQueues"): the
+  // OS must read both queues' logs, on node 0 and node 1, or the waiters whose events were dropped sleep.
+  FenceBench b(with_logs({{"kmd.optimized_native_fence_signaled_interrupt", "true"},
+                          {"kmd.event_ring_entries", "4"},
+                          {"gpu.timestamp_tick_ps", "1"}}));
+  auto& p = b.p;
+  int woken = 0;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    KmdHwQueue* q0 = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    KmdHwQueue* q1 = p.vidsch.CreateHwQueue(1, 0, 0, 1);
+    std::vector<NativeFence*> f;
+    for (int i = 0; i < 16; ++i) f.push_back(p.vidsch.CreateNativeFence(1, Segment::Local, false));
+    for (size_t i = 0; i < f.size(); ++i) {
+      PacketWriter work;
+      if (i < 2) work.compute(100000);  // 50 us: every waiter is registered first
+      p.vidsch.SubmitSignal(i % 2 ? q1 : q0, f[i], 1, work);
+    }
+    for (size_t i = 1; i < f.size(); ++i)
+      p.cpu.spawn_thread("w" + std::to_string(i), [&, x = f[i]] { woken += p.vidsch.WaitFromCpu(x, 1, us(2000)); });
+    woken += p.vidsch.WaitFromCpu(f[0], 1, us(2000));
+  });
+  sc_start(sc_time(5, SC_MS));
+  CHECK(woken == 16);
+  // The overflow's notification: a NULL queue naming no node (-1, every node).
+  const auto every_node = [](const DxgkInterruptData& d) {
+    return d.type == DxgkInterruptData::NativeFenceSignaled && d.null_queue_nodes == std::vector<int>{-1};
+  };
+  CHECK(b.count_notified(every_node) >= 1);
+  CHECK(b.mon.lost_interrupts() == 0);
+}

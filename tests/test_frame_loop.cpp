@@ -149,7 +149,9 @@ TEST_CASE("presentmon_replay: a process whose present modes the model lacks is r
           "[H4][frame_loop][presentmon]") {
   const Run r = run_cli(scenario("presentmon_replay") + " --workload.presentmon_process=firefox.exe");
   CHECK(r.code == 2);
-  CHECK(r.err.find("none of its presents uses a present mode the model has") != std::string::npos);
+  CHECK(r.err.find("none of its presents uses a present mode the model replays (Hardware: Legacy Flip, Hardware: "
+                   "Independent Flip, Hardware Composed: Independent Flip); it has Composed: Flip") !=
+        std::string::npos);
 }
 
 TEST_CASE("Workload file: unknown keys, wrong types, impossible steps are refused naming the key path",

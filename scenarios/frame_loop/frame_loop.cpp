@@ -332,8 +332,11 @@ void Loop::frame(uint64_t n) {
   // The swap chain: at most max_frame_latency frames presented and not on screen, and a free buffer.
   const uint64_t B = uint64_t(w.buffers), L = uint64_t(w.max_frame_latency);
   const uint64_t need = std::max<uint64_t>(n > B ? n - B + 1 : 0, n > L ? n - L : 0);
-  if (m.flips_done < need) ++m.throttled;
-  while (m.flips_done < need) p.cpu.wait_for(m.buffer_ev);
+  auto throttle = [&] {
+    if (m.flips_done < need) ++m.throttled;
+    while (m.flips_done < need) p.cpu.wait_for(m.buffer_ev);
+  };
+  if (!d.throttle_in_present) throttle();
   if (n > FrameLoopDriver::Impl::kRing / 2) read_stamps(n - FrameLoopDriver::Impl::kRing / 2);
   ft[n].cpu_start = to_ns(sc_time_stamp());
   m.started = n;
@@ -381,6 +384,7 @@ void Loop::frame(uint64_t n) {
       }
       case WorkloadStep::Kind::Present: {
         ft[n].present = to_ns(sc_time_stamp());
+        if (d.throttle_in_present) throttle();  // Present() blocks while the queue is full
         const unsigned b = unsigned(n % B);
         m.pending[q].write64(m.rt[b], n).barrier();
         VidSch::gpu_signal(m.pending[q], *m.present_fence, n, 1);

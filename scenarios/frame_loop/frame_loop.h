@@ -72,6 +72,11 @@ class FrameLoopDriver : public ScenarioDriver {
   // timing (null: as soon as the loop is set up).
   double refresh_hz = 0;
   bool expect_all_displayed = true;  // the verdict fails a frame that never reached the panel
+  // Where the swap chain's limits (max_frame_latency, buffers) hold the app: before the frame starts (a
+  // frame-latency waitable object), or inside Present(), as DXGI's maximum frame latency blocks an app
+  // that does not wait on that object (a replay: the capture's start times already hold any wait the
+  // real app made before its frame).
+  bool throttle_in_present = false;
   std::function<sc_core::sc_time(const sc_core::sc_time& now, const DisplayEngine& d)> choose_t0;
   const std::vector<FrameTimes>& frames() const { return ft_; }
   double refresh_ms() const { return refresh_ms_; }

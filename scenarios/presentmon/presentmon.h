@@ -55,10 +55,12 @@ struct CapturedPresent {
   uint32_t process_id = 0;
   int sync_interval = 1;
   bool dropped = false;
-  double present_ms = 0;                     // Present() call, from the capture's start
-  double cpu_busy_ms = 0;                    // the frame's CPU work before Present()
-  std::optional<double> gpu_busy_ms;         // GPU busy for the frame (2.x), or 1.x msGPUActive
-  std::optional<double> render_done_ms;      // from Present() to the GPU's work done (1.x MsUntilRenderComplete)
+  double present_ms = 0;              // Present() call, from the capture's start
+  double cpu_busy_ms = 0;             // the frame's CPU work before Present()
+  std::optional<double> gpu_busy_ms;  // GPU busy for the frame (2.x), or 1.x msGPUActive
+  // From Present() to the GPU's work for the frame done: 1.x MsUntilRenderComplete, 2.x
+  // MsRenderPresentLatency (PresentMon's console documentation); negative where the work was done first.
+  std::optional<double> render_done_ms;
   std::optional<double> until_displayed_ms;  // from Present() to the screen; nullopt: not displayed
 };
 

@@ -21,8 +21,10 @@ std::string lower(std::string s) {
   return s;
 }
 
-// What a numeric column may hold.
-enum class Num { Time, Duration, Count };
+// What a numeric column may hold. Signed: a time between two events either may come first (PresentMon
+// writes a negative Present()-to-render-complete where the GPU finished the frame's work before the
+// Present() call it records).
+enum class Num { Time, Duration, Count, Signed };
 
 class Reader {
  public:
@@ -69,9 +71,10 @@ class Reader {
 std::optional<double> Reader::number(long c, Num kind, bool na) const {
   if (c < 0) return std::nullopt;
   const std::string& s = f_[size_t(c)];
-  const char* what = kind == Num::Count  ? "an integer"
-                     : kind == Num::Time ? "a finite time >= 0"
-                                         : "a finite number >= 0";
+  const char* what = kind == Num::Count    ? "an integer"
+                     : kind == Num::Time   ? "a finite time >= 0"
+                     : kind == Num::Signed ? "a finite number"
+                                           : "a finite number >= 0";
   const std::string allowed = std::string(what) + (na ? " or NA" : "");
   if (s == "NA" && na) return std::nullopt;
   if (s.empty()) fail_at(size_t(c), "empty", allowed);
@@ -82,7 +85,7 @@ std::optional<double> Reader::number(long c, Num kind, bool na) const {
   if (!decimal || end != s.c_str() + s.size()) fail_at(size_t(c), "'" + echo_input(s) + "' is not a number", allowed);
   if (!std::isfinite(v)) fail_at(size_t(c), "'" + echo_input(s) + "' is not finite", allowed);
   if (kind == Num::Count && v != std::floor(v)) fail_at(size_t(c), "'" + s + "' is not an integer", allowed);
-  if (kind != Num::Count && v < 0) fail_at(size_t(c), "'" + s + "' is negative", allowed);
+  if (kind != Num::Count && kind != Num::Signed && v < 0) fail_at(size_t(c), "'" + s + "' is negative", allowed);
   return v;
 }
 
@@ -112,7 +115,7 @@ Capture Reader::read(CsvReader& csv) {
              c_until = column({"msuntildisplayed"}), c_latency = column({"displaylatency", "msdisplaylatency"}),
              c_t = column({"timeinseconds"}), c_between = column({"msbetweenpresents"}),
              c_inpresent = column({"msinpresentapi"}), c_active = column({"msgpuactive"}),
-             c_render = column({"msuntilrendercomplete"});
+             c_render = column({"msuntilrendercomplete", "msrenderpresentlatency"});
   // A row must reach every column the replay reads (OCAT writes its system columns on the first row only).
   long last_used = 0;
   for (long c : {c_app, c_pid, c_chain, c_mode, c_sync, c_drop, c_start, c_busy, c_delta, c_gpu, c_until, c_latency,
@@ -173,6 +176,7 @@ Capture Reader::read(CsvReader& csv) {
       p.cpu_busy_ms = *number(c_busy, Num::Duration, false);
       p.gpu_busy_ms = number(c_gpu, Num::Duration);
       const auto delta = number(c_delta, Num::Duration);
+      p.render_done_ms = number(c_render, Num::Signed);
       if (qpc && ch.row && ch.delta && *ch.delta > 0.5) ratio.push_back((t - ch.t) / *ch.delta);
       ch.delta = delta;
       if (auto u = number(c_until, Num::Duration)) {
@@ -188,7 +192,7 @@ Capture Reader::read(CsvReader& csv) {
       // 1.x has no CPU busy: the time from the previous Present() returning to this call.
       p.cpu_busy_ms = std::max(0.0, between - number(c_inpresent, Num::Duration).value_or(0));
       p.gpu_busy_ms = number(c_active, Num::Duration);
-      p.render_done_ms = number(c_render, Num::Duration);
+      p.render_done_ms = number(c_render, Num::Signed);
       p.until_displayed_ms = number(c_until, Num::Duration);
     }
     ch.t = t;

@@ -1,16 +1,27 @@
 // presentmon_replay: a PresentMon capture of a real application replayed on the platform. Each captured
-// present of the chosen process (workload.presentmon_process; default: the process with the most
-// presents) drives one frame: it starts when the capture's frame started (its Present() time less its CPU
-// busy time), computes its CPU busy time, runs its GPU busy time on the graphics engine and presents
-// (sync interval 1) on the display the platform has (the dGPU's, or the iGPU's through one copy on the
-// hybrid laptop). The display's refresh period and vblank phase come from the capture's own display
-// times. Present modes the model has (hardware legacy or independent flip) are replayed; the others
-// (composed, copy) are counted by mode and reported, not replayed.
+// present of one swap chain of one process (workload.presentmon_pid and workload.presentmon_swapchain, or
+// the process's name as a shortcut; default: the process and swap chain with the most hardware flips,
+// swap_chain_choice.h) drives one frame: it starts when the capture's frame started (its Present() time
+// less its CPU busy time), computes its CPU busy time, runs its GPU busy time on the graphics engine and
+// presents (sync interval 1) on the display the platform has (the dGPU's, or the iGPU's through one copy
+// on the hybrid laptop). The display's refresh period and vblank phase come from the capture's own
+// display times, fitted over its whole span (refresh_fit.h).
+//
+// The swap chain is DXGI's flip model (Microsoft Learn, "DXGI flip model"): a present joins the flip
+// queue, and the display takes one flip a vblank, so a burst of presents drains one a refresh. Present()
+// blocks while the default maximum frame latency, 3 frames presented and not yet on screen, is reached
+// (Microsoft Learn, "IDXGIDevice1::SetMaximumFrameLatency"); the capture's own start times already hold
+// any wait the real application made. The present modes that flip the application's own buffer at a
+// vblank are replayed (replayed_present_modes()); composed and copy modes are counted by mode and
+// reported, not replayed.
 //
 // Results compare model and capture per frame both displayed: frames_compared, frames_same_refresh_pct
-// (the model shows the frame at the refresh the capture did), until_displayed_error_ms (|model -
-// capture| of Present() to screen: p50, p95), dropped_agreement_pct (both displayed it, or both did
-// not), beside the model's own frame-loop figures.
+// (the model shows the frame at the refresh the capture did), beside baseline_same_refresh_pct (the naive
+// rule: each frame on the first vblank after its render completed, Present() plus the capture's
+// MsRenderPresentLatency or MsUntilRenderComplete), until_displayed_error_ms (|model - capture| of
+// Present() to screen: p50, p95), dropped_agreement_pct (both displayed it, or both did not), beside the
+// model's own frame-loop figures. The verdict fails an agreement below workload.presentmon_min_agreement_pct
+// or below the baseline's.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -24,62 +35,25 @@
 #include "scenarios/display/present.h"
 #include "scenarios/frame_loop/frame_loop.h"
 #include "scenarios/presentmon/presentmon.h"
+#include "scenarios/presentmon/refresh_fit.h"
 #include "scenarios/presentmon/replay_comparison.h"
+#include "scenarios/presentmon/swap_chain_choice.h"
 
 namespace gpumodel {
 namespace {
 
 using sc_core::sc_time;
 
-bool replayable(const std::string& mode) {
-  return mode == "Hardware: Legacy Flip" || mode == "Hardware: Independent Flip" ||
-         mode == "Hardware Composed: Independent Flip";
-}
-
 struct Chosen {
   std::string process, swap_chain;
+  uint32_t process_id = 0;
   uint64_t other_swap_chains = 0;  // the process's presents to its other swap chains (not replayed)
   std::vector<CapturedPresent> replayed;
   std::map<std::string, uint64_t> not_replayed;  // by present mode
   uint64_t presents = 0, sync0 = 0;
-  double period_ms = 0, phase_ms = 0, fit_pct = 0;
+  RefreshFit fit;
   std::string format;
 };
-
-// The capture's refresh period from its display times: the smallest common step of the intervals
-// between successive screen changes (their 10th percentile, refined by least squares over the
-// intervals' whole multiples), and the vblank phase as the circular mean of the screen times.
-void fit_refresh(Chosen& c) {
-  std::vector<double> screen;
-  for (auto& p : c.replayed)
-    if (p.until_displayed_ms) screen.push_back(p.present_ms + *p.until_displayed_ms);
-  std::sort(screen.begin(), screen.end());
-  std::vector<double> d;
-  for (size_t i = 1; i < screen.size(); ++i)
-    if (screen[i] - screen[i - 1] > 1.0) d.push_back(screen[i] - screen[i - 1]);
-  if (d.size() < 2) return;
-  std::vector<double> s = d;
-  std::sort(s.begin(), s.end());
-  const double p0 = s[s.size() / 10];
-  double num = 0, den = 0;
-  for (double x : d) {
-    const double k = std::round(x / p0);
-    if (k >= 1 && k <= 16 && std::fabs(x - k * p0) < 0.25 * p0) num += x * k, den += k * k;
-  }
-  c.period_ms = den > 0 ? num / den : p0;
-  double sx = 0, sy = 0;
-  for (double t : screen) {
-    const double a = 2 * M_PI * std::fmod(t, c.period_ms) / c.period_ms;
-    sx += std::cos(a), sy += std::sin(a);
-  }
-  c.phase_ms = std::fmod(std::atan2(sy, sx) / (2 * M_PI) * c.period_ms + c.period_ms, c.period_ms);
-  uint64_t fit = 0;
-  for (double t : screen) {
-    const double k = std::round((t - c.phase_ms) / c.period_ms);
-    fit += std::fabs(t - c.phase_ms - k * c.period_ms) < 0.5;
-  }
-  c.fit_pct = 100.0 * double(fit) / double(screen.size());
-}
 
 // The capture, read once per process while the file stays the same (device, inode, size, modification
 // time): the command line validates a run before it starts it, and each validation and the run choose
@@ -101,62 +75,49 @@ const Capture& capture(const std::string& path) {
 }
 
 Chosen choose(const ParamSet& ps) {
-  const Capture& cap = capture(ps.get_path("workload.presentmon"));
+  const std::string& file = ps.get_path("workload.presentmon");
+  const Capture& cap = capture(file);
   Chosen c;
   c.format = cap.format;
-  c.process = ps.get_text("workload.presentmon_process");
-  // Names are compared as the capture's bytes (they need not be UTF-8); each is one index of cap.names.
-  uint32_t app = uint32_t(cap.names.size());
-  if (c.process.empty()) {  // the process with the most presents (the first such in the file)
-    std::map<uint32_t, uint64_t> n;
-    std::vector<uint32_t> order;
-    for (auto& p : cap.presents)
-      if (n[p.application]++ == 0) order.push_back(p.application);
-    for (uint32_t a : order)
-      if (app == cap.names.size() || n[a] > n[app]) app = a;
-    c.process = cap.name(app);
-  } else {
-    for (uint32_t i = 0; i < cap.names.size(); ++i)
-      if (cap.names[i] == c.process) app = i;
-  }
-  // Its swap chain with the most presents (a process may present to several, one per monitor).
-  std::map<uint32_t, uint64_t> per_chain;
-  for (auto& p : cap.presents)
-    if (p.application == app) ++per_chain[p.swap_chain];
-  uint64_t best = 0;
-  uint32_t chain = 0;
-  for (auto& [ch, n] : per_chain)
-    if (n > best) best = n, chain = ch;
-  if (best) c.swap_chain = cap.name(chain);
+  const SwapChainChoice sc =
+      choose_swap_chain(cap, uint64_t(ps.get_int("workload.presentmon_pid")),
+                        ps.get_text("workload.presentmon_process"), ps.get_text("workload.presentmon_swapchain"), file);
+  c.process = cap.name(sc.application);
+  c.process_id = sc.process_id;
+  c.swap_chain = cap.name(sc.swap_chain);
   for (auto& p : cap.presents) {
-    if (p.application != app) continue;
-    if (p.swap_chain != chain) {
+    if (p.process_id != sc.process_id) continue;
+    if (p.swap_chain != sc.swap_chain) {
       ++c.other_swap_chains;
       continue;
     }
     ++c.presents;
-    if (!replayable(cap.name(p.present_mode))) {
+    if (!replayed_present_mode(cap.name(p.present_mode))) {
       ++c.not_replayed[cap.name(p.present_mode)];
       continue;
     }
     c.sync0 += p.sync_interval == 0;
     c.replayed.push_back(p);
   }
-  if (c.presents == 0)
-    throw ConfigError("workload.presentmon_process = '" + echo_input(c.process) +
-                      "' presents nothing in workload.presentmon = '" + echo_input(ps.get_path("workload.presentmon")) +
-                      "'; allowed: an Application of the capture");
-  if (c.replayed.empty())
-    throw ConfigError("workload.presentmon_process = '" + echo_input(c.process) +
-                      "': none of its presents uses a present mode the model has (Hardware: Legacy Flip, Hardware: "
-                      "Independent Flip); allowed: another process of the capture");
+  const std::string who = "process " + std::to_string(c.process_id) + " ('" + echo_input(printable(c.process)) +
+                          "'), swap chain " + echo_input(printable(c.swap_chain));
+  if (c.replayed.empty()) {
+    std::string modes;
+    for (auto& [m, n] : c.not_replayed) modes += (modes.empty() ? "" : ", ") + echo_input(printable(m));
+    throw ConfigError(who + ": none of its presents uses a present mode the model replays (" +
+                      replayed_present_modes_text() + "); it has " + modes +
+                      "; allowed: another process (workload.presentmon_pid) or swap chain "
+                      "(workload.presentmon_swapchain) of the capture");
+  }
   if (const int64_t keep = ps.get_int("workload.frames"); keep > 0 && c.replayed.size() > uint64_t(keep))
     c.replayed.resize(size_t(keep));  // the capture's first N replayable presents
-  fit_refresh(c);
-  if (c.period_ms <= 0)
-    throw ConfigError("workload.presentmon = '" + echo_input(ps.get_path("workload.presentmon")) + "': process '" +
-                      echo_input(c.process) +
-                      "' has too few displayed frames to find the display's refresh; allowed: a capture with "
+  std::vector<double> screen;
+  for (auto& p : c.replayed)
+    if (p.until_displayed_ms) screen.push_back(p.present_ms + *p.until_displayed_ms);
+  c.fit = fit_refresh(screen);
+  if (c.fit.period_ms <= 0)
+    throw ConfigError("workload.presentmon = '" + echo_input(file) + "': " + who +
+                      " has too few displayed frames to find the display's refresh; allowed: a capture with "
                       "displayed frames");
   return c;
 }
@@ -167,8 +128,11 @@ Workload replay_workload(const Chosen& c) {
   w.file = "(capture)";
   w.frames = c.replayed.size();
   w.fps = 0;
-  w.max_frame_latency = 2;
-  w.buffers = 3;
+  // DXGI's default maximum frame latency (Microsoft Learn, "IDXGIDevice1::SetMaximumFrameLatency": 3).
+  // The capture does not record the swap chain's buffer count: one per frame the latency lets queue and
+  // the one on screen, so the latency is what bounds the queue.
+  w.max_frame_latency = 3;
+  w.buffers = 4;
   w.queues.push_back({"gfx", EngineKind::Graphics});
   WorkloadStep cpu, gpu, present;
   cpu.kind = WorkloadStep::Kind::Cpu;
@@ -184,8 +148,10 @@ class Replay : public FrameLoopDriver {
   Replay(const ParamSet& ps, Chosen c) : FrameLoopDriver(ps, replay_workload(c)), c_(std::move(c)) {
     w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
-    refresh_hz = 1000.0 / c_.period_ms;
+    refresh_hz = 1000.0 / c_.fit.period_ms;
     expect_all_displayed = false;
+    throttle_in_present = true;
+    min_agreement_pct_ = ps.get_real("workload.presentmon_min_agreement_pct");
     const CapturedPresent& f0 = c_.replayed[0];
     c0_ = f0.present_ms - f0.cpu_busy_ms;
     for (auto& p : c_.replayed) {
@@ -197,7 +163,7 @@ class Replay : public FrameLoopDriver {
       overrides.push_back(o);
     }
     // The model's vblank grid on the capture's: capture time tau is model time t0 + (tau - c0).
-    const double phase = c_.phase_ms, c0 = c0_;
+    const double phase = c_.fit.phase_ms, c0 = c0_;
     choose_t0 = [phase, c0](const sc_time& now, const DisplayEngine& d) {
       const sc_time period = d.timing().frame_period();
       const double p_ns = to_ns(period);
@@ -213,6 +179,7 @@ class Replay : public FrameLoopDriver {
     // Names are the capture's bytes: escaped (\xNN) where they are not UTF-8, as JSON must be.
     r.metric("capture_format", c_.format);
     r.metric("capture_process", printable(c_.process));
+    r.metric("capture_pid", uint64_t(c_.process_id));
     r.metric("capture_swap_chain", printable(c_.swap_chain));
     r.metric("capture_presents", c_.presents);
     r.metric("presents_to_other_swap_chains", c_.other_swap_chains);
@@ -221,8 +188,8 @@ class Replay : public FrameLoopDriver {
     for (auto& [mode, n] : c_.not_replayed) nr[printable(mode)] = n;
     r.metric("presents_not_replayed", nr);
     r.metric("sync_interval_0_replayed_as_1", c_.sync0);
-    r.metric("capture_refresh_hz", 1000.0 / c_.period_ms);
-    r.metric("capture_display_times_on_grid_pct", c_.fit_pct);
+    r.metric("capture_refresh_hz", 1000.0 / c_.fit.period_ms);
+    r.metric("capture_display_times_on_grid_pct", c_.fit.on_grid_pct);
     // Each frame on the capture's clock (capture time tau is model time t0 + (tau - c0)). A run cut short
     // is compared over the frames it settled: those on screen, and those a later frame on screen overtook.
     const double t0 = to_ns(FrameLoopDriver::t0());
@@ -239,10 +206,14 @@ class Replay : public FrameLoopDriver {
       if (f.displayed) x.model_screen_ms = (*f.displayed - t0) / 1e6 + c0_;
       x.capture_present_ms = cp.present_ms;
       x.capture_until_ms = cp.until_displayed_ms;
+      x.capture_render_ms = cp.render_done_ms;
     }
-    const ReplayComparison cmp = compare_replay(rf, c_.period_ms, c_.phase_ms);
+    const ReplayComparison cmp = compare_replay(rf, c_.fit.period_ms, c_.fit.phase_ms);
     r.metric("frames_compared", cmp.compared);
     r.metric("frames_same_refresh_pct", cmp.same_refresh_pct());
+    // The naive rule beside it: each frame on the first vblank after Present() + its render time.
+    r.metric("baseline_frames_compared", cmp.baseline_compared);
+    r.metric("baseline_same_refresh_pct", cmp.baseline_pct());
     nlohmann::ordered_json e = summary(cmp.until_error_ms);
     nlohmann::ordered_json ue;
     ue["p50"] = e["p50"];
@@ -253,10 +224,11 @@ class Replay : public FrameLoopDriver {
     r.metric("capture_until_displayed_ms", summary(cmp.capture_until_ms));
     // The capture's own consistency: its display times sit on one refresh grid, or the refresh the
     // replay runs at (and every same-refresh comparison) means nothing.
-    r.check(c_.fit_pct >= 90.0, "only " + format_number(c_.fit_pct) +
-                                    " % of the capture's display times lie within 0.5 ms of a refresh at " +
-                                    format_number(1000.0 / c_.period_ms) + " Hz");
-    r.check(cmp.compared > 0, "no frame was displayed in both the capture and the model");
+    r.check(c_.fit.on_grid_pct >= 90.0, "only " + format_number(c_.fit.on_grid_pct) +
+                                            " % of the capture's display times lie within 0.5 ms of a refresh at " +
+                                            format_number(1000.0 / c_.fit.period_ms) + " Hz");
+    const std::optional<std::string> why = replay_verdict(cmp, min_agreement_pct_);
+    r.check(!why, why.value_or(""));
   }
 
  private:
@@ -267,7 +239,7 @@ class Replay : public FrameLoopDriver {
     return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
   }
   Chosen c_;
-  double c0_ = 0;
+  double c0_ = 0, min_agreement_pct_ = 95;
 };
 
 }  // namespace
@@ -285,9 +257,24 @@ ScenarioInfo presentmon_replay_scenario() {
                             "column: a value that is not a finite number or NA, a negative time, a swap chain's "
                             "rows out of time order",
                         o);
+        ps.declare_int("workload.presentmon_pid", 0, "", 0, 4294967295,
+                       "A: the ProcessID whose presents are replayed (PresentMon's ProcessID column); 0 = by "
+                       "workload.presentmon_process, else the process with the most presents in a mode the model "
+                       "replays (PID 0, the idle process, never presents)",
+                       o);
         ps.declare_text("workload.presentmon_process", "",
                         "A: the Application whose presents are replayed, compared byte for byte (a name that is "
-                        "not UTF-8 is reported with \\xNN escapes); empty = the one with the most presents",
+                        "not UTF-8 is reported with \\xNN escapes), a shortcut for its PID: refused when more than "
+                        "one process has the name; empty = by workload.presentmon_pid",
+                        o);
+        ps.declare_text("workload.presentmon_swapchain", "",
+                        "A: the SwapChainAddress replayed (0x1927FEB15A0; leading zeros and case do not matter); "
+                        "empty = the process's swap chain with the most presents in a mode the model replays",
+                        o);
+        ps.declare_real("workload.presentmon_min_agreement_pct", 95.0, "%", 0.001, 100.0,
+                        "A: a design choice, not a measurement: the verdict fails a replay that shows fewer of the "
+                        "frames at the capture's refresh than this (and one below the naive rule of each frame on "
+                        "the first vblank after its render completed, whatever this is)",
                         o);
         declare_frame_loop_params(ps, o);
       },
@@ -301,11 +288,11 @@ ScenarioInfo presentmon_replay_scenario() {
         // After the last start, as frame_loop's (three refreshes and 10 ms), and up to a refresh of waiting
         // for the capture's vblank phase before the first frame: 33.8 ms on the shipped capture (dwm.exe at
         // 119.84 Hz, 6 presents).
-        require_time_for_frames(ps, start(c.replayed.back()), 4 * c.period_ms + 10,
+        require_time_for_frames(ps, start(c.replayed.back()), 4 * c.fit.period_ms + 10,
                                 "the " + std::to_string(c.replayed.size()) + " presents of '" + echo_input(c.process) +
                                     "' that workload.presentmon replays",
                                 "four refreshes of the capture's " +
-                                    format_number(std::round(100000.0 / c.period_ms) / 100) + " Hz, and 10 ms",
+                                    format_number(std::round(100000.0 / c.fit.period_ms) / 100) + " Hz, and 10 ms",
                                 [&](double budget_ms) {
                                   uint64_t n = 0;
                                   while (n < c.replayed.size() && start(c.replayed[n]) <= budget_ms) ++n;

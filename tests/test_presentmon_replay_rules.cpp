@@ -1,0 +1,320 @@
+// presentmon_replay's rules, each on a capture built for it: the refresh fitted over the capture's whole
+// span, the swap chain chosen by PID (a name only as a shortcut, refused when two processes share it;
+// a tie never lands on a swap chain without hardware flips), the naive baseline and the verdict that
+// fails below it, and the flip queue: a burst of presents drains one per vblank, as on the hardware.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "scenarios/presentmon/presentmon.h"
+#include "scenarios/presentmon/refresh_fit.h"
+#include "scenarios/presentmon/replay_comparison.h"
+#include "scenarios/presentmon/swap_chain_choice.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace gpumodel;
+
+namespace {
+
+Capture parse(const std::string& text) { return parse_presentmon(text, "t.csv", "workload.presentmon"); }
+
+// A 1.x capture: application, PID, swap chain, present mode, Present() time (s), until displayed (ms).
+const std::string k1x =
+    "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,Dropped,TimeInSeconds,MsBetweenPresents,"
+    "MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
+std::string row(const std::string& app, int pid, const std::string& chain, const std::string& mode, double t_s) {
+  char b[256];
+  std::snprintf(b, sizeof b, "%s,%d,%s,1,%s,0,%.7f,16.6,0.1,1.0,10.0\n", app.c_str(), pid, chain.c_str(), mode.c_str(),
+                t_s);
+  return b;
+}
+const std::string kLegacy = "Hardware: Legacy Flip", kGdi = "Composed: Copy with GPU GDI";
+
+std::string write_temp(const std::string& tag, const std::string& text) {
+  const std::string path = "pm_" + tag + "_" + std::to_string(::getpid()) + ".csv";
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("presentmon_replay refresh: fitted over the capture's whole span, not a local estimate", "[H4][presentmon]") {
+  // A 59.949 Hz panel (16.68085 ms) seen for 1000 refreshes, a frame on two of every three, each screen
+  // time quantised to 0.1 ms and jittered by up to +-0.3 ms (PresentMon's display times carry the
+  // flip-complete event's delay). Locally one refresh's interval is 16.0 to 17.3 ms: 57.7 to 62.5 Hz.
+  // Over the span the error of one screen time is spread over 1000 refreshes: the slope is within
+  // 0.7 ms / 1000 refreshes, 4e-5 of the period, so 59.949 +- 0.001 Hz (0.0025 at worst; the fit
+  // averages the jitter out further).
+  const double period = 1000.0 / 59.949;
+  std::vector<double> screen;
+  for (int k = 0; k < 1000; ++k) {
+    if (k % 3 == 2) continue;
+    const double jitter = 0.3 * std::sin(k * 12.9898);  // deterministic, in [-0.3, 0.3]
+    screen.push_back(std::round((5.0 + k * period + jitter) * 10.0) / 10.0);
+  }
+  const RefreshFit f = fit_refresh(screen);
+  CHECK(1000.0 / f.period_ms == Approx(59.949).margin(0.001));
+  // The phase: a refresh starts at 5 ms (mod the period), to the jitter's mean.
+  CHECK(std::remainder(f.phase_ms - 5.0, f.period_ms) == Approx(0.0).margin(0.1));
+  CHECK(f.on_grid_pct == 100.0);
+  // A gap of many refreshes (the app idle) keeps the count of refreshes in it.
+  std::vector<double> gap = {0.0, period, 2 * period, 300 * period, 301 * period, 302 * period};
+  CHECK(fit_refresh(gap).period_ms == Approx(period).epsilon(1e-9));
+  // Too few screen changes: no period.
+  CHECK(fit_refresh({1.0, 17.0}).period_ms == 0.0);
+}
+
+TEST_CASE("presentmon_replay refresh: the shipped 59.949 Hz capture fits its span's rate", "[H4][presentmon]") {
+  // test_case_4.csv, dwm.exe's hardware flips: its first and last display times are 112 refreshes apart
+  // (1868.2 ms / 112 = 16.681 ms, 59.949 Hz). The least-squares fit over all of them agrees to 0.002 Hz;
+  // an estimate from the intervals alone (their 10th percentile refined over their whole multiples)
+  // gives 59.928 Hz, and one refresh's step 60.15 Hz.
+  const Capture cap =
+      read_presentmon(std::string(GPUMODEL_SOURCE_DIR) + "/workloads/captures/test_case_4.csv", "workload.presentmon");
+  std::vector<double> screen;
+  for (const CapturedPresent& p : cap.presents)
+    if (cap.name(p.application) == "dwm.exe" && replayed_present_mode(cap.name(p.present_mode)) && p.until_displayed_ms)
+      screen.push_back(p.present_ms + *p.until_displayed_ms);
+  REQUIRE(screen.size() >= 100);
+  std::sort(screen.begin(), screen.end());
+  const RefreshFit f = fit_refresh(screen);
+  const double span = screen.back() - screen.front();
+  const double span_period = span / std::round(span / f.period_ms);
+  CHECK(1000.0 / span_period == Approx(59.949).margin(0.001));
+  CHECK(1000.0 / f.period_ms == Approx(1000.0 / span_period).margin(0.002));
+}
+
+TEST_CASE("presentmon_replay choice: by PID and swap chain, a name two processes share refused naming both",
+          "[H4][presentmon]") {
+  // Two processes named game.exe (PIDs 7 and 9), and dwm.exe with two swap chains.
+  const Capture cap =
+      parse(k1x + row("game.exe", 7, "0x10", kLegacy, 0.01) + row("game.exe", 9, "0x20", kLegacy, 0.02) +
+            row("game.exe", 9, "0x20", kLegacy, 0.03) + row("dwm.exe", 4, "0x30", kLegacy, 0.04) +
+            row("dwm.exe", 4, "0x31", kLegacy, 0.05) + row("dwm.exe", 4, "0x31", kLegacy, 0.06));
+  auto chain = [&](const SwapChainChoice& c) { return cap.name(c.swap_chain); };
+  // By PID: the process's own presents only, never merged with another of the same name.
+  const SwapChainChoice p7 = choose_swap_chain(cap, 7, "", "", "t.csv");
+  CHECK(p7.process_id == 7);
+  CHECK(chain(p7) == "0x10");
+  CHECK(p7.hardware_flips == 1);
+  CHECK(choose_swap_chain(cap, 9, "", "", "t.csv").hardware_flips == 2);
+  // The name alone: refused, naming both PIDs and the key that chooses.
+  CHECK_THROWS_WITH(choose_swap_chain(cap, 0, "game.exe", "", "t.csv"),
+                    Catch::Contains("workload.presentmon_process = 'game.exe' names 2 processes") &&
+                        Catch::Contains("(PIDs 7, 9)") && Catch::Contains("allowed: workload.presentmon_pid"));
+  // A name one process has is its PID; a PID and a name that disagree are refused.
+  CHECK(choose_swap_chain(cap, 0, "dwm.exe", "", "t.csv").process_id == 4);
+  CHECK_THROWS_WITH(choose_swap_chain(cap, 7, "dwm.exe", "", "t.csv"), Catch::Contains("is not process 7"));
+  CHECK_THROWS_WITH(choose_swap_chain(cap, 5, "", "", "t.csv"),
+                    Catch::Contains("workload.presentmon_pid = 5 presents nothing") && Catch::Contains("4, 7, 9"));
+  // A swap chain by its address, as a number (the key's zero padding and case do not matter).
+  CHECK(chain(choose_swap_chain(cap, 4, "", "0x30", "t.csv")) == "0x30");
+  CHECK(choose_swap_chain(cap, 4, "", "0X00031", "t.csv").hardware_flips == 2);
+  CHECK_THROWS_WITH(choose_swap_chain(cap, 4, "", "0x10", "t.csv"),
+                    Catch::Contains("workload.presentmon_swapchain = '0x10' is not a swap chain of process 4"));
+  // Nothing given: the process with the most hardware flips (dwm.exe's 3 over game.exe 9's 2), and its
+  // swap chain with the most (0x31's 2).
+  const SwapChainChoice d = choose_swap_chain(cap, 0, "", "", "t.csv");
+  CHECK(d.process_id == 4);
+  CHECK(d.hardware_flips == 2);
+}
+
+TEST_CASE("presentmon_replay choice: a tie never lands on a GDI swap chain when another has hardware flips",
+          "[H4][presentmon]") {
+  // One process, two swap chains of 3 presents each: the GDI copy's comes first in the file. The one
+  // with hardware flips is replayed; so is the process, over another with more presents but no flips.
+  const Capture cap = parse(k1x + row("app.exe", 5, "0xA", kGdi, 0.01) + row("app.exe", 5, "0xB", kLegacy, 0.011) +
+                            row("app.exe", 5, "0xA", kGdi, 0.02) + row("app.exe", 5, "0xB", kLegacy, 0.021) +
+                            row("app.exe", 5, "0xA", kGdi, 0.03) + row("app.exe", 5, "0xB", kLegacy, 0.031) +
+                            row("gdi.exe", 6, "0xC", kGdi, 0.04) + row("gdi.exe", 6, "0xC", kGdi, 0.05) +
+                            row("gdi.exe", 6, "0xC", kGdi, 0.06) + row("gdi.exe", 6, "0xC", kGdi, 0.07));
+  const SwapChainChoice c = choose_swap_chain(cap, 0, "", "", "t.csv");
+  CHECK(c.process_id == 5);
+  CHECK(cap.name(c.swap_chain) == "0xB");
+  CHECK(c.hardware_flips == 3);
+  CHECK(cap.name(choose_swap_chain(cap, 5, "", "", "t.csv").swap_chain) == "0xB");
+}
+
+TEST_CASE("presentmon_replay verdict: fails below the threshold, below the naive baseline, and at 0 %",
+          "[H4][presentmon]") {
+  // A 10 ms refresh from 0. Each frame is presented at 10k + 1 and renders in 2 ms (done at 10k + 3): the
+  // baseline puts it on the vblank at 10(k+1). The capture shows frames 0-7 there, frames 8 and 9 a
+  // refresh later (a queue); so the baseline has 8 of 10.
+  auto frames = [](int model_right) {
+    std::vector<ReplayFrame> f(10);
+    for (int k = 0; k < 10; ++k) {
+      f[size_t(k)].settled = true;
+      f[size_t(k)].capture_present_ms = f[size_t(k)].model_present_ms = 10.0 * k + 1;
+      f[size_t(k)].capture_render_ms = 2.0;
+      const double captured = 10.0 * (k + 1) + (k >= 8 ? 10.0 : 0.0);
+      f[size_t(k)].capture_until_ms = captured - (10.0 * k + 1);
+      f[size_t(k)].model_screen_ms = k < model_right ? captured : captured + 10.0;
+    }
+    return f;
+  };
+  const ReplayComparison base = compare_replay(frames(10), 10.0, 0.0);
+  CHECK(base.baseline_compared == 10);
+  CHECK(base.baseline_same_refresh == 8);
+  CHECK(base.baseline_pct() == 80.0);
+  CHECK(base.same_refresh_pct() == 100.0);
+  CHECK_FALSE(replay_verdict(base, 95.0).has_value());
+  // 9 of 10: passes a 90 % threshold, fails the default 95 %.
+  CHECK_FALSE(replay_verdict(compare_replay(frames(9), 10.0, 0.0), 90.0).has_value());
+  CHECK(replay_verdict(compare_replay(frames(9), 10.0, 0.0), 95.0)
+            .value_or("")
+            .find("below "
+                  "workload.presentmon_min_"
+                  "agreement_pct = 95 %") != std::string::npos);
+  // 7 of 10 with a 50 % threshold: above the threshold, below the baseline's 8: fails naming it.
+  const auto below = replay_verdict(compare_replay(frames(7), 10.0, 0.0), 50.0);
+  REQUIRE(below.has_value());
+  CHECK(below->find("below the 80 % of the naive rule") != std::string::npos);
+  // 0 %: fails whatever the threshold, even 0 (the key allows no less than 0.001).
+  CHECK(replay_verdict(compare_replay(frames(0), 10.0, 0.0), 0.0).has_value());
+  CHECK(replay_verdict(ReplayComparison{}, 0.0).has_value());
+  // ... and where the capture has no render times, so no baseline stands beside it.
+  std::vector<ReplayFrame> no_render = frames(0);
+  for (ReplayFrame& f : no_render) f.capture_render_ms.reset();
+  const ReplayComparison nr = compare_replay(no_render, 10.0, 0.0);
+  CHECK(nr.baseline_compared == 0);
+  CHECK(replay_verdict(nr, 0.0).has_value());
+}
+
+TEST_CASE("presentmon_replay: a burst of presents drains one per vblank, as DXGI's flip queue does",
+          "[H4][frame_loop][presentmon]") {
+  // A 2.x capture at exactly 60 Hz (P = 16.6667 ms; refresh k from k P), one swap chain of legacy
+  // flips. Each frame's CPU work starts at the previous Present() (as PresentMon's CPUStart does), its GPU
+  // work is 0.5 ms and done 1 ms after Present(). Frames 0-7: presented at k P + 2 ms with 14.67 ms of
+  // CPU work, each on the next vblank, (k + 1) P. Then a burst: frame 8 at 8 P + 2 and frame 9 at
+  // 8 P + 4 (CPU 2 ms), both before vblank 9. The display takes one flip a vblank: 8 at 9 P, 9 at 10 P.
+  // Frames 10-13 follow at k' P + 2 for k' = 9..12, CPU from the previous present: each finds the one
+  // before it still queued and goes a refresh later than its own next vblank, at (k' + 2) P: 11 P,
+  // 12 P, 13 P, 14 P. Then the app pauses; frame 14 at 16 P + 2 finds the queue empty: 17 P.
+  // The capture records exactly that, so the model agrees on all 15 frames; the naive rule (next vblank
+  // after render complete) puts frames 9-13 one refresh early: 10 of 15.
+  // Every time is 20 ms later in the file (the first frame's CPU start, 2 - 14 ms, must be >= 0).
+  const double P = 1000.0 / 60.0, O = 20.0;
+  std::vector<double> present, screen;
+  for (int k = 0; k < 8; ++k) present.push_back(O + k * P + 2), screen.push_back(O + (k + 1) * P);
+  present.push_back(O + 8 * P + 2), screen.push_back(O + 9 * P);
+  present.push_back(O + 8 * P + 4), screen.push_back(O + 10 * P);
+  for (int k = 9; k <= 12; ++k) present.push_back(O + k * P + 2), screen.push_back(O + (k + 2) * P);
+  present.push_back(O + 16 * P + 2), screen.push_back(O + 17 * P);
+  std::string text =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,CPUStartTime,MsBetweenAppStart,MsCPUBusy,"
+      "MsGPUBusy,MsRenderPresentLatency,MsUntilDisplayed\n";
+  for (size_t i = 0; i < present.size(); ++i) {
+    const double start = i == 0 ? present[0] - 14.0 : present[i - 1];
+    const double next = i + 1 < present.size() ? present[i] : present[i] + P;
+    char b[256];
+    std::snprintf(b, sizeof b, "dwm.exe,44,0x1,1,Hardware: Legacy Flip,%.4f,%.4f,%.4f,0.5,1.0,%.4f\n", start,
+                  next - start, present[i] - start, screen[i] - present[i]);
+    text += b;
+  }
+  const std::string csv = write_temp("burst", text), rows = "pm_burst_out_" + std::to_string(::getpid()) + ".csv";
+  const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --presentmon=" + rows,
+                          "rp_burst")["metrics"];
+  std::remove(csv.c_str());
+  // The file's 0.0001 ms columns: the fit is 60 Hz to 1e-4 ms over 17 refreshes, 2e-5 Hz.
+  CHECK(m["capture_refresh_hz"].get<double>() == Approx(60.0).margin(1e-4));
+  CHECK(m["frames_compared"] == 15);
+  // At most 2 frames are ever presented and not on screen (8 and 9, from 8 P + 4 to 9 P): below DXGI's
+  // default maximum frame latency of 3, so no Present() blocked and no frame started late. (A latency of
+  // 2 would hold frame 10 until frame 8's flip.)
+  CHECK(m["frames_throttled"] == 0);
+  CHECK(m["frames_same_refresh_pct"] == 100.0);
+  CHECK(m["baseline_same_refresh_pct"].get<double>() == Approx(100.0 * 10 / 15));
+  // The model's own frames: each frame's screen time (its Present() plus until displayed, on the model's
+  // clock) minus frame 0's is the capture's, to the 0.0001 ms the columns are printed to and the model's
+  // panel period (its pixel clock: within 0.01 ms over these 17 refreshes).
+  std::ifstream in(rows);
+  std::string line, head;
+  std::getline(in, head);
+  std::vector<std::string> cols;
+  {
+    std::stringstream ss(head);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+  }
+  auto col = [&](const std::string& name) { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
+  const size_t c_t = col("TimeInSeconds"), c_u = col("MsUntilDisplayed");
+  REQUIRE(c_t < cols.size());
+  REQUIRE(c_u < cols.size());
+  std::vector<double> model_screen;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+    model_screen.push_back(std::stod(f[c_t]) * 1000.0 + std::stod(f[c_u]));
+  }
+  std::remove(rows.c_str());
+  REQUIRE(model_screen.size() == 15);
+  for (size_t i = 1; i < 15; ++i) {
+    INFO("frame " << i);
+    CHECK(model_screen[i] - model_screen[0] == Approx(screen[i] - screen[0]).margin(0.01));
+  }
+}
+
+TEST_CASE("presentmon_replay: Present() blocks while DXGI's maximum frame latency of 3 frames is queued",
+          "[H4][frame_loop][presentmon]") {
+  // 60 Hz (P = 16.6667 ms, refresh k from 20 ms + k P). Frames 0-3 at k P + 2, each on the next vblank.
+  // Then four presents within refresh 4: at 4 P + 2, + 3, + 4, + 5 ms (1 ms of CPU each, from the
+  // previous Present()). The first three queue (on screen at 5 P, 6 P, 7 P); the fourth finds 3 frames
+  // presented and not on screen, DXGI's default maximum frame latency (Microsoft Learn,
+  // "IDXGIDevice1::SetMaximumFrameLatency"), and its Present() returns only when frame 4's flip
+  // completes at 5 P: in Present() for 5 P - (4 P + 5) = P - 5 = 11.667 ms, plus the flip-complete
+  // interrupt's way to the app thread (under 0.2 ms: the ISR, DPC and a thread wake, 2 + 1 + 2 us, and a
+  // C6 exit, 85 us). It goes on screen at 8 P. Frame 8, presented at 5 P + 2, again finds 3 queued
+  // (frames 5, 6, 7): its Present() returns when frame 5's flip completes at 6 P, after P - 2 = 14.667
+  // ms and the same interrupt's way; it is on screen at 9 P, after the queue.
+  const double P = 1000.0 / 60.0, O = 20.0;
+  std::vector<double> present, screen;
+  for (int k = 0; k < 4; ++k) present.push_back(O + k * P + 2), screen.push_back(O + (k + 1) * P);
+  for (int j = 0; j < 4; ++j) present.push_back(O + 4 * P + 2 + j), screen.push_back(O + (5 + j) * P);
+  present.push_back(O + 5 * P + 2), screen.push_back(O + 9 * P);
+  std::string text =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,CPUStartTime,MsBetweenAppStart,MsCPUBusy,"
+      "MsGPUBusy,MsRenderPresentLatency,MsUntilDisplayed\n";
+  // CPU work: 14 ms before each steady present, 1 ms before each later one.
+  auto start = [&](size_t i) { return present[i] - (i < 4 ? 14.0 : 1.0); };
+  for (size_t i = 0; i < present.size(); ++i) {
+    const double next = i + 1 < present.size() ? start(i + 1) : start(i) + P;
+    char b[256];
+    std::snprintf(b, sizeof b, "app.exe,45,0x2,1,Hardware: Independent Flip,%.4f,%.4f,%.4f,0.2,0.5,%.4f\n", start(i),
+                  next - start(i), present[i] - start(i), screen[i] - present[i]);
+    text += b;
+  }
+  const std::string csv = write_temp("latency", text), rows = "pm_latency_out_" + std::to_string(::getpid()) + ".csv";
+  const auto m = run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --presentmon=" + rows,
+                          "rp_latency")["metrics"];
+  std::remove(csv.c_str());
+  CHECK(m["frames_compared"] == 9);
+  CHECK(m["frames_same_refresh_pct"] == 100.0);
+  CHECK(m["frames_throttled"] == 2);
+  std::ifstream in(rows);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> cols;
+  {
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+  }
+  const size_t c_in = size_t(std::find(cols.begin(), cols.end(), "MsInPresentAPI") - cols.begin());
+  REQUIRE(c_in < cols.size());
+  std::vector<double> in_present;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+    in_present.push_back(std::stod(f[c_in]));
+  }
+  std::remove(rows.c_str());
+  REQUIRE(in_present.size() == 9);
+  CHECK(in_present[7] >= P - 5.0);
+  CHECK(in_present[7] < P - 5.0 + 0.2);
+  CHECK(in_present[8] >= P - 2.0);
+  CHECK(in_present[8] < P - 2.0 + 0.2);
+  for (size_t i : {0, 3, 4, 5, 6}) CHECK(in_present[i] < 0.2);
+}
