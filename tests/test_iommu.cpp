@@ -7,6 +7,40 @@
 
 using namespace tb;
 
+namespace {
+// System memory behind the host IOMMU, a DMA initiator on its translated port and the host on its
+// registers.
+struct IommuRig {
+  ParamSet ps;
+  Memory mem;
+  Iommu iommu;
+  Probe dma, host;
+  explicit IommuRig(ParamSet p)
+      : ps(std::move(p)),
+        mem("sysmem", ps, "sysmem.", regs::kSysmemBase),
+        iommu("iommu", ps, mem, 0xFEE00000ull, 0x100000ull),
+        dma("dma"),
+        host("host") {
+    dma.sock.bind(iommu.tsock);
+    host.sock.bind(iommu.regs);
+    iommu.isock.bind(mem.tsock);
+  }
+};
+
+// The root, L2 and L1 tables for DMA address `va` (VT-d second-level style: 9 bits a level over 4 KiB
+// pages), one page apart from `root` up; returns the L0 (leaf) table's address.
+uint64_t map_upper_levels(Memory& mem, uint64_t root, uint64_t va) {
+  uint64_t table = root;
+  for (int level = 3; level >= 1; --level) {
+    const uint64_t next = table + 0x1000;
+    const uint64_t e = next | 1;
+    mem.poke(table + 8 * ((va >> (12 + 9 * level)) & 511), &e, 8);
+    table = next;
+  }
+  return table;
+}
+}  // namespace
+
 TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns each, a hit costs nothing",
           "[A3][H2]") {
   // A four-level table (VT-d second-level style: 9 bits a level over 4 KiB pages) in system memory maps
@@ -14,23 +48,12 @@ TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns 
   // iommu.walk_read_ns (310 ns here, an odd figure so that 3 or 5 levels cannot match); the same read
   // again hits. Both then take the same memory time, so the difference of the two read durations is
   // the walk alone: 4 x 310 = 1,240 ns.
-  auto ps = params({{"iommu.model", "gpuva_iommu"}, {"iommu.walk_read_ns", "310"}});
-  Memory mem("sysmem", ps, "sysmem.", regs::kSysmemBase);
-  Iommu iommu("iommu", ps, mem, 0xFEE00000ull, 0x100000ull);
-  Probe dma("dma"), host("host");
-  dma.sock.bind(iommu.tsock);
-  host.sock.bind(iommu.regs);
-  iommu.isock.bind(mem.tsock);
-
+  IommuRig rig(params({{"iommu.model", "gpuva_iommu"}, {"iommu.walk_read_ns", "310"}}));
+  Memory& mem = rig.mem;
+  Probe &dma = rig.dma, &host = rig.host;
   const uint64_t base = regs::kSysmemBase, root = base + 0x10000, dma_addr = 0x12345000ull;
   const uint64_t frame = (base + 0x800000) >> 12;
-  uint64_t table = root;
-  for (int level = 3; level >= 1; --level) {  // root -> L2 -> L1 -> L0 tables, one page apart
-    const uint64_t next = table + 0x1000;
-    const uint64_t e = next | 1;
-    mem.poke(table + 8 * ((dma_addr >> (12 + 9 * level)) & 511), &e, 8);
-    table = next;
-  }
+  const uint64_t table = map_upper_levels(mem, root, dma_addr);
   const uint64_t leaf = (frame << 12) | 1;
   mem.poke(table + 8 * ((dma_addr >> 12) & 511), &leaf, 8);
   const uint64_t want = 0x1122334455667788ull;
@@ -51,8 +74,8 @@ TEST_CASE("IOMMU: an IOTLB miss walks four table levels, one iommu.walk_read_ns 
   sc_core::sc_start();
   CHECK(got_miss == want);
   CHECK(got_hit == want);
-  CHECK(iommu.misses() == 1);
-  CHECK(iommu.hits() == 1);
+  CHECK(rig.iommu.misses() == 1);
+  CHECK(rig.iommu.hits() == 1);
   CHECK(miss - hit == sc_time(4 * 310, SC_NS));
 }
 
@@ -93,22 +116,11 @@ TEST_CASE("IOMMU: a full IOTLB replaces its least recently used entry, and an in
   //   the host invalidates the domain's root; P0 miss.
   // Evicting the most recent entry instead makes the sixth read miss; an invalidation that leaves the
   // entries makes the last one hit.
-  auto ps = params({{"iommu.model", "gpuva_iommu"}, {"iommu.walk_read_ns", "310"}, {"iommu.iotlb_entries", "2"}});
-  Memory mem("sysmem", ps, "sysmem.", regs::kSysmemBase);
-  Iommu iommu("iommu", ps, mem, 0xFEE00000ull, 0x100000ull);
-  Probe dma("dma"), host("host");
-  dma.sock.bind(iommu.tsock);
-  host.sock.bind(iommu.regs);
-  iommu.isock.bind(mem.tsock);
-
+  IommuRig rig(params({{"iommu.model", "gpuva_iommu"}, {"iommu.walk_read_ns", "310"}, {"iommu.iotlb_entries", "2"}}));
+  Memory& mem = rig.mem;
+  Probe &dma = rig.dma, &host = rig.host;
   const uint64_t base = regs::kSysmemBase, root = base + 0x10000, p0 = 0x12345000ull;
-  uint64_t table = root;
-  for (int level = 3; level >= 1; --level) {
-    const uint64_t next = table + 0x1000;
-    const uint64_t e = next | 1;
-    mem.poke(table + 8 * ((p0 >> (12 + 9 * level)) & 511), &e, 8);
-    table = next;
-  }
+  const uint64_t table = map_upper_levels(mem, root, p0);
   for (uint64_t i = 0; i < 3; ++i) {
     const uint64_t frame = (base + 0x800000) / 0x1000 + i;
     const uint64_t leaf = (frame << 12) | 1, value = 0xA0 + i;
@@ -146,6 +158,6 @@ TEST_CASE("IOMMU: a full IOTLB replaces its least recently used entry, and an in
     CHECK(got[i] == 0xA0u + uint64_t(order[i]));
     CHECK(took[i] == hit + (miss[i] ? sc_time(4 * 310, SC_NS) : sc_core::SC_ZERO_TIME));
   }
-  CHECK(iommu.misses() == 5);
-  CHECK(iommu.hits() == 3);
+  CHECK(rig.iommu.misses() == 5);
+  CHECK(rig.iommu.hits() == 3);
 }
