@@ -37,6 +37,22 @@ void report_engine_faults(const Platform& p, Results& r) {
   }
 }
 
+void report_link_down_requests(const Platform& p, Results& r) {
+  // A request that found the dGPU's link down (its slot powered off by runtime D3cold, or still training)
+  // completed as Unsupported Request: reads returned all ones, writes were lost. A path that reached the
+  // adapter without runtime PM's use first (kernel_stub/dxgkrnl/runtime_pm.h); the real OS would read
+  // garbage and fail the adapter.
+  r.monitors["link_down_requests"] = p.link.aborts();
+  if (p.link.aborts()) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(p.link.first_abort_addr()));
+    r.failures.push_back(std::to_string(p.link.aborts()) +
+                         " requests reached the dGPU while its link was down (slot powered off by runtime "
+                         "D3cold, or training), the first to " +
+                         addr + ": a path to the adapter without runtime power management's use");
+  }
+}
+
 sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   validate_scenario(ps, opt.scenario);
   const ScenarioInfo* info = find_scenario(opt.scenario);
@@ -67,6 +83,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
   r.host["sim_wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - run0).count();
   const sc_time end = sc_time_stamp();
   report_engine_faults(platform, r);
+  report_link_down_requests(platform, r);
   if (platform.vidsch.bugchecked()) {
     r.bug_check(platform.vidsch.bugcheck_code(), platform.vidsch.bugcheck_params());
   } else if (sc_pending_activity()) {

@@ -25,6 +25,8 @@ void declare_all_params(ParamSet& ps);
 
 // Adds every engine fault of the run (a malformed packet stopped a queue) to the failures.
 void report_engine_faults(const Platform& p, Results& r);
+// Requests that found the dGPU's link down (runtime D3cold): counted in the monitors, a failure when any.
+void report_link_down_requests(const Platform& p, Results& r);
 
 // Elaborates the platform and the scenario, simulates, fills `r` and returns the simulated time.
 // Call once per process (SystemC elaborates once). Refuses (ConfigError) what validate_scenario refuses.

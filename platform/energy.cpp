@@ -51,6 +51,11 @@ void EnergyModel::declare_params(ParamSet& ps) {
                   "Q: Micron 'Ultra-Bandwidth Solutions' comparison table: GDDR6 average device power 7.5 pJ/bit");
   ps.declare_real("power.vram_background_mw_per_gib", 150, "mW/GiB", 0, 1e5,
                   "A: GDDR6 standby with its interface trained (16 Gb devices, 0.3 W each)");
+  ps.declare_real("power.vram_self_refresh_mw_per_gib", 36, "mW/GiB", 0, 1e5,
+                  "A: GDDR6 in self refresh while the dGPU is powered off (runtime D3cold, gpu.runtime_d3): "
+                  "taken equal to the DDR4 device's self refresh per GiB (power.sysmem_self_refresh_mw_per_gib: "
+                  "refreshing the array is the same work, the interface is off); GDDR6 vendors publish no "
+                  "self-refresh current; uncertainty x0.5-x3");
   const char* eng = "A: a laptop dGPU of about 60 W split by engine; idle is clock-gated (10 %), gated leaks 0.4 %: ";
   ps.declare_real("power.graphics_active_mw", 25000, "mW", 0, 1e7, std::string(eng) + "3D engine busy");
   ps.declare_real("power.graphics_idle_mw", 2500, "mW", 0, 1e7, std::string(eng) + "3D engine idle");
@@ -90,7 +95,7 @@ EnergyModel::EnergyModel(const Platform& p) : p_(p) {
   sysmem_ = {ps.get_real("power.sysmem_read_pj_per_bit"), ps.get_real("power.sysmem_write_pj_per_bit"),
              ps.get_real("power.sysmem_background_mw_per_gib"), ps.get_real("power.sysmem_self_refresh_mw_per_gib")};
   const double v = ps.get_real("power.vram_pj_per_bit"), vb = ps.get_real("power.vram_background_mw_per_gib");
-  vram_ = {v, v, vb, vb};
+  vram_ = {v, v, vb, ps.get_real("power.vram_self_refresh_mw_per_gib")};
   for (const char* k : {"graphics", "compute", "copy", "video"}) {
     const std::string b = std::string("power.") + k;
     kinds_[k] = {ps.get_real(b + "_active_mw"), ps.get_real(b + "_idle_mw"), ps.get_real(b + "_gated_mw")};
@@ -142,28 +147,39 @@ EnergyReading EnergyModel::read() const {
                   (ms(lk.time_in(PcieLink::kL0, now)) + link_l0s_frac_ * ms(lk.time_in(PcieLink::kL0s, now)) +
                    link_l1_frac_ * ms(lk.time_in(PcieLink::kL1, now))) /
                   1000);
-  auto memory = [&](const Memory& m, const Mem& k, const sc_time& self_refresh) {
+  // Background while powered, self refresh, nothing while off (`off`: the dGPU's local memory in runtime
+  // D3cold without self refresh).
+  auto memory = [&](const Memory& m, const Mem& k, const sc_time& self_refresh, const sc_time& off) {
     const double gib = double(m.size()) / double(uint64_t(1) << 30);
     const double traffic_pj =
         8.0 * (k.read_pj_per_bit * double(m.bytes_read()) + k.write_pj_per_bit * double(m.bytes_written()));
     return traffic_pj * 1e-9 +
-           gib * (k.background_mw_per_gib * ms(now - self_refresh) + k.self_refresh_mw_per_gib * ms(self_refresh)) /
+           gib *
+               (k.background_mw_per_gib * ms(now - self_refresh - off) + k.self_refresh_mw_per_gib * ms(self_refresh)) /
                1000;
   };
-  add("sysmem", memory(p_.sysmem, sysmem_, pkg.time_in(Package::kPC8, now)));
-  add("vram", memory(p_.gpu.vram, vram_, SC_ZERO_TIME));
+  add("sysmem", memory(p_.sysmem, sysmem_, pkg.time_in(Package::kPC8, now), SC_ZERO_TIME));
+  const StateClock& vr = p_.dgpu_power.vram;
+  add("vram", memory(p_.gpu.vram, vram_, vr.time_in(1, now), vr.time_in(2, now)));
+  // The dGPU's slot off (runtime D3cold): its engines and command processor draw nothing meanwhile.
+  const bool off_now = !p_.link.slot_on();
+  const sc_time slot_off = p_.link.slot().time_in(1, now);
   for (const GpuAdapter* a : adapters(p_)) {
     const double scale = a->config.integrated ? igpu_scale_ : 1.0;
-    for (auto& n : a->nodes) {
-      const Kind& k = kinds_.at(to_string(n->engine_kind()));
+    const bool dgpu = a == &p_.gpu;
+    for (size_t i = 0; i < a->nodes.size(); ++i) {
+      const Node& n = *a->nodes[i];
+      const Kind& k = kinds_.at(to_string(n.engine_kind()));
       double mw_ms = 0;
       for (size_t s = 0; s < Node::states(); ++s) {
         const double mw = Node::active_state(s) ? k.active : Node::gated_state(s) ? k.gated : k.idle;
-        mw_ms += mw * ms(n->clock().time_in(s, now));
+        sc_time t = n.clock().time_in(s, now);
+        if (dgpu) t -= p_.dgpu_power.off_in(i, s, n.clock(), off_now, now);  // less its time with the slot off
+        mw_ms += mw * ms(t);
       }
-      add(a->config.key + "_" + n->basename(), scale * mw_ms / 1000);
+      add(a->config.key + "_" + n.basename(), scale * mw_ms / 1000);
     }
-    add(a->config.key + "_cmp", cmp_mw_ * ms(now) / 1000);
+    add(a->config.key + "_cmp", cmp_mw_ * ms(dgpu ? now - slot_off : now) / 1000);
   }
   double disp = 0;
   for (const GpuAdapter* a : adapters(p_))
@@ -195,6 +211,9 @@ nlohmann::json EnergyModel::residencies() const {
   j["package_pc2"] = frac(pkg.time_in(Package::kPC2, now));
   j["link_l0s"] = frac(p_.link.power().time_in(PcieLink::kL0s, now));
   j["link_l1"] = frac(p_.link.power().time_in(PcieLink::kL1, now));
+  j["link_l3"] = frac(p_.link.power().time_in(PcieLink::kL3, now));
+  j["dgpu_d3cold"] = frac(p_.link.slot().time_in(1, now));
+  j["vram_self_refresh"] = frac(p_.dgpu_power.vram.time_in(1, now));
   j["link_exits"] = p_.link.exits();
   j["package_exits"] = p_.cpu.package_exits();
   for (const GpuAdapter* a : adapters(p_)) {
@@ -240,7 +259,12 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
                     limit.to_string() + ")");
   };
   bound("the core was in C6", p_.cpu.time_in("C6"));
-  bound("the link was in L1", p_.link.power().time_in(PcieLink::kL1, now));
+  bound("the link was in L1 or off",
+        p_.link.power().time_in(PcieLink::kL1, now) + p_.link.power().time_in(PcieLink::kL3, now));
+  covers("the dGPU's local memory", p_.dgpu_power.vram);
+  // The link is off (L3) exactly while the slot is (runtime D3cold); it is down longer (training), never less.
+  if (p_.link.power().time_in(PcieLink::kL3, now) < p_.link.slot().time_in(1, now))
+    bad.push_back("the link was off (L3) for less than the dGPU's slot was");
   if (p_.igpu && p_.igpu->display)
     bound("the integrated display was not fetching",
           now - p_.igpu->display->power().time_in(DisplayEngine::kScan, now));

@@ -46,6 +46,7 @@ void Platform::declare_params(ParamSet& ps) {
   Kmd::declare_params(ps);
   Kmd::declare_adapter_params(ps, "gpu");
   Kmd::declare_adapter_params(ps, "igpu");
+  RuntimePm::declare_params(ps);
   ps.declare_int("vidmm.page_table_mb", 64, "MiB", 1, 1 << 16,
                  "A: local memory VidMm keeps for GPU page tables (at most a quarter of the local segment): "
                  "4 KiB of PTEs map 2 MiB in 4 KiB pages, so 64 MiB maps 32 GiB at the worst");
@@ -172,9 +173,15 @@ AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& s
     : vidmm(system, hw.local_base(), hw.local_size(), hw.config.integrated ? "igpu.stolen_bytes" : "vram.size_bytes",
             &hw.vram, std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, hw.local_size() / 4)),
       vidsch(ps, cpu, vidmm, vcd, hw.config.key),
-      kmd(ps, cpu, vidmm, vidsch, cfg) {
+      kmd(ps, cpu, vidmm, vidsch, cfg),
+      pm(ps, cpu, kmd, vidmm, vcd, hw.config.key, PcieLink::kRootPortBase, !hw.config.integrated && !hw.display) {
   vidsch.connect(kmd);
   vidmm.connect(ps, cpu, kmd, vidsch.packets(), sysmem, iommu_port, vcd, hw.config.key);
+  if (pm.enabled()) {  // runtime D3cold: every way to the adapter takes a use first (runtime_pm.h)
+    vidsch.set_runtime_pm(&pm);
+    vidsch.packets().before_submit = [this] { pm.use(); };
+    kmd.before_user_submit = [this] { pm.use(); };
+  }
 }
 
 std::vector<std::unique_ptr<GpuAdapter>> Platform::make_hardware() {
@@ -234,14 +241,16 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
   rc.map(regs::kVramBase, gpu.vram.size(), 2, "GPU BAR2 (VRAM aperture)");
   rc.isock.bind(iommu.regs);  // port 3
   rc.map(Iommu::kBase, Iommu::kSize, 3, "IOMMU registers");
+  rc.isock.bind(link.port);  // port 4: the dGPU's root port (its configuration space)
+  rc.map(PcieLink::kRootPortBase, PcieLink::kRootPortSize, 4, "the dGPU's root port configuration space");
   cpu.isock.bind(rc.tsock);
   link.up_out.bind(iommu.tsock);  // the dGPU's DMA: IOMMU port 0
   iommu.isock.bind(rc.tsock);
   link.down_out.bind(gpu.host_if.tsock);
   gpu.fabric.isock.bind(link.up_in);  // fabric port 1: everything outside VRAM goes up the link
   if (igpu) {
-    rc.isock.bind(igpu->host_if.tsock);  // port 4: the iGPU's registers, on the host side
-    rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 4, "iGPU BAR0");
+    rc.isock.bind(igpu->host_if.tsock);  // port 5: the iGPU's registers, on the host side
+    rc.map(regs::kIgpuBar0Base, regs::kBar0Size, 5, "iGPU BAR0");
     igpu->fabric.isock.bind(iommu.tsock);
     iommu.add_bypass(igpu->local_base(), igpu->local_size());  // stolen memory: an RMRR  // the SoC fabric: through the
                                                                // IOMMU (port 1) to system memory and MSI
@@ -253,6 +262,22 @@ Platform::Platform(const ParamSet& ps, Vcd& v, uint64_t seed)
   // an integrated display while it fetches from system memory (not in panel self refresh).
   cpu.package().hold(Package::kLink, true);
   link.on_l1 = [this](bool l1) { cpu.package().hold(Package::kLink, !l1); };
+  // Runtime D3cold: the dGPU's engines keep their clocks' state while the slot is off; the energy model
+  // takes the off time out of that state (DgpuPower), and the local memory is in self refresh or off.
+  dgpu_power.node_off.assign(gpu.nodes.size(), std::vector<sc_core::sc_time>(Node::states(), sc_core::SC_ZERO_TIME));
+  dgpu_power.node_at_off = dgpu_power.node_off;
+  link.on_slot_power = [this](bool on) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    for (size_t i = 0; i < gpu.nodes.size(); ++i)
+      for (size_t s = 0; s < Node::states(); ++s) {
+        const sc_core::sc_time t = gpu.nodes[i]->clock().time_in(s, now);
+        if (on)
+          dgpu_power.node_off[i][s] += t - dgpu_power.node_at_off[i][s];
+        else
+          dgpu_power.node_at_off[i][s] = t;
+      }
+    dgpu_power.vram.set(on ? 0 : gpu.bar0->vram_self_refresh() ? 1 : 2, now);
+  };
   if (igpu && igpu->display)
     igpu->display->on_fetching = [this](bool fetching) { cpu.package().hold(Package::kDisplay, fetching); };
   xfences.add_adapter("dGPU", vidsch, vidmm, kmd, regs::kBar0Base + regs::kXDoorbell);

@@ -33,6 +33,7 @@
 #include "hw_model/memory/memory.h"
 #include "kernel_stub/cpu/cpu.h"
 #include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
+#include "kernel_stub/dxgkrnl/runtime_pm.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
 #include "kernel_stub/dxgkrnl/vidsch.h"
 #include "kernel_stub/kmd/kmd.h"
@@ -49,6 +50,7 @@ struct AdapterDriver {
   VidMm vidmm;
   VidSch vidsch;
   Kmd kmd;
+  RuntimePm pm;  // runtime D3cold: enabled for a discrete adapter that drives no display
 };
 
 class Platform {
@@ -92,7 +94,21 @@ class Platform {
   VidMm& vidmm;
   VidSch& vidsch;
   Kmd& kmd;
-  AdapterDriver* const igpu_driver;  // hybrid, else null
+  AdapterDriver* const igpu_driver;                    // hybrid, else null
+  RuntimePm& runtime_pm() { return drivers_[0]->pm; }  // the dGPU's
+  const RuntimePm& runtime_pm() const { return drivers_[0]->pm; }
+  // The dGPU while its slot's power is off (runtime D3cold), for the energy model: its local memory's
+  // state (0 powered, 1 self refresh, 2 off); per engine and state of its clock, the time the engine's
+  // clock spent in that state while the slot was off (its clock runs on; the energy model takes that time
+  // out), and the clock's times when the current off began.
+  struct DgpuPower {
+    StateClock vram{3};
+    std::vector<std::vector<sc_core::sc_time>> node_off, node_at_off;
+    // Engine i's time in state s while the slot was off, up to `now` (the current off included).
+    sc_core::sc_time off_in(size_t i, size_t s, const StateClock& c, bool off_now, const sc_core::sc_time& now) const {
+      return node_off[i][s] + (off_now ? c.time_in(s, now) - node_at_off[i][s] : sc_core::SC_ZERO_TIME);
+    }
+  } dgpu_power;
   // Dxgkrnl's cross-adapter fences (F15): [0] the dGPU, [1] the iGPU (hybrid).
   CrossAdapterFences xfences;
   PhysHeap& system_heap() { return system_heap_; }

@@ -103,7 +103,11 @@ void Bar0::map_registers() {
            [this](unsigned, uint64_t v, unsigned) {
              if (v & 1) cmp_.adapter_reset();
            })
-      .reg(kAdapterStatus, "ADAPTER_STATUS", A::R, [this](unsigned) { return uint64_t(cmp_.adapter_resetting()); });
+      .reg(kAdapterStatus, "ADAPTER_STATUS", A::R,
+           [this](unsigned) { return uint64_t(cmp_.adapter_resetting()) | (cmp_.busy() ? uint64_t(kAdapterBusy) : 0); })
+      .reg(
+          kVramSelfRefresh, "VRAM_SELF_REFRESH", A::RW, [this](unsigned) { return uint64_t(vram_self_refresh_); },
+          [this](unsigned, uint64_t v, unsigned) { vram_self_refresh_ = (v & 1) != 0; });
   auto node = [this](unsigned n) -> Node& { return *nodes_[n]; };
   regs_.block(kNodeBase, kNodeStride, unsigned(nodes_.size()))
       .reg(kNDmaReadLastPs, "DMA_READ_LAST_PS", A::R, [node](unsigned n) { return node(n).last_dma_read().value(); })

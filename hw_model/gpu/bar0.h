@@ -50,6 +50,10 @@ class Bar0 : public sc_core::sc_module {
       link_status_;  // regs::kLinkStatus (0: integrated)  // linked physical adapters (gpu.linked_engines; the iGPU: 1)
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
+  bool vram_self_refresh_ = false;  // regs::kVramSelfRefresh
+
+ public:
+  bool vram_self_refresh() const { return vram_self_refresh_; }
 };
 
 }  // namespace gpumodel

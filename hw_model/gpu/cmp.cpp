@@ -108,6 +108,15 @@ void Cmp::adapter_resetter() {
   }
 }
 
+bool Cmp::busy() const {
+  if (!fifo_.empty() || in_work_ || adapter_resetting_) return true;
+  for (const EnginePort* n : nodes_)
+    if (n->status() & (regs::kNStBusy | regs::kNStPreemptPending | regs::kNStResetting)) return true;
+  for (const HwQueue& q : queues_)
+    if (q.enabled && !q.faulted && q.rptr < q.wptr) return true;  // runnable, or blocked on a fence
+  return false;
+}
+
 std::vector<const HwQueue*> Cmp::queues_of(int node) const {
   std::vector<const HwQueue*> v;
   for (const HwQueue& q : queues_)
@@ -293,7 +302,9 @@ void Cmp::firmware() {
     vcd_.set_ascii(busy_id_, "busy");
     const Work w = fifo_.front();
     fifo_.pop_front();
+    in_work_ = true;
     run(w);
+    in_work_ = false;
   }
 }
 

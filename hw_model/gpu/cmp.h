@@ -81,6 +81,10 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   // cmp.adapter_reset_ms. Status: adapter_resetting().
   void adapter_reset();
   bool adapter_resetting() const { return adapter_resetting_; }
+  // BAR0 kAdapterStatus kAdapterBusy: a node busy, preempting or resetting, a HW queue with commands not yet
+  // executed (runnable or blocked on a fence), the firmware running or holding work (an interrupt on its
+  // way), or an adapter reset under way.
+  bool busy() const;
   // CmpPort: the engines' requests (see engine_ports.h).
   const HwQueue* pick(int node) override;
   bool should_switch(int node, const HwQueue& current, const sc_core::sc_time& since) const override;
@@ -240,6 +244,7 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   Vcd::Id busy_id_, decision_id_;
   sc_core::sc_time adapter_reset_time_;
   bool adapter_resetting_ = false;
+  bool in_work_ = false;  // the firmware is running a work item (taken from fifo_)
   sc_core::sc_event adapter_reset_ev_;
   void adapter_resetter();  // SC_THREAD
 };

@@ -31,7 +31,11 @@ constexpr uint64_t kTimestamp = 0x0008;      // RO 64: GPU timestamp in ticks
 constexpr uint64_t kMsiAddr = 0x0010;        // RW 64: MSI target address (from the MSI capability)
 constexpr uint64_t kMsiData = 0x0018;        // RW 32: MSI data base; vector v sends data base + v
 constexpr uint64_t kAdapterReset = 0x0020;   // W 32: 1 = reset the whole adapter (every node, every HW queue)
-constexpr uint64_t kAdapterStatus = 0x0024;  // RO 32: bit 0 an adapter reset is in progress
+constexpr uint64_t kAdapterStatus = 0x0024;  // RO 32: bit 0 an adapter reset is in progress, bit 1 kAdapterBusy
+// kAdapterStatus bit 1: work is queued or running (a node busy, preempting or resetting, a HW queue with
+// commands not yet executed, blocked or not, the firmware busy or holding work): the KMD's answer to "may
+// the adapter power off".
+constexpr uint32_t kAdapterBusy = 2;
 constexpr uint64_t kMmuSystemRoot = 0x0028;  // RW 64: the system process's page-table root (the CMP's space, F10)
 constexpr uint64_t kMmuInvalidate = 0x0030;  // W 64: invalidate every TLB of the adapter for that root (0: all)
 // RO 32: the PCI Express Link Status register mirrored (PCIe Base Spec 5.0 section 7.5.3.8): [3:0] current
@@ -39,6 +43,10 @@ constexpr uint64_t kMmuInvalidate = 0x0030;  // W 64: invalidate every TLB of th
 // (no link: it reaches memory through the host's fabric).
 constexpr uint64_t kLinkStatus = 0x0038;
 constexpr unsigned kLinkWidthShift = 4;
+// RW 32: bit 0: when the slot's power goes off (runtime D3cold), keep local memory in self refresh (its
+// contents kept); 0: local memory loses power with the rest of the chip. The KMD sets it before the OS cuts
+// the power; the GPU clears it at power-on.
+constexpr uint64_t kVramSelfRefresh = 0x003C;
 
 // Native fence table (CMP): select a slot, then program it. Slots are reused; the global handle the
 // CMP names in event entries is the KMD's, programmed per slot, never reused (F11; 0 is NULL).

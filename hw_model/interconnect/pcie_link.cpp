@@ -1,6 +1,7 @@
 #include "hw_model/interconnect/pcie_link.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "hw_model/core/bus.h"
 #include "hw_model/core/tlm_check.h"
@@ -35,6 +36,7 @@ double PcieLink::dll_overhead(int gen, int lanes, unsigned mps) {
 
 void PcieLink::declare_params(ParamSet& ps) {
   declare_aspm_params(ps);
+  declare_slot_params(ps);
   ps.declare_int_choices("link.gen", 4, "", {3, 4, 5},
                          "docs/calibration.md PCIe-like link: desktop dGPU on Gen4 (8/16/32 GT/s per lane, "
                          "128b/130b; PCI-SIG rates as in pcie-bench pcie-model, Intel AN 829)");
@@ -53,6 +55,16 @@ void PcieLink::declare_params(ParamSet& ps) {
                  "D: posted-write egress buffer per direction (PCIe posted credits): enough to keep "
                  "the link busy while credits return, Gen4 x16 26 GB/s x ~250 ns (hop + root "
                  "complex) = 6.5 KB, rounded up to 8 KiB (two 4 KiB DMA chunks)");
+}
+
+void PcieLink::declare_slot_params(ParamSet& ps) {
+  ps.declare_real("link.power_on_ms", 100, "ms", 0, 10000,
+                  "Q: PCI Express Card Electromechanical Specification, T_PVPERL: power stable to PERST# "
+                  "inactive, at least 100 ms (the slot's power-on before the device may train its link)");
+  ps.declare_real("link.training_ms", 10, "ms", 0, 1000,
+                  "A: from PERST# released to Data Link Layer Link Active; the PCI Express Base Specification "
+                  "bounds the LTSSM's entry into Detect at 20 ms after the reset, training to 16 GT/s "
+                  "(equalisation) takes milliseconds more; uncertainty x0.3-x3");
 }
 
 void PcieLink::declare_aspm_params(ParamSet& ps) {
@@ -80,6 +92,7 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
       down_out("down_out"),
       up_in("up_in"),
       up_out("up_out"),
+      port("port"),
       vcd_(vcd),
       mps_(unsigned(ps.get_int("link.max_payload_bytes"))),
       mrrs_(unsigned(ps.get_int("link.max_read_request_bytes"))),
@@ -116,13 +129,69 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
   if (l0s_on_ || l1_on_) entry_ev_.notify(l0s_on_ ? l0s_entry_ : l1_entry_);  // idle from the start
   down_in.register_b_transport(this, &PcieLink::b_down);
   up_in.register_b_transport(this, &PcieLink::b_up);
+  port.register_b_transport(this, &PcieLink::b_port);
+  power_on_ = ps.get_ns("link.power_on_ms") * 1e6;
+  training_ = ps.get_ns("link.training_ms") * 1e6;
+  SC_METHOD(link_up);
+  sensitive << link_up_ev_;
+  dont_initialize();
+  SC_METHOD(slot_apply);
+  sensitive << slot_ev_;
+  dont_initialize();
+  slot_id_ = vcd_.add(std::string(basename()) + ".slot_power", 1);
+  vcd_.set(slot_id_, 1);
+}
+
+void PcieLink::slot_apply() { slot_power(slot_request_); }
+
+void PcieLink::b_port(tlm::tlm_generic_payload& t, sc_time& delay) {
+  // The root port's configuration space: Link Status (Data Link Layer Link Active) and Slot Control (Power
+  // Controller Control); every other register reads as zero and ignores writes. Dword accesses.
+  const uint64_t off = t.get_address() - kRootPortBase;
+  uint32_t v = 0;
+  if (t.is_read()) {
+    if (off == kLinkControl) v = link_active_ ? kLinkStaDllla : 0;
+    if (off == kSlotControl) v = slot_on_ ? 0 : kSlotCtlPowerOff;
+    std::memcpy(t.get_data_ptr(), &v, std::min<unsigned>(t.get_data_length(), 4));
+  } else if (off == kSlotControl) {
+    std::memcpy(&v, t.get_data_ptr(), std::min<unsigned>(t.get_data_length(), 4));
+    slot_request_ = !(v & kSlotCtlPowerOff);
+    slot_ev_.notify(delay);  // takes effect when the write arrives
+  }
+  t.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void PcieLink::slot_power(bool on) {
+  if (on == slot_on_) return;
+  slot_on_ = on;
+  if (!on) {
+    // The device and its link lose power: L3 (no power), the link down until the slot is powered again.
+    link_active_ = false;
+    link_up_ev_.cancel();
+    entry_ev_.cancel();
+    enter(kL3);
+  } else {
+    link_up_ev_.notify(power_on_ + training_);  // PERST# released after the ramp, then training
+  }
+  slot_.set(on ? 0 : 1, sc_time_stamp());
+  vcd_.set(slot_id_, on ? 1 : 0);
+  if (on_slot_power) on_slot_power(on);
+}
+
+void PcieLink::link_up() {
+  link_active_ = true;
+  up_.free = max_time(up_.free, sc_time_stamp());
+  down_.free = max_time(down_.free, sc_time_stamp());
+  enter(kL0);
+  arm_entry();
 }
 
 void PcieLink::enter(size_t s) {
-  const bool was_l1 = power_.state() == kL1;
+  // The host package's hold is released in L1 and with the link powered off (L3).
+  const bool was_low = power_.state() == kL1 || power_.state() == kL3, low = s == kL1 || s == kL3;
   power_.set(s, sc_time_stamp());
   vcd_.set_ascii(power_id_, power_name(s));
-  if (on_l1 && was_l1 != (s == kL1)) on_l1(s == kL1);
+  if (on_l1 && was_low != low) on_l1(low);
 }
 
 sc_time PcieLink::wake(const sc_time& arrival) {
@@ -143,6 +212,7 @@ void PcieLink::arm_entry() {
 }
 
 void PcieLink::aspm_entry() {
+  if (!link_active_) return;
   const sc_time idle_from = max_time(up_.free, down_.free), now = sc_time_stamp();
   if (now < idle_from) return;  // busy again (a transfer re-armed the event)
   const sc_time idle = now - idle_from;
@@ -210,6 +280,15 @@ void PcieLink::carry(tlm::tlm_generic_payload& t, sc_time& delay, Direction& req
                      tlm_utils::simple_initiator_socket<PcieLink>& out) {
   const uint64_t len = t.get_data_length();
   const sc_time now = sc_time_stamp();
+  if (!link_active_) {
+    // The link is down (the slot powered off, or still training): the root port completes a request with
+    // Unsupported Request, a read returns all ones, a write is dropped. A driver bug: counted, never silent.
+    ++aborts_;
+    if (!first_abort_addr_) first_abort_addr_ = t.get_address() | 1;
+    if (t.is_read()) std::memset(t.get_data_ptr(), 0xff, len);
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   if (t.is_write()) {
     // Posted: split at the max payload; the data is delivered when the last TLP has crossed.
     const uint64_t n = (len + mps_ - 1) / mps_;

@@ -45,6 +45,18 @@ class PcieLink : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<PcieLink> down_out;  // to the device
   tlm_utils::simple_target_socket<PcieLink> up_in;        // from the device
   tlm_utils::simple_initiator_socket<PcieLink> up_out;    // to the root complex
+  tlm_utils::simple_target_socket<PcieLink> port;         // the root port's configuration registers
+
+  // The root port's configuration space (ECAM, bus 0 device 1 function 0) and, in its PCI Express
+  // capability (at 0x40), the two registers runtime D3cold uses (PCI Express Base Specification): Link
+  // Status' Data Link Layer Link Active, and Slot Control's Power Controller Control (1 = power off). Dword
+  // accesses; the rest of the space reads as zero.
+  static constexpr uint64_t kRootPortBase = 0xC000'8000ull, kRootPortSize = 0x1000;
+  static constexpr uint64_t kPcieCap = 0x40;
+  static constexpr uint64_t kLinkControl = kPcieCap + 0x10;  // Link Control [15:0], Link Status [31:16]
+  static constexpr uint32_t kLinkStaDllla = 1u << (16 + 13);
+  static constexpr uint64_t kSlotControl = kPcieCap + 0x18;  // Slot Control [15:0], Slot Status [31:16]
+  static constexpr uint32_t kSlotCtlPowerOff = 1u << 10;
 
   static constexpr unsigned kMwrOverhead = 24;  // Intel AN 456; pcie-model TLP_MWr_64 + DLLP framing
   static constexpr unsigned kMrdOverhead = 24;
@@ -52,6 +64,7 @@ class PcieLink : public sc_core::sc_module {
 
   static void declare_params(ParamSet& ps);
   static void declare_aspm_params(ParamSet& ps);
+  static void declare_slot_params(ParamSet& ps);
   PcieLink(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd);
 
   // The model's own figures, for results and tests.
@@ -72,15 +85,26 @@ class PcieLink : public sc_core::sc_module {
   const Direction& down() const { return down_; }
 
   // Power states (ASPM): time in each, for the energy model; exits are the wake-ups that cost latency.
-  enum Power : size_t { kL0, kL0s, kL1, kPowerStates };
-  static const char* power_name(size_t s) { return s == kL0 ? "L0" : s == kL0s ? "L0s" : "L1"; }
+  // L3: the slot's power is off (runtime D3cold; the link is down and draws nothing).
+  enum Power : size_t { kL0, kL0s, kL1, kL3, kPowerStates };
+  static const char* power_name(size_t s) { return s == kL0 ? "L0" : s == kL0s ? "L0s" : s == kL1 ? "L1" : "L3"; }
   const StateClock& power() const { return power_; }
   uint64_t exits() const { return exits_; }
   sc_core::sc_time exit_time() const { return exit_total_; }  // latency paid by TLPs that woke the link
   int lanes() const { return lanes_; }
   double gts() const { return gts_; }
-  // Told when the link enters or leaves L1 (the host package's latency tolerance, cpu/package.h).
+  // Told when the link enters or leaves L1 or L3 (the host package's latency tolerance, cpu/package.h).
   std::function<void(bool in_l1)> on_l1;
+  // The slot's power (Slot Control): on, or off since. `on_slot_power` is told at each change (the
+  // platform's power accounting); the link is up (Data Link Layer Link Active) link.power_on_ms +
+  // link.training_ms after power returns. Requests that find the link down complete as Unsupported
+  // Request (a read returns all ones, a write is dropped) and are counted: aborts(), first_abort_addr().
+  bool slot_on() const { return slot_on_; }
+  bool link_active() const { return link_active_; }
+  const StateClock& slot() const { return slot_; }  // 0 on, 1 off
+  std::function<void(bool on)> on_slot_power;
+  uint64_t aborts() const { return aborts_; }
+  uint64_t first_abort_addr() const { return first_abort_addr_ & ~1ull; }
 
   // Lane-rate effective efficiency for (gen, lanes, mps): exposed for tests and the table in docs/link.md.
   static double dll_overhead(int gen, int lanes, unsigned mps);
@@ -101,6 +125,10 @@ class PcieLink : public sc_core::sc_module {
   void arm_entry();   // after a transfer: the entry event at the idle start + the first entry time
   void aspm_entry();  // SC_METHOD: the link has been idle long enough to enter the next state
   void enter(size_t s);
+  void b_port(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void slot_power(bool on);
+  void slot_apply();  // SC_METHOD: a Slot Control write arrived
+  void link_up();     // SC_METHOD: training done after a power-on
   sc_core::sc_time serialise(Direction& dir, const sc_core::sc_time& arrival, uint64_t payload, uint64_t n,
                              unsigned overhead);
 
@@ -120,6 +148,12 @@ class PcieLink : public sc_core::sc_module {
   uint64_t exits_ = 0;
   sc_core::sc_time exit_total_ = sc_core::SC_ZERO_TIME;
   Vcd::Id power_id_ = Vcd::kNone;
+  sc_core::sc_time power_on_, training_;
+  bool slot_on_ = true, link_active_ = true, slot_request_ = true;
+  StateClock slot_{2};
+  sc_core::sc_event slot_ev_, link_up_ev_;
+  uint64_t aborts_ = 0, first_abort_addr_ = 0;
+  Vcd::Id slot_id_ = Vcd::kNone;
 };
 
 }  // namespace gpumodel

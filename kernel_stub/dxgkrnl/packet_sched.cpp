@@ -121,6 +121,7 @@ const Allocation* PacketScheduler::CreateAllocation(SchedDevice* owner, uint64_t
 
 bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands,
                                    std::function<void(const DmaPacket&)> done) {
+  if (before_submit) before_submit();
   if (c->device->lost() || bugchecked_) return false;
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
@@ -135,6 +136,7 @@ bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands
 void PacketScheduler::SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops,
                                    std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done,
                                    bool first) {
+  if (before_submit) before_submit();
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;

@@ -180,6 +180,12 @@ class VidMm {
   // A local allocation's contents from its system-memory copy (`shadow`, which the caller filled): paging
   // transfers over the link; returns when they completed. The restore after an adapter reset does the same.
   void Upload(VidMmAllocation* a);
+  // Runtime D3cold (dxgkrnl/runtime_pm.h): the bytes of local memory in use (resident local allocations);
+  // every one copied to its system-memory copy before a power-off that turns the video memory off (returns
+  // the bytes), and back after the power-on. Paging copies on the GPU; the calling thread waits for them.
+  uint64_t local_resident_bytes() const;
+  uint64_t save_local_for_power_off();
+  void restore_local_after_power_on();
   const std::vector<std::unique_ptr<VidMmAllocation>>& all() const { return allocs_; }
   const SchedContext* paging_context() const { return paging_ctx_; }  // its paging packets' context (null: none yet)
   // Adapter resets: bytes restored into local memory, paging packets the reset aborted (each redone after it).

@@ -89,4 +89,33 @@ bool VidMm::restore_after_reset() {
   return true;
 }
 
+uint64_t VidMm::local_resident_bytes() const {
+  uint64_t n = 0;
+  for (auto& p : allocs_)
+    if (p->resident && p->segment == Segment::Local) n += p->bytes;
+  return n;
+}
+
+uint64_t VidMm::save_local_for_power_off() {
+  // Runtime D3cold with the video memory off: every resident local allocation to its system-memory copy,
+  // by paging copies on the GPU (the first paging packet after a power-on restores them).
+  uint64_t n = 0;
+  if (!paging_va_bytes_) return 0;
+  for (auto& p : allocs_)
+    if (p->resident && p->segment == Segment::Local && p->shadow) {
+      copy_via_window(p->addr, false, p->shadow, true, p->bytes, *p, false);
+      n += p->bytes;
+    }
+  wait_paging();
+  return n;
+}
+
+void VidMm::restore_local_after_power_on() {
+  if (!paging_va_bytes_) return;
+  for (auto& p : allocs_)
+    if (p->resident && p->segment == Segment::Local && p->shadow)
+      copy_via_window(p->shadow, true, p->addr, false, p->bytes, *p, false);
+  wait_paging();
+}
+
 }  // namespace gpumodel

@@ -1,5 +1,7 @@
 #include "kernel_stub/dxgkrnl/vidsch.h"
 
+#include "kernel_stub/dxgkrnl/runtime_pm.h"
+
 #include "hw_model/gpu/regs.h"
 #include "kernel_stub/dxgkrnl/cross_adapter_fence.h"
 #include "kernel_stub/kmd/kmd.h"
@@ -50,6 +52,10 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
   log_segment_ = ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local;
   packets_ = std::make_unique<PacketScheduler>(
       ps, cpu, vcd, adapter, [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
+}
+
+void VidSch::use() {
+  if (pm_) pm_->use();
 }
 
 void VidSch::connect(Kmd& kmd) {
@@ -281,6 +287,7 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, Value
 }
 
 NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
+  use();
   if (legacy || !native_fences()) return CreateMonitoredFence(process, storage, shareable);  // F9
   return D3DKMTCreateNativeFence(process, NativeFenceType::Default, storage, shareable);
 }
@@ -318,6 +325,7 @@ NativeFence* VidSch::D3DKMTOpenNativeFenceFromNTHandle(int process, uint64_t nt_
 }
 
 NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool shareable) {
+  use();
   auto f = std::make_unique<NativeFence>();
   f->legacy = true;
   f->shareable = shareable;
@@ -388,6 +396,7 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
 }
 
 void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
+  use();
   PacketWriter w;
   w.append(work);
   if ((f->cross && !f->handle) || q->kernel_mode) {  // 2b (or a kernel-mode queue): the signal at the head of
@@ -439,6 +448,7 @@ uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
 }
 
 KmdHwQueue* VidSch::CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
+  use();
   KmdHwQueue* q = kmd_->DxgkDdiCreateHwQueue(node, priority, native_progress_fence, process);
   if (!q || !logs_) return q;
   for (uint32_t type : {uint32_t(fence_log::kWaits), uint32_t(fence_log::kSignals)}) RecreateNativeFenceLog(q, type);
@@ -481,6 +491,7 @@ std::multimap<uint64_t, CpuWaiter*>::iterator VidSch::add_waiter(CpuWaiter& w, N
 }
 
 bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout) {
+  use();
   if (f->destroyed) return false;
   if (cpu_.mem_read64(f->cv_addr) >= value) return true;
   // The waiter lives here, not on the waiting thread's stack: a thread still waiting when the
@@ -506,6 +517,7 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
 }
 
 void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t>>& waits) {
+  use();
   std::vector<NativeFence*> native;
   for (const auto& [f, value] : waits) {
     if (f->destroyed) continue;
@@ -519,6 +531,7 @@ void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t
 }
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
+  use();
   if (f->handle)
     kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
   else
@@ -527,6 +540,7 @@ void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
+  use();
   if (!f->handle) {  // Native GPU fence object 2a: a monitored fence: VidSch observes the new value and scans its lists
     scan({f});
     return;
@@ -538,6 +552,7 @@ void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
+  use();
   if (!f->legacy && !q->kernel_mode) {  // native: the queue waits on the GPU
     PacketWriter w;
     w.wait(va(*f, q->process), value).append(work);
@@ -559,6 +574,7 @@ void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, cons
 }
 
 void VidSch::SubmitInOrder(KmdHwQueue* q, const PacketWriter& work) {
+  use();
   auto it = backlog_.find(q->id);
   if (it != backlog_.end() && !it->second.empty()) {
     it->second.push_back({q, nullptr, 0, work});  // behind the queue's held work

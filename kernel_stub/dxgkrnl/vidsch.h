@@ -23,6 +23,7 @@
 namespace gpumodel {
 
 class Kmd;
+class RuntimePm;
 struct KmdHwQueue;
 
 // DXGKARGCB_NOTIFY_INTERRUPT_DATA, reduced to what the model reports.
@@ -133,6 +134,8 @@ class VidSch {
   // `vcd` and `adapter` name the packet scheduler's traces (<adapter>.vidsch.*).
   VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::string& adapter = "gpu");
   void connect(Kmd& kmd);
+  // Runtime D3cold (runtime_pm.h): every entry that reaches the adapter takes a use first.
+  void set_runtime_pm(RuntimePm* pm) { pm_ = pm; }
   // The packet-scheduling path (TDR in Windows 8 and later): DMA packets with fence IDs, the watchdog and TDR.
   PacketScheduler& packets() { return *packets_; }
   const PacketScheduler& packets() const { return *packets_; }
@@ -327,8 +330,10 @@ class VidSch {
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, D3DKMT handle)
-  uint32_t next_d3dkmt_handle_ = 0x4000'0000;                  // D3DKMT handles Dxgkrnl gives out
-  std::map<uint64_t, NativeFence*> nt_handles_;                // shared fences' NT handles
+  RuntimePm* pm_ = nullptr;
+  void use();                                    // runtime D3cold's use (a no-op without it)
+  uint32_t next_d3dkmt_handle_ = 0x4000'0000;    // D3DKMT handles Dxgkrnl gives out
+  std::map<uint64_t, NativeFence*> nt_handles_;  // shared fences' NT handles
   uint64_t next_nt_handle_ = 0x800;
   uint64_t refused_creates_ = 0;
   uint64_t fence_ops_queued_ = 0;

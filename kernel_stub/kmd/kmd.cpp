@@ -83,6 +83,9 @@ void Kmd::declare_params(ParamSet& ps) {
                   "A: DxgkDdiResetEngine polls the node's status register every 10 us (a stall loop)");
   ps.declare_real("kmd.adapter_reset_poll_ms", 10, "ms", 0.01, 1e4,
                   "A: DxgkDdiResetFromTimeout polls the adapter's status every 10 ms while it resets");
+  ps.declare_real("kmd.d0_init_ms", 50, "ms", 0, 10000,
+                  "A: DxgkDdiSetPowerState(D0) after runtime D3cold: the GPU's firmware loaded and booted again "
+                  "and its state restored; no vendor publishes the figure, uncertainty x0.2-x4");
   ps.declare_enum(
       "kmd.tdr_report_aborted", "correct", {"correct", "below_completed", "above_submitted", "stale"},
       "Q: TDR in Windows 8 and later T4, fault injection: a KMD that returns a LastAbortedFenceId below the last "
@@ -227,7 +230,8 @@ Kmd::Kmd(const ParamSet& ps, Cpu& cpu, VidMm& mm, VidSch& sch, const KmdConfig& 
                       : ps.get_enum("kmd.tdr_report_aborted") == "stale"           ? ReportAborted::Stale
                                                                                    : ReportAborted::Correct),
       reset_poll_(sc_time(ps.get_real("kmd.reset_poll_us"), SC_US)),
-      adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)) {
+      adapter_reset_poll_(sc_time(ps.get_real("kmd.adapter_reset_poll_ms"), SC_MS)),
+      d0_init_(sc_time(ps.get_real("kmd.d0_init_ms"), SC_MS)) {
   log_barrier_ = ps.get_bool("kmd.native_fence_log_barrier");
   combined_fence_interrupt_ = ps.get_enum("kmd.native_fence_interrupt") == "combined";
   want_optimized_interrupt_ = ps.get_bool("kmd.optimized_native_fence_signaled_interrupt");
@@ -324,6 +328,11 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
+  if (before_user_submit) before_user_submit();
+  write_ring(q, packets);
+}
+
+void Kmd::write_ring(KmdHwQueue* q, const PacketWriter& packets) {
   // The stream as the UMD writes it into the ring: its fence operations logged, then the progress fence's
   // SIGNAL (F14), logged too. Local: the ring-space wait below lets another thread submit meanwhile. A
   // queue with neither logs nor a progress fence writes the caller's packets as they are.
@@ -382,7 +391,7 @@ void Kmd::DxgkDdiSubmitCommand(const DxgkSubmitCommandArgs& a) {
       .fence(r.fence_addr, a.submission_fence_id, kDmaCompletedVector + a.node);
   r.in_ring.push_back(a.submission_fence_id);
   if (a.submission_fence_id > r.last_submitted) r.last_submitted = a.submission_fence_id;
-  DxgkDdiSubmitCommandToHwQueue(r.q, w);
+  write_ring(r.q, w);
 }
 
 void Kmd::DxgkDdiPreemptCommand(uint32_t node, uint64_t preemption_fence_id) {
@@ -447,6 +456,25 @@ bool Kmd::DxgkDdiResetFromTimeout() {
   do wait(adapter_reset_poll_);
   while (cpu_.mmio_read32(bar0_ + regs::kAdapterStatus) & 1);
   return true;
+}
+
+bool Kmd::adapter_busy() { return cpu_.mmio_read32(bar0_ + regs::kAdapterStatus) & regs::kAdapterBusy; }
+
+void Kmd::DxgkDdiSetPowerState(bool d0, bool vram_self_refresh) {
+  if (!d0) {
+    // Going to D3cold: the video memory kept in self refresh, or left to lose power (VidMm saved it).
+    cpu_.mmio_write32(bar0_ + regs::kVramSelfRefresh, vram_self_refresh ? 1 : 0);
+    // Read back: the posted write reaches the GPU before the OS cuts the slot's power (a write to the root
+    // port takes a shorter way and is not ordered behind it).
+    cpu_.mmio_read32(bar0_ + regs::kVramSelfRefresh);
+    return;
+  }
+  // Back in D0: the firmware boots and the driver restores its state (timed, kmd.d0_init_ms), then the
+  // interrupt routing is programmed again.
+  cpu_.sleep(d0_init_);
+  cpu_.mmio_write32(bar0_ + regs::kVramSelfRefresh, 0);
+  cpu_.mmio_write64(bar0_ + regs::kMsiAddr, InterruptController::kMsiBase);
+  cpu_.mmio_write32(bar0_ + regs::kMsiData, msi_data_base_);
 }
 
 void Kmd::DxgkDdiRestartFromTimeout() {

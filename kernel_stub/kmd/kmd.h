@@ -247,6 +247,14 @@ class Kmd {
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
   // progress fence the KMD appends SIGNAL(progress fence, ++submissions) (F14).
   void DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets);
+  // Called before a submission to a HW queue from user mode (D3DKMTSubmitCommandToHwQueue reaches the KMD
+  // through Dxgkrnl, which takes runtime D3cold's use first; dxgkrnl/runtime_pm.h).
+  std::function<void()> before_user_submit;
+
+ private:
+  void write_ring(KmdHwQueue* q, const PacketWriter& packets);  // the submission itself
+
+ public:
   bool DxgkDdiInterruptRoutine(uint32_t msi_data);  // ISR
   void DxgkDdiDpcRoutine();
 
@@ -321,6 +329,11 @@ class Kmd {
   uint32_t DxgkDdiCollectDbgInfo(uint32_t reason);  // level 0: reads every node's status; returns their OR
   bool DxgkDdiResetFromTimeout();
   void DxgkDdiRestartFromTimeout();
+  // Runtime D3cold (dxgkrnl/runtime_pm.h). D3: the video memory kept in self refresh or left to lose power
+  // (BAR0 kVramSelfRefresh); D0: the GPU re-initialised (kmd.d0_init_ms) and its interrupts routed again.
+  void DxgkDdiSetPowerState(bool d0, bool vram_self_refresh);
+  // The adapter has work queued or running (BAR0 kAdapterStatus): it must stay powered.
+  bool adapter_busy();
   void DxgkDdiBuildPagingBuffer(const DxgkPagingOp& op, PacketWriter& out);
   // The bytes one DMA packet of `op`'s kind takes in a ring (DxgkDdiSubmitCommand's SET_PAGE_TABLE and
   // FENCE around what DxgkDdiBuildPagingBuffer writes), for a zero fill of `bytes`: one COPY from the zero
@@ -437,7 +450,7 @@ class Kmd {
   bool per_engine_tdr_;
   uint32_t engines_ = 1;
   enum class ReportAborted { Correct, BelowCompleted, AboveSubmitted, Stale } report_aborted_;
-  sc_core::sc_time reset_poll_, adapter_reset_poll_;
+  sc_core::sc_time reset_poll_, adapter_reset_poll_, d0_init_;
   struct Ring {
     KmdHwQueue* q = nullptr;
     uint64_t fence_addr = 0;       // where the node writes each completed packet's fence ID

@@ -1,0 +1,208 @@
+// dgpu_runtime_d3: the discrete GPU powered off when idle and on again at its next use (runtime D3cold,
+// gpu.runtime_d3; kernel_stub/dxgkrnl/runtime_pm.h). An app submits a small packet (a TIMESTAMP and an
+// INTERRUPT) and waits for it: once in D0 (warm), once after a gap longer than the idle time (the adapter
+// powered off meanwhile: the submission waits for the power-on), and once after a gap shorter than it (no
+// power-off). Figures: resume_ms (the power-on, from the use that found the adapter off to the adapter
+// ready), cold_submit_to_done_ms, power_off_after_ms (from the last use), the dGPU's power (engines, its
+// command processor, its local memory and the link) in D0 idle and while off.
+// Verdict: exactly one power-off and one power-on; the power-off no earlier than the idle time after the
+// last use; the power-on no shorter than its stages' parameters (slot power-on, link training, the
+// configuration wait, the driver's re-initialisation) and no longer than them plus one Link Status poll
+// period and the restore's copies; the restore no faster than the link; the dGPU's draw while off what the
+// video memory's state alone costs; every request to the dGPU found its link up (the link counts those that
+// did not). With gpu.runtime_d3 = off, or a dGPU that drives the display, no power-off at all.
+#include "platform/energy.h"
+#include "scenarios/common/fence_common.h"
+
+namespace gpumodel {
+namespace {
+
+class RuntimeD3 : public ScenarioDriver {
+  struct Round {
+    sc_core::sc_time submit = sc_core::SC_ZERO_TIME, done = sc_core::SC_ZERO_TIME;
+  };
+
+ public:
+  explicit RuntimeD3(const ParamSet& ps)
+      : idle_(ps.get_ns("gpu.runtime_d3_idle_ms") * 1e6),
+        long_gap_(ps.get_ns("workload.long_gap_ms") * 1e6),
+        short_gap_(ps.get_ns("workload.short_gap_ms") * 1e6),
+        local_bytes_(uint64_t(ps.get_int("workload.local_mb")) << 20) {}
+
+  void build(Platform& p, Results& r) override {
+    // Probes (they read, never drive): the energy at each change of the slot's power.
+    // The first power-off and power-on are the long gap's (a later power-off follows the last use).
+    chain(p.link.on_slot_power, [this, &p](bool on) {
+      if (on ? ++ons_ != 1 : ++offs_ != 1) return;
+      (on ? at_on_ : at_off_) = EnergyModel(p).read();
+      if (!on) before_off_use_ = p.runtime_pm().last_use();
+    });
+    p.cpu.spawn_thread("app", [this, &p, &r] {
+      if (!start_adapter(p, r)) return;
+      if (local_bytes_) {  // the app's resources in local memory: what decides self refresh or off
+        DxgkCreateAllocationArgs a;
+        a.bytes = local_bytes_;
+        if (!r.check(p.vidmm.CreateAllocation(1, Segment::Local, a), "the local allocation failed")) return;
+      }
+      KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+      if (!r.check(q, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
+      auto round = [&](Round& x, int i) {
+        PacketWriter w;
+        w.timestamp(p.kmd.scratch() + 8 * uint64_t(i)).interrupt(3);
+        x.submit = sc_core::sc_time_stamp();
+        p.vidsch.SubmitInOrder(q, w);
+        p.cpu.wait_for(p.vidsch.interrupt_event(3));
+        x.done = sc_core::sc_time_stamp();
+      };
+      round(round_[0], 1);
+      idle_from_ = sc_core::sc_time_stamp();
+      at_idle_ = EnergyModel(p).read();
+      p.cpu.sleep(long_gap_);
+      round(round_[1], 2);
+      p.cpu.sleep(short_gap_);
+      round(round_[2], 3);
+    });
+    (void)r;
+  }
+
+  // The dGPU's own parts (its engines, command processor and local memory) and the link, in mJ.
+  static double dgpu_mj(const EnergyReading& e) {
+    double mj = e.part("vram") + e.part("link");
+    for (auto& [n, v] : e.parts_mj)
+      if (n.rfind("gpu_", 0) == 0) mj += v;
+    return mj;
+  }
+
+  void finish(Platform& p, Results& r) override {
+    const RuntimePm& pm = p.runtime_pm();
+    for (int i = 0; i < 3; ++i)
+      if (!r.check(round_[i].done != sc_core::SC_ZERO_TIME, "a submission never completed")) return;
+    auto ms = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e3; };
+    r.metric("warm_submit_to_done_us", ns_between(round_[0].submit, round_[0].done) / 1000);
+    r.metric("cold_submit_to_done_ms", ms(round_[1].done - round_[1].submit));
+    r.metric("short_gap_submit_to_done_us", ns_between(round_[2].submit, round_[2].done) / 1000);
+    r.metric("power_offs", pm.power_offs());
+    r.metric("power_ons", pm.power_ons());
+    r.metric("link_down_requests", p.link.aborts());
+    // The dGPU's draw in D0 idle: from the warm round's end over the idle time (or the gap, if shorter).
+    const sc_core::sc_time idle_window = std::min(idle_, long_gap_);
+    if (!pm.enabled()) {
+      const std::string why = p.params.get_enum("gpu.runtime_d3") == "off"
+                                  ? "gpu.runtime_d3 = off: the dGPU stays in D0"
+                                  : "the dGPU drives the display (display.adapter = gpu): it stays in D0";
+      r.metric_absent("resume_ms", why);
+      r.check(pm.power_offs() == 0 && p.link.slot_on(), "the dGPU powered off though runtime D3cold does not apply");
+      return;
+    }
+    // One power-off in the long gap, one power-on at the next use, none in the short gap, and one more
+    // power-off the idle time after the last use (the run ends when nothing is left to happen).
+    if (!r.check(pm.power_offs() == 2 && pm.power_ons() == 1,
+                 "not exactly two power-offs (in the long gap, after the last use) and one power-on (at the "
+                 "submission after the long gap): " +
+                     std::to_string(pm.power_offs()) + " and " + std::to_string(pm.power_ons())))
+      return;
+    r.check(pm.last_power_off_at() >= round_[2].submit + idle_,
+            "the last power-off came before gpu.runtime_d3_idle_ms had passed after the last use");
+    const double off_ms = ms(at_on_.at - at_off_.at);
+    r.metric("resume_ms", ms(pm.last_resume()));
+    r.metric("restore_ms", ms(pm.last_restore()));
+    r.metric("power_off_after_ms", ms(at_off_.at - before_off_use_));
+    r.metric("d3cold_ms", off_ms);
+    r.metric("vram_restored_bytes", pm.last_restored_bytes());
+    r.metric("vram_while_off", pm.vram_saves() ? "off" : "self_refresh");
+    const double idle_mw = (dgpu_mj(at_off_) - dgpu_mj(at_idle_)) / ms(at_off_.at - at_idle_.at) * 1000;
+    const double off_mw = (dgpu_mj(at_on_) - dgpu_mj(at_off_)) / off_ms * 1000;
+    r.metric("dgpu_d0_idle_mw", idle_mw);
+    r.metric("dgpu_off_mw", off_mw);
+    (void)idle_window;
+    auto ns = [&p](const char* k) { return p.params.get_real(k); };
+    // The power-off comes after the idle time: never earlier than the last use plus it.
+    r.check(at_off_.at >= before_off_use_ + idle_, "the dGPU powered off before gpu.runtime_d3_idle_ms had passed");
+    // The power-on: the slot's ramp and PERST# (link.power_on_ms) and training (link.training_ms) happen in
+    // the hardware while the OS sleeps 20 ms and polls every 1 ms; then the configuration wait and the
+    // driver's re-initialisation. Its least cost is max(20 ms, ramp + training) + wait + re-init; at most one
+    // poll period (and the MMIO accesses' microseconds, within 1 ms) more, plus the restore's copies.
+    const double least = std::max(20.0, ns("link.power_on_ms") + ns("link.training_ms")) +
+                         ns("gpu.runtime_d3_config_wait_ms") + ns("kmd.d0_init_ms");
+    const double resume = ms(pm.last_resume()), restore = ms(pm.last_restore());
+    r.check(resume >= least, "resume_ms = " + std::to_string(resume) + " is below its stages' parameters (" +
+                                 std::to_string(least) + " ms): a stage was skipped");
+    r.check(resume <= least + 1 + 1 + restore, "resume_ms = " + std::to_string(resume) + " exceeds its stages (" +
+                                                   std::to_string(least) + " ms), one poll, and the restore (" +
+                                                   std::to_string(restore) + " ms)");
+    // The restore moves what the save did, over the link: no faster than the link's rate.
+    const double link_ms = double(pm.last_restored_bytes()) / p.link.bytes_per_ns() / 1e6;
+    r.check(restore >= link_ms, "the VRAM restore (" + std::to_string(restore) + " ms) beat the link's rate (" +
+                                    std::to_string(link_ms) + " ms for " + std::to_string(pm.last_restored_bytes()) +
+                                    " bytes)");
+    // Video memory off exactly when what was in use fit the threshold (NVIDIA's rule), and then every
+    // byte in use was restored.
+    const bool fits = local_bytes_ <= uint64_t(p.params.get_int("gpu.runtime_d3_vram_threshold_mb")) << 20;
+    r.check(fits == (pm.vram_saves() > 0), fits ? "the video memory in use fit the threshold, yet it was kept in "
+                                                  "self refresh"
+                                                : "the video memory in use exceeded the threshold, yet it was "
+                                                  "turned off");
+    r.check(!fits || pm.last_restored_bytes() >= local_bytes_,
+            "the power-on restored " + std::to_string(pm.last_restored_bytes()) + " bytes of the " +
+                std::to_string(local_bytes_) + " in use");
+    // While off, the dGPU draws what its video memory's state costs and nothing else (the rail's residual is
+    // taken as zero): self refresh at power.vram_self_refresh_mw_per_gib, or nothing.
+    const double gib = double(p.gpu.vram.size()) / double(uint64_t(1) << 30);
+    const double want = pm.vram_saves() ? 0.0 : ns("power.vram_self_refresh_mw_per_gib") * gib;
+    r.check(std::abs(off_mw - want) <= 1e-6 * std::max(1.0, want),
+            "the dGPU drew " + std::to_string(off_mw) + " mW while powered off; its video memory's state costs " +
+                std::to_string(want) + " mW");
+    r.check(off_mw < idle_mw, "powering the dGPU off saved nothing against D0 idle");
+    r.event("power_off", at_off_.at.value());
+    r.event("power_on", at_on_.at.value());
+  }
+
+ private:
+  sc_core::sc_time idle_, long_gap_, short_gap_;
+  uint64_t local_bytes_;
+  Round round_[3];
+  sc_core::sc_time idle_from_ = sc_core::SC_ZERO_TIME, before_off_use_ = sc_core::SC_ZERO_TIME;
+  EnergyReading at_idle_, at_off_, at_on_;
+  int offs_ = 0, ons_ = 0;
+};
+
+}  // namespace
+
+ScenarioInfo runtime_d3_scenario() {
+  return {"dgpu_runtime_d3",
+          "the dGPU powered off when idle (runtime D3cold) and on at its next use: resume latency and power",
+          [](ParamSet& ps, const std::string& o) {
+            ps.declare_real("workload.long_gap_ms", 8000, "ms", 0, 600000,
+                            "A: the app idles 8 s between its first and second submission: longer than the 5 s "
+                            "idle time, so the dGPU powers off meanwhile",
+                            o);
+            ps.declare_real("workload.short_gap_ms", 1000, "ms", 0, 600000,
+                            "A: then 1 s before its third: shorter than the idle time, no power-off", o);
+            ps.declare_int("workload.local_mb", 64, "MiB", 0, 1 << 20,
+                           "A: the app's resources in local memory, 64 MiB: below the 200 MB threshold, so the "
+                           "video memory is turned off (saved and restored); above it, kept in self refresh",
+                           o);
+          },
+          [](const ParamSet& ps) { return std::make_unique<RuntimeD3>(ps); },
+          [](const ParamSet& ps) {
+            require_platform(ps, "dgpu_runtime_d3", 1, 1, "the app submits to one queue on node 0");
+            const double idle = ps.get_real("gpu.runtime_d3_idle_ms"), lg = ps.get_real("workload.long_gap_ms"),
+                         sg = ps.get_real("workload.short_gap_ms");
+            if (ps.get_enum("gpu.runtime_d3") == "d3cold" && lg <= idle)
+              throw ConfigError("workload.long_gap_ms = " + std::to_string(lg) +
+                                " does not exceed gpu.runtime_d3_idle_ms = " + std::to_string(idle) +
+                                ": the dGPU would never power off; allowed: workload.long_gap_ms > "
+                                "gpu.runtime_d3_idle_ms");
+            if (ps.get_enum("gpu.runtime_d3") == "d3cold" && sg >= idle)
+              throw ConfigError("workload.short_gap_ms = " + std::to_string(sg) +
+                                " is not below gpu.runtime_d3_idle_ms = " + std::to_string(idle) +
+                                ": the third submission would find the dGPU off; allowed: workload.short_gap_ms < "
+                                "gpu.runtime_d3_idle_ms");
+          }};
+}
+
+namespace {
+const ScenarioRegistration kRuntimeD3Scenario{runtime_d3_scenario};
+}  // namespace
+
+}  // namespace gpumodel
