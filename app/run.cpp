@@ -94,7 +94,18 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     r.incomplete = std::string("sim.limit_ms = ") + at +
                    " ms reached with the simulation still busy: the metrics are "
                    "what was measured until then";
-    if (r.failures.empty()) r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
+    if (r.failures.empty()) {
+      // Runtime D3cold's idle timer keeps a run going until the dGPU powers off, the idle time after its
+      // last use: say so rather than suggest a hang.
+      const RuntimePm& pm = platform.runtime_pm();
+      if (pm.enabled() && pm.state() == RuntimePm::State::On)
+        r.failures.push_back(
+            "simulation still busy at sim.limit_ms: the dGPU's runtime D3cold idle timer runs "
+            "until gpu.runtime_d3_idle_ms after its last use; raise sim.limit_ms past it, lower "
+            "gpu.runtime_d3_idle_ms, or set gpu.runtime_d3 = off");
+      else
+        r.failures.push_back("simulation still busy at sim.limit_ms; raise it or look for a hang");
+    }
   }
   for (auto& m : monitors) m->finish(r);
   // Energy (platform/energy.h): read at the end, a pure function of the power states; the balance monitor

@@ -25,8 +25,9 @@
 //   3 DxgkDdiSetPowerState(D0): the KMD re-initialises the GPU (kmd.d0_init_ms) and re-routes interrupts.
 //   4 VidMm copies back what it saved.
 // Uses: every VidSch entry that reaches the adapter (submissions, CPU signals and waits, queue and fence
-// creation) and every packet VidSch schedules. A path that reaches a powered-off adapter without one is a
-// model bug the link counts (PcieLink::aborts) and the run reports.
+// creation) and every packet VidSch schedules; each of the adapter's interrupts is activity (the idle time
+// counts from the last), and an adapter found busy at the idle check counts as used then. A path that reaches a
+// powered-off adapter without one is a model bug the link counts (PcieLink::aborts) and the run reports.
 //
 // Simplifications: the hardware keeps its registers and local memory's contents through a power-off (the
 // restore is timed, not performed); the rail's residual draw is taken as zero.
@@ -58,6 +59,12 @@ class RuntimePm {
   // Before Dxgkrnl reaches the adapter for a caller: powers it on first when it is off (the calling thread
   // waits), and marks it used now.
   void use();
+  // The adapter interrupted (its ISR ran): activity, so the idle time counts from now. Never waits (device
+  // IRQL); an interrupt cannot come from a powered-off adapter, and those of the power-off's and power-on's
+  // own copies are not activity.
+  void activity() {
+    if (enabled_ && state_ == State::On) last_use_ = sc_core::sc_time_stamp();
+  }
 
   enum class State { On, Entering, Off, Resuming };
   State state() const { return state_; }

@@ -70,6 +70,7 @@ KEvent& VidSch::interrupt_event(uint32_t vector) {
 }
 
 void VidSch::DxgkCbNotifyInterrupt(const DxgkInterruptData& d) {
+  if (pm_) pm_->activity();
   if (d.node >= 0) {                   // packet scheduling: at device IRQL, the scheduler's view moves at once
     if (packets_->ignoring(d.node)) {  // T3 step 3: the timed-out node's interrupts are ignored
       ++packets_->ignored_;

@@ -27,7 +27,8 @@ class RuntimeD3 : public ScenarioDriver {
       : idle_(ps.get_ns("gpu.runtime_d3_idle_ms") * 1e6),
         long_gap_(ps.get_ns("workload.long_gap_ms") * 1e6),
         short_gap_(ps.get_ns("workload.short_gap_ms") * 1e6),
-        local_bytes_(uint64_t(ps.get_int("workload.local_mb")) << 20) {}
+        local_bytes_(uint64_t(ps.get_int("workload.local_mb")) << 20),
+        work_(ps.get_ns("workload.work_us") * 1000) {}
 
   void build(Platform& p, Results& r) override {
     // Probes (they read, never drive): the energy at each change of the slot's power.
@@ -48,6 +49,7 @@ class RuntimeD3 : public ScenarioDriver {
       if (!r.check(q, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
       auto round = [&](Round& x, int i) {
         PacketWriter w;
+        if (work_ > sc_core::SC_ZERO_TIME) w.compute(engine_cycles(p.params, to_ns(work_)));
         w.timestamp(p.kmd.scratch() + 8 * uint64_t(i)).interrupt(3);
         x.submit = sc_core::sc_time_stamp();
         p.vidsch.SubmitInOrder(q, w);
@@ -78,9 +80,9 @@ class RuntimeD3 : public ScenarioDriver {
     for (int i = 0; i < 3; ++i)
       if (!r.check(round_[i].done != sc_core::SC_ZERO_TIME, "a submission never completed")) return;
     auto ms = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e3; };
-    r.metric("warm_submit_to_done_us", ns_between(round_[0].submit, round_[0].done) / 1000);
+    r.metric("warm_submit_to_done_ns", ns_between(round_[0].submit, round_[0].done));
     r.metric("cold_submit_to_done_ms", ms(round_[1].done - round_[1].submit));
-    r.metric("short_gap_submit_to_done_us", ns_between(round_[2].submit, round_[2].done) / 1000);
+    r.metric("short_gap_submit_to_done_ns", ns_between(round_[2].submit, round_[2].done));
     r.metric("power_offs", pm.power_offs());
     r.metric("power_ons", pm.power_ons());
     r.metric("link_down_requests", p.link.aborts());
@@ -101,12 +103,12 @@ class RuntimeD3 : public ScenarioDriver {
                  "submission after the long gap): " +
                      std::to_string(pm.power_offs()) + " and " + std::to_string(pm.power_ons())))
       return;
-    r.check(pm.last_power_off_at() >= round_[2].submit + idle_,
+    r.check(pm.last_power_off_at() >= round_[2].submit + work_ + idle_,
             "the last power-off came before gpu.runtime_d3_idle_ms had passed after the last use");
     const double off_ms = ms(at_on_.at - at_off_.at);
     r.metric("resume_ms", ms(pm.last_resume()));
     r.metric("restore_ms", ms(pm.last_restore()));
-    r.metric("power_off_after_ms", ms(at_off_.at - before_off_use_));
+    r.metric("power_off_after_ms", ms(at_off_.at - round_[0].submit));
     r.metric("d3cold_ms", off_ms);
     r.metric("vram_restored_bytes", pm.last_restored_bytes());
     r.metric("vram_while_off", pm.vram_saves() ? "off" : "self_refresh");
@@ -116,8 +118,10 @@ class RuntimeD3 : public ScenarioDriver {
     r.metric("dgpu_off_mw", off_mw);
     (void)idle_window;
     auto ns = [&p](const char* k) { return p.params.get_real(k); };
-    // The power-off comes after the idle time: never earlier than the last use plus it.
-    r.check(at_off_.at >= before_off_use_ + idle_, "the dGPU powered off before gpu.runtime_d3_idle_ms had passed");
+    // The power-off comes after the work and the idle time: never earlier than the first submission plus
+    // its work (workload.work_us) plus gpu.runtime_d3_idle_ms, nor than the OS's own last use plus the latter.
+    r.check(at_off_.at >= round_[0].submit + work_ + idle_ && at_off_.at >= before_off_use_ + idle_,
+            "the dGPU powered off before its work and gpu.runtime_d3_idle_ms had passed");
     // The power-on: the slot's ramp and PERST# (link.power_on_ms) and training (link.training_ms) happen in
     // the hardware while the OS sleeps 20 ms and polls every 1 ms; then the configuration wait and the
     // driver's re-initialisation. Its least cost is max(20 ms, ramp + training) + wait + re-init; at most one
@@ -160,6 +164,7 @@ class RuntimeD3 : public ScenarioDriver {
  private:
   sc_core::sc_time idle_, long_gap_, short_gap_;
   uint64_t local_bytes_;
+  sc_core::sc_time work_;
   Round round_[3];
   sc_core::sc_time idle_from_ = sc_core::SC_ZERO_TIME, before_off_use_ = sc_core::SC_ZERO_TIME;
   EnergyReading at_idle_, at_off_, at_on_;
@@ -178,6 +183,10 @@ ScenarioInfo runtime_d3_scenario() {
                             o);
             ps.declare_real("workload.short_gap_ms", 1000, "ms", 0, 600000,
                             "A: then 1 s before its third: shorter than the idle time, no power-off", o);
+            ps.declare_real("workload.work_us", 0, "us", 0, 1e7,
+                            "A: each submission's COMPUTE before its TIMESTAMP (0: none); longer than the idle "
+                            "time, it shows the adapter kept on while busy",
+                            o);
             ps.declare_int("workload.local_mb", 64, "MiB", 0, 1 << 20,
                            "A: the app's resources in local memory, 64 MiB: below the 200 MB threshold, so the "
                            "video memory is turned off (saved and restored); above it, kept in self refresh",
@@ -186,6 +195,9 @@ ScenarioInfo runtime_d3_scenario() {
           [](const ParamSet& ps) { return std::make_unique<RuntimeD3>(ps); },
           [](const ParamSet& ps) {
             require_platform(ps, "dgpu_runtime_d3", 1, 1, "the app submits to one queue on node 0");
+            if (ps.get_real("workload.work_us") > 0)
+              require_engine_runs(ps, "dgpu_runtime_d3", "gpu", 0, Op::Compute, "workload.work_us's COMPUTE",
+                                  "each submission computes first");
             const double idle = ps.get_real("gpu.runtime_d3_idle_ms"), lg = ps.get_real("workload.long_gap_ms"),
                          sg = ps.get_real("workload.short_gap_ms");
             if (ps.get_enum("gpu.runtime_d3") == "d3cold" && lg <= idle)

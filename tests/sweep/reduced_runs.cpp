@@ -41,6 +41,12 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kR
     {"scanout_underflow", {{"workload.frames", "2"}, {"sim.limit_ms", "100"}}},
     // 20 -> 3 wait/signal pairs, 1 ms apart: 4 ms simulated.
     {"cross_adapter_fence", {{"workload.signals", "3"}}},
+    // 5 s idle time and 8 s gap -> 5 ms and 10 ms; the power-on's 260 ms stays (its verdict checks its stages).
+    {"dgpu_runtime_d3",
+     {{"gpu.runtime_d3_idle_ms", "5"},
+      {"workload.long_gap_ms", "10"},
+      {"workload.short_gap_ms", "1"},
+      {"sim.limit_ms", "1000"}}},
     // TdrDelay 20 ms -> 2 ms and 1 ms of load after the sequence: about 5 ms of sequence per hang; the
     // limit leaves room for an adapter reset at its longest (cmp.adapter_reset_ms = 4 s), which the
     // adapter-reset files shorten to its shortest, 1 s.
