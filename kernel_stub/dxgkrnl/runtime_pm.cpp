@@ -35,7 +35,7 @@ void RuntimePm::declare_params(ParamSet& ps) {
                   "Q: Linux amdgpu and nouveau set a dGPU's runtime-PM autosuspend delay to 5000 ms "
                   "(pm_runtime_set_autosuspend_delay); A: Windows' idle timeout for a dGPU is not published, "
                   "taken the same, uncertainty x0.2-x2");
-  ps.declare_int("gpu.runtime_d3_vram_threshold_mb", 200, "MB", 0, 1024,
+  ps.declare_int("gpu.runtime_d3_vram_threshold_mb", 200, "MiB", 0, 1024,
                  "Q: NVIDIA Linux driver README, 'Video Memory Utilization Threshold': 200 MB by default (at most "
                  "1024): with less in use, video memory is turned off (its contents saved to system memory), "
                  "otherwise kept in self refresh; 0 = always self refresh");
@@ -59,6 +59,34 @@ RuntimePm::RuntimePm(const ParamSet& ps, Cpu& cpu, Kmd& kmd, VidMm& vidmm, Vcd& 
   if (!enabled_) return;
   trace_ = vcd_.add_ascii(adapter + ".runtime_d3", name_of(state_));
   cpu_.spawn_thread("dxgkrnl.runtime_pm", [this] { idle_worker(); });
+  cpu_.idle_hooks.push_back([this] { look_ahead(); });
+  sc_spawn_options o;
+  o.spawn_method();
+  o.set_sensitivity(&deadline_ev_);
+  o.dont_initialize();
+  sc_spawn([this] { deadline_fired(); }, "runtime_pm_deadline", &o);
+}
+
+void RuntimePm::look_ahead() {
+  if (!timer_wait_) return;
+  const sc_time due = last_use_ + idle_, now = sc_time_stamp();
+  if (armed_ && armed_at_ == due) return;
+  deadline_ev_.cancel();
+  armed_ = false;
+  if (now >= due) {
+    deadline_ev_.notify(SC_ZERO_TIME);
+  } else if (sc_pending_activity_at_future_time() && now + sc_time_to_pending_activity() >= due) {
+    deadline_ev_.notify(due - now);  // something else happens at or after the deadline: the run goes on
+  } else {
+    return;  // the next activity comes first; the core idles again after it
+  }
+  armed_ = true;
+  armed_at_ = due;
+}
+
+void RuntimePm::deadline_fired() {
+  armed_ = false;
+  if (timer_wait_ && sc_time_stamp() >= last_use_ + idle_ && timer_.waiters > timer_.queued) cpu_.signal(timer_);
 }
 
 void RuntimePm::set_state(State s) {
@@ -92,10 +120,11 @@ void RuntimePm::wake_users() {
 void RuntimePm::idle_worker() {
   worker_ = sc_get_current_process_handle();
   for (;;) {
-    const sc_time due = last_use_ + idle_, now = sc_time_stamp();
-    if (now < due) {
-      cpu_.sleep(due - now);
-      continue;  // a use meanwhile moved the deadline
+    if (sc_time_stamp() < last_use_ + idle_) {
+      timer_wait_ = true;
+      cpu_.wait_for(timer_);  // the idle deadline (look_ahead arms it)
+      timer_wait_ = false;
+      continue;  // a use meanwhile moved it
     }
     if (kmd_.adapter_busy()) {  // work still queued or running: counted as a use now
       last_use_ = sc_time_stamp();

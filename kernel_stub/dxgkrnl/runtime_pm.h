@@ -9,7 +9,10 @@
 //    off video memory, but allows the GPU to be powered off and reactivated more quickly".
 //
 // Powering off, after gpu.runtime_d3_idle_ms without a use (Linux amdgpu and nouveau: a 5 s autosuspend
-// delay), once the adapter reports no work (BAR0 kAdapterStatus kAdapterBusy):
+// delay), once the adapter reports no work (BAR0 kAdapterStatus kAdapterBusy). The idle deadline is a timer
+// armed only while the run has more to do beyond it (looked at each time the core goes idle): a run whose
+// work ends before it ends there, as it would without runtime D3 (an idle timer left pending would only
+// add the power-off as the run's last event):
 //   1 DxgkDdiSetPowerState(D3): VRAM in use <= gpu.runtime_d3_vram_threshold_mb -> VidMm copies every
 //     resident local allocation to its system-memory copy (paging copies on the GPU, over the link) and the
 //     KMD lets VRAM lose power; otherwise it asks for self refresh (BAR0 kVramSelfRefresh).
@@ -100,7 +103,14 @@ class RuntimePm {
   uint64_t threshold_bytes_;
   State state_ = State::On;
   sc_core::sc_time last_use_ = sc_core::SC_ZERO_TIME;
-  KEvent ready_, used_;
+  KEvent ready_, used_, timer_;
+  // The idle deadline: armed (deadline_ev_ at armed_at_) when the core goes idle while the worker waits for
+  // it (timer_wait_), only if the run has other activity at or after it (look_ahead).
+  bool timer_wait_ = false, armed_ = false;
+  sc_core::sc_time armed_at_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_event deadline_ev_;
+  void look_ahead();
+  void deadline_fired();  // a plain process (the timer's DPC cost is not modelled)
   sc_core::sc_process_handle worker_;
   sc_core::sc_time resume_from_ = sc_core::SC_ZERO_TIME;  // the first use that found the adapter off
   bool saved_ = false;                                    // the last power-off saved VRAM (power-on restores it)

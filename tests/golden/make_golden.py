@@ -15,6 +15,7 @@ cases = {
  "tdr_reset_fails": [], "tdr_shared_pipe": [], "tdr_vidmm_hit": [],
  "frame_loop": ["--workload.frames=120"], "video_playback": ["--workload.frames=60"],
  "hybrid_game": ["--workload.frames=60"], "presentmon_replay": ["--workload.frames=600"],
+ "dgpu_runtime_d3": [],
 }
 binary = sys.argv[1] if len(sys.argv) > 1 else "./build/gpumodel"
 out = {}
