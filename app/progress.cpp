@@ -9,7 +9,27 @@ using namespace sc_core;
 
 // The slices are sized to take about a fifth of a wall second each (a test compares results and
 // waveforms with and without them).
-void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc_time& limit) {
+void advance(Platform& p, const sc_time& duration) {
+  RuntimePm& pm = p.runtime_pm();
+  const sc_time until = sc_time_stamp() + duration;
+  for (;;) {
+    const sc_time now = sc_time_stamp();
+    sc_time due;
+    const bool timer = pm.deadline(&due) && due < until;
+    const sc_time stop = timer ? std::max(due, now) : until;
+    pm.set_loop_stop(stop);
+    sc_start(stop - now, SC_EXIT_ON_STARVATION);  // returns early when nothing is left before `stop`
+    pm.set_loop_stop(SC_ZERO_TIME);
+    if (sc_get_status() == SC_STOPPED) return;     // sc_stop (a bug check): the run is over
+    if (pm.take_pause()) continue;                 // a deadline armed meanwhile
+    if (!timer || !sc_pending_activity()) return;  // the window done, or nothing left: the run is over
+    // The run goes on past the deadline: time reaches it (nothing happens before), and the timer expires.
+    if (sc_time_stamp() < stop) sc_start(stop - sc_time_stamp(), SC_RUN_TO_TIME);
+    pm.expire();
+  }
+}
+
+void run_with_progress(Platform& p, const ScenarioDriver& driver, const sc_time& limit) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   sc_time slice(1, SC_US);
@@ -41,7 +61,7 @@ void run_with_progress(const Platform& p, const ScenarioDriver& driver, const sc
       if (next > window) window = next;
     }
     started = true;
-    sc_start(window < left ? window : left, SC_EXIT_ON_STARVATION);
+    advance(p, window < left ? window : left);
     const double took = std::chrono::duration<double>(Clock::now() - s0).count();
     if (took < 0.1 && slice < sc_time(1, SC_SEC))
       slice = slice * 2.0;

@@ -73,7 +73,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     if (opt.progress) {
       run_with_progress(platform, *driver, limit);
     } else {
-      sc_start(limit, SC_EXIT_ON_STARVATION);
+      advance(platform, limit);
     }
   } catch (const sc_report& e) {
     r.failures.push_back(std::string("model fault: ") + e.what());

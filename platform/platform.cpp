@@ -179,8 +179,9 @@ AdapterDriver::AdapterDriver(const ParamSet& ps, Cpu& cpu, Vcd& vcd, PhysHeap& s
   vidmm.connect(ps, cpu, kmd, vidsch.packets(), sysmem, iommu_port, vcd, hw.config.key);
   if (pm.enabled()) {  // runtime D3cold: every way to the adapter takes a use first (runtime_pm.h)
     vidsch.set_runtime_pm(&pm);
-    vidsch.packets().before_submit = [this] { pm.use(); };
-    kmd.before_user_submit = [this] { pm.use(); };
+    auto ref = [this](bool take) { take ? pm.acquire() : pm.release(); };
+    vidsch.packets().power_ref = ref;
+    kmd.power_ref = ref;
   }
 }
 

@@ -153,3 +153,6 @@ TEST_CASE("golden hybrid_game: results and waveform identical", "[C3][golden]") 
 TEST_CASE("golden presentmon_replay: results and waveform identical", "[H4][golden]") {
   check_against_golden("presentmon_replay");
 }
+TEST_CASE("golden dgpu_runtime_d3: results and waveform identical", "[H5][golden]") {
+  check_against_golden("dgpu_runtime_d3");
+}

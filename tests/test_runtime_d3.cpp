@@ -152,6 +152,23 @@ TEST_CASE(
   CHECK(m["vram_restored_bytes"] == 67108864);
   CHECK(m["dgpu_off_mw"] == 0);
   CHECK(m["link_down_requests"] == 0);
+  // With the slot's ramp and training shorter than the OS's first 20 ms sleep, the sleep sets the floor:
+  // 20 + 100 + 50 ms, and the verdict holds the power-on to it.
+  const auto k = run_d3("--link.power_on_ms=0 --link.training_ms=5 --workload.local_mb=0", "short_ramp");
+  REQUIRE(k["exit_code"] == 0);
+  CHECK(k["metrics"]["resume_ms"].get<double>() >= 170.0);
+  CHECK(k["metrics"]["resume_ms"].get<double>() <= 170.1);
+}
+
+TEST_CASE("dgpu_runtime_d3: a submission while VidMm saves the video memory cancels the power-off", "[H3]") {
+  // Idle 5 ms, gap 6 ms: the power-off begins 5 ms after the first submission's interrupt, VidMm's save of
+  // 64 MiB takes about 2.6 ms, so the next submission (6 ms) comes during it: the dGPU stays on and the
+  // submission waits for the copies only (well under a power-on's 260 ms).
+  const auto j = run_d3("--gpu.runtime_d3_idle_ms=5 --workload.long_gap_ms=6 --workload.short_gap_ms=1", "cancel");
+  REQUIRE(j["exit_code"] == 0);
+  CHECK(j["metrics"]["power_offs"] == 0);
+  CHECK(j["metrics"]["cancelled_power_offs"] == 1);
+  CHECK(j["metrics"]["cold_submit_to_done_ms"].get<double>() < 5.0);
 }
 
 TEST_CASE(
@@ -195,4 +212,14 @@ TEST_CASE("dgpu_runtime_d3: work that runs longer than the idle time keeps the d
   CHECK(j["metrics"]["link_down_requests"] == 0);
   // The power-off follows the work's end (its interrupt), not the submission: 10 ms of work, then 2 ms idle.
   CHECK(j["metrics"]["power_off_after_ms"].get<double>() >= 12.0);
+  // Without local memory to save, the power-off follows the idle time at once: the work's interrupt (its
+  // end, counted as activity) plus 2 ms, within 100 us (the decode, the interrupt's way and the register
+  // accesses of the check); counted from the submission instead it would come at 10 ms.
+  const auto k = run_d3(
+      "--gpu.runtime_d3_idle_ms=2 --workload.work_us=10000 --workload.long_gap_ms=20 "
+      "--workload.short_gap_ms=1 --workload.local_mb=0",
+      "busy_nolocal");
+  REQUIRE(k["exit_code"] == 0);
+  CHECK(k["metrics"]["power_off_after_ms"].get<double>() >= 12.0);
+  CHECK(k["metrics"]["power_off_after_ms"].get<double>() <= 12.1);
 }

@@ -158,7 +158,6 @@ void Cpu::core() {
     }
     const CState& s = choose_idle_state();
     set_context(s.name, /*idle=*/true);
-    for (auto& hook : idle_hooks) hook();
     const sc_time t0 = sc_time_stamp();
     wait(intc_.irq() | work_ev_);
     last_idle_ = sc_time_stamp() - t0;

@@ -82,9 +82,6 @@ class Cpu : public sc_core::sc_module {
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);
-  // Called each time the core goes idle, before it waits: the OS's timers that arm themselves only while
-  // the run has more to do (runtime D3cold's idle deadline, dxgkrnl/runtime_pm.h) look ahead here.
-  std::vector<std::function<void()>> idle_hooks;
   void wait_for(KEvent& e);  // KeWaitForSingleObject from an app thread
   // With a timeout: returns false when it expired first (the thread resumes at once; the timer DPC's
   // own cost is not modelled).

@@ -28,6 +28,16 @@ std::vector<std::string> hlk_conformance(const DxgkDriverCaps& c) {
 }
 
 AdapterStart DxgkrnlStartAdapter(Kmd& kmd, const std::string& name) {
+  // Runtime D3cold: a use held while the start's DDIs reach the adapter.
+  struct Held {
+    Kmd& k;
+    explicit Held(Kmd& kmd) : k(kmd) {
+      if (k.power_ref) k.power_ref(true);
+    }
+    ~Held() {
+      if (k.power_ref) k.power_ref(false);
+    }
+  } held(kmd);
   AdapterStart s;
   if (!kmd.DxgkDdiStartDevice(&s.info)) {
     s.reason = name + ": DxgkDdiStartDevice failed: BAR0 did not identify the adapter";

@@ -121,7 +121,13 @@ const Allocation* PacketScheduler::CreateAllocation(SchedDevice* owner, uint64_t
 
 bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands,
                                    std::function<void(const DmaPacket&)> done) {
-  if (before_submit) before_submit();
+  if (power_ref) power_ref(true);
+  struct Release {
+    std::function<void(bool)>& f;
+    ~Release() {
+      if (f) f(false);
+    }
+  } release{power_ref};
   if (c->device->lost() || bugchecked_) return false;
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
@@ -136,7 +142,13 @@ bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands
 void PacketScheduler::SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops,
                                    std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done,
                                    bool first) {
-  if (before_submit) before_submit();
+  if (power_ref) power_ref(true);
+  struct Release {
+    std::function<void(bool)>& f;
+    ~Release() {
+      if (f) f(false);
+    }
+  } release{power_ref};
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;

@@ -192,9 +192,9 @@ class PacketScheduler {
   // A render packet from an app thread. False: the device is in error state (the packet is refused).
   bool SubmitRender(SchedContext* c, const PacketWriter& commands,
                     std::function<void(const DmaPacket&)> done = nullptr);
-  // Called before every submission (render or paging) reaches the adapter: runtime D3cold's use
-  // (dxgkrnl/runtime_pm.h), which powers a powered-off adapter on first.
-  std::function<void()> before_submit;
+  // Around every submission (render or paging): runtime D3cold's held use (dxgkrnl/runtime_pm.h), which
+  // powers a powered-off adapter on first. True before, false after.
+  std::function<void(bool)> power_ref;
   // A paging packet of the system device on its context `c` (VidMm's transfer or fill, built by the KMD).
   // `first`: ahead of every queued packet not submitted `first` itself (VidMm's restore after an adapter reset).
   void SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops, std::vector<const Allocation*> refs,

@@ -59,34 +59,12 @@ RuntimePm::RuntimePm(const ParamSet& ps, Cpu& cpu, Kmd& kmd, VidMm& vidmm, Vcd& 
   if (!enabled_) return;
   trace_ = vcd_.add_ascii(adapter + ".runtime_d3", name_of(state_));
   cpu_.spawn_thread("dxgkrnl.runtime_pm", [this] { idle_worker(); });
-  cpu_.idle_hooks.push_back([this] { look_ahead(); });
-  sc_spawn_options o;
-  o.spawn_method();
-  o.set_sensitivity(&deadline_ev_);
-  o.dont_initialize();
-  sc_spawn([this] { deadline_fired(); }, "runtime_pm_deadline", &o);
 }
 
-void RuntimePm::look_ahead() {
-  if (!timer_wait_) return;
-  const sc_time due = last_use_ + idle_, now = sc_time_stamp();
-  if (armed_ && armed_at_ == due) return;
-  deadline_ev_.cancel();
-  armed_ = false;
-  if (now >= due) {
-    deadline_ev_.notify(SC_ZERO_TIME);
-  } else if (sc_pending_activity_at_future_time() && now + sc_time_to_pending_activity() >= due) {
-    deadline_ev_.notify(due - now);  // something else happens at or after the deadline: the run goes on
-  } else {
-    return;  // the next activity comes first; the core idles again after it
-  }
-  armed_ = true;
-  armed_at_ = due;
-}
-
-void RuntimePm::deadline_fired() {
-  armed_ = false;
-  if (timer_wait_ && sc_time_stamp() >= last_use_ + idle_ && timer_.waiters > timer_.queued) cpu_.signal(timer_);
+void RuntimePm::expire() {
+  if (!timer_wait_ || fired_ || sc_time_stamp() < last_use_ + idle_) return;
+  fired_ = true;
+  cpu_.signal(timer_);
 }
 
 void RuntimePm::set_state(State s) {
@@ -122,23 +100,27 @@ void RuntimePm::idle_worker() {
   for (;;) {
     if (sc_time_stamp() < last_use_ + idle_) {
       timer_wait_ = true;
-      cpu_.wait_for(timer_);  // the idle deadline (look_ahead arms it)
-      timer_wait_ = false;
+      if (last_use_ + idle_ < loop_stop_) {  // the run loop stops at the deadline (deadline())
+        paused_ = true;
+        sc_pause();
+      }
+      cpu_.wait_for(timer_);
+      timer_wait_ = fired_ = false;
       continue;  // a use meanwhile moved it
     }
-    if (kmd_.adapter_busy()) {  // work still queued or running: counted as a use now
+    const sc_time decided = sc_time_stamp();  // a use from here on cancels the power-off
+    if (holds_ > 0 || kmd_.adapter_busy()) {  // a DDI under way, or work queued or running: a use now
       last_use_ = sc_time_stamp();
       continue;
     }
-    power_off();
+    power_off(decided);
     if (state_ != State::Off) continue;  // a use cancelled it
     while (state_ == State::Off) cpu_.wait_for(used_);
     power_on();
   }
 }
 
-void RuntimePm::power_off() {
-  const sc_time from = sc_time_stamp();
+void RuntimePm::power_off(const sc_time& from) {
   set_state(State::Entering);
   const uint64_t in_use = vidmm_.local_resident_bytes();
   const bool save = in_use <= threshold_bytes_;
@@ -147,7 +129,7 @@ void RuntimePm::power_off() {
   // The copies can leave the adapter busy a little longer (a preemption the scheduler asked for while they
   // ran, its interrupt on its way): the power goes only once the adapter reports idle.
   while (last_use_ <= from && kmd_.adapter_busy()) cpu_.sleep(kQuiescePoll);
-  if (last_use_ > from) {  // an app reached the adapter while VidMm copied: it stays on
+  if (last_use_ > from || holds_ > 0) {  // an app reached the adapter meanwhile: it stays on
     ++cancelled_;
     set_state(State::On);
     wake_users();

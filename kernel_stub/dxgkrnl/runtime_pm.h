@@ -9,10 +9,9 @@
 //    off video memory, but allows the GPU to be powered off and reactivated more quickly".
 //
 // Powering off, after gpu.runtime_d3_idle_ms without a use (Linux amdgpu and nouveau: a 5 s autosuspend
-// delay), once the adapter reports no work (BAR0 kAdapterStatus kAdapterBusy). The idle deadline is a timer
-// armed only while the run has more to do beyond it (looked at each time the core goes idle): a run whose
-// work ends before it ends there, as it would without runtime D3 (an idle timer left pending would only
-// add the power-off as the run's last event):
+// delay), once the adapter reports no work (BAR0 kAdapterStatus kAdapterBusy). The idle deadline is kept
+// by the run loop (deadline() below): a run whose work ends before it ends there, as it would without
+// runtime D3:
 //   1 DxgkDdiSetPowerState(D3): VRAM in use <= gpu.runtime_d3_vram_threshold_mb -> VidMm copies every
 //     resident local allocation to its system-memory copy (paging copies on the GPU, over the link) and the
 //     KMD lets VRAM lose power; otherwise it asks for self refresh (BAR0 kVramSelfRefresh).
@@ -62,11 +61,55 @@ class RuntimePm {
   // Before Dxgkrnl reaches the adapter for a caller: powers it on first when it is off (the calling thread
   // waits), and marks it used now.
   void use();
+  // A use held for the length of an operation that reaches the adapter (a DDI's register accesses): no
+  // power-off begins while one is held.
+  // The worker's own copies (the save, the restore) neither hold nor use.
+  void acquire() {
+    if (!enabled_ || sc_core::sc_get_current_process_handle() == worker_) return;
+    use();
+    ++holds_;
+  }
+  void release() {
+    if (!enabled_ || sc_core::sc_get_current_process_handle() == worker_) return;
+    --holds_;
+    last_use_ = sc_core::sc_time_stamp();
+  }
+  struct Hold {
+    RuntimePm* pm;
+    explicit Hold(RuntimePm* p) : pm(p) {
+      if (pm) pm->acquire();
+    }
+    ~Hold() {
+      if (pm) pm->release();
+    }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+  };
   // The adapter interrupted (its ISR ran): activity, so the idle time counts from now. Never waits (device
   // IRQL); an interrupt cannot come from a powered-off adapter, and those of the power-off's and power-on's
   // own copies are not activity.
   void activity() {
     if (enabled_ && state_ == State::On) last_use_ = sc_core::sc_time_stamp();
+  }
+
+  // The idle deadline, an OS timer the run loop keeps (app/progress.h, advance): while the worker waits for
+  // it, deadline() gives its time; the loop runs the simulation to it and, when anything else is still to
+  // happen there, calls expire(), which wakes the worker (the timer's DPC cost is not modelled). A run whose
+  // work ends before the deadline ends there, as it would without runtime D3: a pending OS timer does not
+  // keep a finished run going. The loop tells where its current run stops (set_loop_stop): a deadline armed
+  // earlier than that pauses the simulation (sc_pause) so the loop can stop at it. Without the loop (a
+  // test's own sc_start) the deadline never expires.
+  bool deadline(sc_core::sc_time* at) const {
+    if (!enabled_ || !timer_wait_ || fired_) return false;
+    *at = last_use_ + idle_;
+    return true;
+  }
+  void expire();
+  void set_loop_stop(const sc_core::sc_time& t) { loop_stop_ = t; }
+  bool take_pause() {  // the run returned early because a deadline was armed (sc_pause)
+    const bool p = paused_;
+    paused_ = false;
+    return p;
   }
 
   enum class State { On, Entering, Off, Resuming };
@@ -88,7 +131,7 @@ class RuntimePm {
 
  private:
   void idle_worker();  // an OS worker thread: the idle timer and the power-off
-  void power_off();
+  void power_off(const sc_core::sc_time& decided);
   void power_on();
   void set_state(State s);
   void wake_users();  // every use waiting for a transition to end looks again
@@ -104,13 +147,10 @@ class RuntimePm {
   State state_ = State::On;
   sc_core::sc_time last_use_ = sc_core::SC_ZERO_TIME;
   KEvent ready_, used_, timer_;
-  // The idle deadline: armed (deadline_ev_ at armed_at_) when the core goes idle while the worker waits for
-  // it (timer_wait_), only if the run has other activity at or after it (look_ahead).
-  bool timer_wait_ = false, armed_ = false;
-  sc_core::sc_time armed_at_ = sc_core::SC_ZERO_TIME;
-  sc_core::sc_event deadline_ev_;
-  void look_ahead();
-  void deadline_fired();  // a plain process (the timer's DPC cost is not modelled)
+  bool timer_wait_ = false, fired_ = false;  // the worker waits for the idle deadline; expire() woke it
+  bool paused_ = false;                      // it paused the run loop's sc_start
+  int holds_ = 0;
+  sc_core::sc_time loop_stop_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_process_handle worker_;
   sc_core::sc_time resume_from_ = sc_core::SC_ZERO_TIME;  // the first use that found the adapter off
   bool saved_ = false;                                    // the last power-off saved VRAM (power-on restores it)

@@ -54,10 +54,6 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
       ps, cpu, vcd, adapter, [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }
 
-void VidSch::use() {
-  if (pm_) pm_->use();
-}
-
 void VidSch::connect(Kmd& kmd) {
   kmd_ = &kmd;
   packets_->connect(kmd);
@@ -288,7 +284,7 @@ uint64_t VidSch::alloc_value(int process, Segment storage, bool shareable, Value
 }
 
 NativeFence* VidSch::CreateNativeFence(int process, Segment storage, bool shareable, bool legacy) {
-  use();
+  const RuntimePm::Hold held(pm_);
   if (legacy || !native_fences()) return CreateMonitoredFence(process, storage, shareable);  // F9
   return D3DKMTCreateNativeFence(process, NativeFenceType::Default, storage, shareable);
 }
@@ -326,7 +322,7 @@ NativeFence* VidSch::D3DKMTOpenNativeFenceFromNTHandle(int process, uint64_t nt_
 }
 
 NativeFence* VidSch::CreateMonitoredFence(int process, Segment storage, bool shareable) {
-  use();
+  const RuntimePm::Hold held(pm_);
   auto f = std::make_unique<NativeFence>();
   f->legacy = true;
   f->shareable = shareable;
@@ -397,7 +393,7 @@ NativeFence* VidSch::OpenCrossAdapterInstance(int process, CrossAdapterFence& x,
 }
 
 void VidSch::SubmitSignal(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
-  use();
+  const RuntimePm::Hold held(pm_);
   PacketWriter w;
   w.append(work);
   if ((f->cross && !f->handle) || q->kernel_mode) {  // 2b (or a kernel-mode queue): the signal at the head of
@@ -449,7 +445,7 @@ uint32_t VidSch::OpenNativeFence(int process, NativeFence* f) {
 }
 
 KmdHwQueue* VidSch::CreateHwQueue(int node, uint32_t priority, uint32_t native_progress_fence, int process) {
-  use();
+  const RuntimePm::Hold held(pm_);
   KmdHwQueue* q = kmd_->DxgkDdiCreateHwQueue(node, priority, native_progress_fence, process);
   if (!q || !logs_) return q;
   for (uint32_t type : {uint32_t(fence_log::kWaits), uint32_t(fence_log::kSignals)}) RecreateNativeFenceLog(q, type);
@@ -492,7 +488,7 @@ std::multimap<uint64_t, CpuWaiter*>::iterator VidSch::add_waiter(CpuWaiter& w, N
 }
 
 bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout) {
-  use();
+  const RuntimePm::Hold held(pm_);
   if (f->destroyed) return false;
   if (cpu_.mem_read64(f->cv_addr) >= value) return true;
   // The waiter lives here, not on the waiting thread's stack: a thread still waiting when the
@@ -518,7 +514,7 @@ bool VidSch::WaitFromCpu(NativeFence* f, uint64_t value, const sc_time& timeout)
 }
 
 void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t>>& waits) {
-  use();
+  const RuntimePm::Hold held(pm_);
   std::vector<NativeFence*> native;
   for (const auto& [f, value] : waits) {
     if (f->destroyed) continue;
@@ -532,7 +528,7 @@ void VidSch::WaitFromCpuAsync(const std::vector<std::pair<NativeFence*, uint64_t
 }
 
 void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
-  use();
+  const RuntimePm::Hold held(pm_);
   if (f->handle)
     kmd_->DxgkDdiUpdateCurrentValuesFromCpu({{f->handle, value}}, false);
   else
@@ -541,7 +537,7 @@ void VidSch::SignalFromCpu(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
-  use();
+  const RuntimePm::Hold held(pm_);
   if (!f->handle) {  // Native GPU fence object 2a: a monitored fence: VidSch observes the new value and scans its lists
     scan({f});
     return;
@@ -553,7 +549,7 @@ void VidSch::NotifyCurrentValueChanged(NativeFence* f, uint64_t value) {
 }
 
 void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, const PacketWriter& work) {
-  use();
+  const RuntimePm::Hold held(pm_);
   if (!f->legacy && !q->kernel_mode) {  // native: the queue waits on the GPU
     PacketWriter w;
     w.wait(va(*f, q->process), value).append(work);
@@ -575,7 +571,7 @@ void VidSch::SubmitAfterWait(KmdHwQueue* q, NativeFence* f, uint64_t value, cons
 }
 
 void VidSch::SubmitInOrder(KmdHwQueue* q, const PacketWriter& work) {
-  use();
+  const RuntimePm::Hold held(pm_);
   auto it = backlog_.find(q->id);
   if (it != backlog_.end() && !it->second.empty()) {
     it->second.push_back({q, nullptr, 0, work});  // behind the queue's held work

@@ -330,8 +330,7 @@ class VidSch {
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, D3DKMT handle)
-  RuntimePm* pm_ = nullptr;
-  void use();                                    // runtime D3cold's use (a no-op without it)
+  RuntimePm* pm_ = nullptr;  // runtime D3cold: each entry holds a use for its length (RuntimePm::Hold)
   uint32_t next_d3dkmt_handle_ = 0x4000'0000;    // D3DKMT handles Dxgkrnl gives out
   std::map<uint64_t, NativeFence*> nt_handles_;  // shared fences' NT handles
   uint64_t next_nt_handle_ = 0x800;

@@ -328,8 +328,9 @@ KmdHwQueue* Kmd::DxgkDdiCreateHwQueue(int node, uint32_t priority, uint32_t nati
 }
 
 void Kmd::DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets) {
-  if (before_user_submit) before_user_submit();
+  if (power_ref) power_ref(true);
   write_ring(q, packets);
+  if (power_ref) power_ref(false);
 }
 
 void Kmd::write_ring(KmdHwQueue* q, const PacketWriter& packets) {

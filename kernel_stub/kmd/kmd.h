@@ -247,9 +247,9 @@ class Kmd {
   // Writes the packets into the queue's ring in memory, then rings the doorbell (MMIO). With a native
   // progress fence the KMD appends SIGNAL(progress fence, ++submissions) (F14).
   void DxgkDdiSubmitCommandToHwQueue(KmdHwQueue* q, const PacketWriter& packets);
-  // Called before a submission to a HW queue from user mode (D3DKMTSubmitCommandToHwQueue reaches the KMD
-  // through Dxgkrnl, which takes runtime D3cold's use first; dxgkrnl/runtime_pm.h).
-  std::function<void()> before_user_submit;
+  // Around a submission to a HW queue from user mode (D3DKMTSubmitCommandToHwQueue reaches the KMD through
+  // Dxgkrnl, which holds runtime D3cold's use meanwhile; dxgkrnl/runtime_pm.h) and Dxgkrnl's adapter start.
+  std::function<void(bool)> power_ref;  // true before, false after
 
  private:
   void write_ring(KmdHwQueue* q, const PacketWriter& packets);  // the submission itself

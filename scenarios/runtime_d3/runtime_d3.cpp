@@ -67,6 +67,15 @@ class RuntimeD3 : public ScenarioDriver {
     (void)r;
   }
 
+  // The power-on's least time: the slot's ramp and PERST# and the training happen in the hardware while the
+  // OS sleeps 20 ms and then polls; then the configuration wait and the driver's re-initialisation.
+  static sc_core::sc_time resume_floor(const Platform& p) {
+    auto ms = [&p](const char* k) { return p.params.get_real(k); };
+    const double floor = std::max(20.0, ms("link.power_on_ms") + ms("link.training_ms")) +
+                         ms("gpu.runtime_d3_config_wait_ms") + ms("kmd.d0_init_ms");
+    return sc_core::sc_time(floor, sc_core::SC_MS);
+  }
+
   // The dGPU's own parts (its engines, command processor and local memory) and the link, in mJ.
   static double dgpu_mj(const EnergyReading& e) {
     double mj = e.part("vram") + e.part("link");
@@ -88,12 +97,24 @@ class RuntimeD3 : public ScenarioDriver {
     r.metric("link_down_requests", p.link.aborts());
     // The dGPU's draw in D0 idle: from the warm round's end over the idle time (or the gap, if shorter).
     const sc_core::sc_time idle_window = std::min(idle_, long_gap_);
+    r.metric("cancelled_power_offs", pm.cancelled());
+    // NVIDIA's rule: a dGPU that drives a display stays on; so does an integrated one (never enabled).
+    r.check(!(pm.enabled() && p.gpu.display), "runtime D3cold was enabled on a dGPU that drives a display");
     if (!pm.enabled()) {
       const std::string why = p.params.get_enum("gpu.runtime_d3") == "off"
                                   ? "gpu.runtime_d3 = off: the dGPU stays in D0"
                                   : "the dGPU drives the display (display.adapter = gpu): it stays in D0";
       r.metric_absent("resume_ms", why);
       r.check(pm.power_offs() == 0 && p.link.slot_on(), "the dGPU powered off though runtime D3cold does not apply");
+      return;
+    }
+    // A submission that comes while VidMm still saves the video memory cancels the power-off (the dGPU
+    // stays on): then no power-off and no power-on, and the submission waits for the save's copies only.
+    if (pm.cancelled() > 0 && pm.power_offs() == 0) {
+      r.check(pm.power_ons() == 0, "a power-on without a power-off");
+      r.check(round_[1].done - round_[1].submit < resume_floor(p),
+              "the submission that cancelled the power-off waited as long as a power-on");
+      r.metric_absent("resume_ms", "the power-off was cancelled: a submission came while VidMm saved VRAM");
       return;
     }
     // One power-off in the long gap, one power-on at the next use, none in the short gap; the run ends with
@@ -123,8 +144,7 @@ class RuntimeD3 : public ScenarioDriver {
     // the hardware while the OS sleeps 20 ms and polls every 1 ms; then the configuration wait and the
     // driver's re-initialisation. Its least cost is max(20 ms, ramp + training) + wait + re-init; at most one
     // poll period (and the MMIO accesses' microseconds, within 1 ms) more, plus the restore's copies.
-    const double least = std::max(20.0, ns("link.power_on_ms") + ns("link.training_ms")) +
-                         ns("gpu.runtime_d3_config_wait_ms") + ns("kmd.d0_init_ms");
+    const double least = to_ns(resume_floor(p)) / 1e6;
     const double resume = ms(pm.last_resume()), restore = ms(pm.last_restore());
     r.check(resume >= least, "resume_ms = " + std::to_string(resume) + " is below its stages' parameters (" +
                                  std::to_string(least) + " ms): a stage was skipped");
@@ -191,7 +211,19 @@ ScenarioInfo runtime_d3_scenario() {
           },
           [](const ParamSet& ps) { return std::make_unique<RuntimeD3>(ps); },
           [](const ParamSet& ps) {
-            require_platform(ps, "dgpu_runtime_d3", 1, 1, "the app submits to one queue on node 0");
+            const int64_t local_mb = ps.get_int("workload.local_mb");
+            // With local memory in use, VidMm's save and restore copies run on the KMD's paging ring: a
+            // second HW queue.
+            require_platform(ps, "dgpu_runtime_d3", 1, local_mb > 0 ? 2 : 1,
+                             local_mb > 0 ? "the app submits to one queue on node 0, VidMm's copies to the "
+                                            "KMD's paging ring"
+                                          : "the app submits to one queue on node 0");
+            const int64_t half = ps.get_int("vram.size_bytes") / 2 >> 20;
+            if (local_mb > half)
+              throw ConfigError("workload.local_mb = " + std::to_string(local_mb) +
+                                " does not fit the dGPU's local memory beside VidMm's page tables; allowed: "
+                                "workload.local_mb <= " +
+                                std::to_string(half) + " (half of vram.size_bytes)");
             if (ps.get_real("workload.work_us") > 0)
               require_engine_runs(ps, "dgpu_runtime_d3", "gpu", 0, Op::Compute, "workload.work_us's COMPUTE",
                                   "each submission computes first");
