@@ -123,6 +123,34 @@ TEST_CASE(
   energy_while_off(true);
 }
 
+TEST_CASE(
+    "Runtime D3cold energy: every off period is taken out of the engines' and command processor's "
+    "time (two of them here)",
+    "[H5]") {
+  auto ps = params();
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  p.cpu.spawn_thread("os", [&] {
+    for (int i = 0; i < 2; ++i) {
+      p.cpu.mmio_write32(kSlot, PcieLink::kSlotCtlPowerOff);
+      p.cpu.sleep(sc_time(3, SC_MS));
+      p.cpu.mmio_write32(kSlot, 0);
+      p.cpu.sleep(sc_time(200, SC_MS));  // past the ramp and the training
+    }
+  });
+  sc_start(sc_time(500, SC_MS));
+  const EnergyReading e = EnergyModel(p).read();
+  // Nothing runs on the dGPU: each engine idles the whole run and draws its kind's idle power only while
+  // the slot is on (the run less both off periods, about 6 ms); the command processor likewise.
+  const sc_time now = sc_time_stamp(), off = p.link.slot().time_in(1, now);
+  REQUIRE(off >= sc_time(6, SC_MS));
+  const double on_ms = (now - off).to_seconds() * 1e3;
+  CHECK(e.part("gpu_node0") == Approx(ps.get_real("power.graphics_idle_mw") * on_ms / 1000).epsilon(1e-12));
+  CHECK(e.part("gpu_node1") == Approx(ps.get_real("power.compute_idle_mw") * on_ms / 1000).epsilon(1e-12));
+  CHECK(e.part("gpu_cmp") == Approx(ps.get_real("power.cmp_mw") * on_ms / 1000).epsilon(1e-12));
+  for (auto& b : EnergyModel(p).balance(e)) FAIL_CHECK(b);
+}
+
 // The OS's rules, through the scenario (its verdict checks the resume's stages against their parameters,
 // the restore against the link's rate, the power while off against the video memory's state).
 TEST_CASE(

@@ -139,12 +139,8 @@ void RuntimePm::power_off(const sc_time& from) {
   cpu_.mmio_write32(port_ + PcieLink::kSlotControl, PcieLink::kSlotCtlPowerOff);
   saved_ = save;
   last_saved_bytes_ = bytes;
-  if (save) {
-    ++vram_saves_;
-    saved_bytes_ += bytes;
-  }
+  if (save) ++vram_saves_;
   ++power_offs_;
-  last_off_at_ = sc_time_stamp();
   set_state(State::Off);
   wake_users();  // a use that came after the copies: it powers the adapter on again
 }
@@ -153,7 +149,6 @@ void RuntimePm::power_on() {
   cpu_.mmio_write32(port_ + PcieLink::kSlotControl, 0);  // Power Controller Control: on
   cpu_.sleep(kFirstSleep);
   for (;;) {
-    ++polls_;
     if (cpu_.mmio_read32(port_ + PcieLink::kLinkControl) & PcieLink::kLinkStaDllla) break;
     cpu_.sleep(kPollPeriod);
   }

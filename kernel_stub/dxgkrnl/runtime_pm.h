@@ -115,19 +115,15 @@ class RuntimePm {
   enum class State { On, Entering, Off, Resuming };
   State state() const { return state_; }
   // Figures: power-offs, power-ons, the last power-on's latency (the first waiting use to the adapter
-  // ready), the power-offs that saved VRAM, the bytes saved, and the power-offs a use cancelled.
+  // ready), the power-offs that saved VRAM, and the power-offs a use cancelled.
   uint64_t power_offs() const { return power_offs_; }
   uint64_t power_ons() const { return power_ons_; }
   uint64_t cancelled() const { return cancelled_; }
   uint64_t vram_saves() const { return vram_saves_; }
-  uint64_t saved_bytes() const { return saved_bytes_; }
   sc_core::sc_time last_resume() const { return last_resume_; }
   sc_core::sc_time last_restore() const { return last_restore_; }  // its VidMm copies back (0: none)
   uint64_t last_restored_bytes() const { return last_restored_bytes_; }
-  sc_core::sc_time last_power_off_at() const { return last_off_at_; }
   sc_core::sc_time last_use() const { return last_use_; }
-  sc_core::sc_time idle_time() const { return idle_; }
-  uint64_t dllla_polls() const { return polls_; }
 
  private:
   void idle_worker();  // an OS worker thread: the idle timer and the power-off
@@ -154,8 +150,8 @@ class RuntimePm {
   sc_core::sc_process_handle worker_;
   sc_core::sc_time resume_from_ = sc_core::SC_ZERO_TIME;  // the first use that found the adapter off
   bool saved_ = false;                                    // the last power-off saved VRAM (power-on restores it)
-  uint64_t power_offs_ = 0, power_ons_ = 0, cancelled_ = 0, vram_saves_ = 0, saved_bytes_ = 0, polls_ = 0;
-  sc_core::sc_time last_resume_ = sc_core::SC_ZERO_TIME, last_off_at_ = sc_core::SC_ZERO_TIME;
+  uint64_t power_offs_ = 0, power_ons_ = 0, cancelled_ = 0, vram_saves_ = 0;
+  sc_core::sc_time last_resume_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time last_restore_ = sc_core::SC_ZERO_TIME;
   uint64_t last_saved_bytes_ = 0, last_restored_bytes_ = 0;
   Vcd::Id trace_ = Vcd::kNone;

@@ -57,7 +57,6 @@ class RuntimeD3 : public ScenarioDriver {
         x.done = sc_core::sc_time_stamp();
       };
       round(round_[0], 1);
-      idle_from_ = sc_core::sc_time_stamp();
       at_idle_ = EnergyModel(p).read();
       p.cpu.sleep(long_gap_);
       round(round_[1], 2);
@@ -95,8 +94,6 @@ class RuntimeD3 : public ScenarioDriver {
     r.metric("power_offs", pm.power_offs());
     r.metric("power_ons", pm.power_ons());
     r.metric("link_down_requests", p.link.aborts());
-    // The dGPU's draw in D0 idle: from the warm round's end over the idle time (or the gap, if shorter).
-    const sc_core::sc_time idle_window = std::min(idle_, long_gap_);
     r.metric("cancelled_power_offs", pm.cancelled());
     // NVIDIA's rule: a dGPU that drives a display stays on; so does an integrated one (never enabled).
     r.check(!(pm.enabled() && p.gpu.display), "runtime D3cold was enabled on a dGPU that drives a display");
@@ -130,11 +127,11 @@ class RuntimeD3 : public ScenarioDriver {
     r.metric("d3cold_ms", off_ms);
     r.metric("vram_restored_bytes", pm.last_restored_bytes());
     r.metric("vram_while_off", pm.vram_saves() ? "off" : "self_refresh");
+    // The dGPU's draw in D0 idle: from the warm round's end to the power-off.
     const double idle_mw = (dgpu_mj(at_off_) - dgpu_mj(at_idle_)) / ms(at_off_.at - at_idle_.at) * 1000;
     const double off_mw = (dgpu_mj(at_on_) - dgpu_mj(at_off_)) / off_ms * 1000;
     r.metric("dgpu_d0_idle_mw", idle_mw);
     r.metric("dgpu_off_mw", off_mw);
-    (void)idle_window;
     auto ns = [&p](const char* k) { return p.params.get_real(k); };
     // The power-off comes after the work and the idle time: never earlier than the first submission plus
     // its work (workload.work_us) plus gpu.runtime_d3_idle_ms, nor than the OS's own last use plus the latter.
@@ -183,7 +180,7 @@ class RuntimeD3 : public ScenarioDriver {
   uint64_t local_bytes_;
   sc_core::sc_time work_;
   Round round_[3];
-  sc_core::sc_time idle_from_ = sc_core::SC_ZERO_TIME, before_off_use_ = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time before_off_use_ = sc_core::SC_ZERO_TIME;
   EnergyReading at_idle_, at_off_, at_on_;
   int offs_ = 0, ons_ = 0;
 };
