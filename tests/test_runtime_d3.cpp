@@ -251,3 +251,17 @@ TEST_CASE("dgpu_runtime_d3: work that runs longer than the idle time keeps the d
   CHECK(k["metrics"]["power_off_after_ms"].get<double>() >= 12.0);
   CHECK(k["metrics"]["power_off_after_ms"].get<double>() <= 12.1);
 }
+
+TEST_CASE("runtime D3cold: a TDR's sequence holds a use and an idle time shorter than its steps never cuts it",
+          "[H3][T3][T9]") {
+  // 1 ms idle time: shorter than the TDR's waits (the 10 ms adapter-reset poll, the engine reset). A
+  // power-off between the sequence's steps would lose the resubmissions and VidMm's restore behind them and
+  // fail the scenario's verdict (exit 1). tdr_reset_fails does power off, in the run's idle stretch after
+  // the recovery, so the rule is exercised, not avoided.
+  for (const char* s : {"tdr_reset_fails", "tdr_vidmm_hit"}) {
+    INFO(s);
+    const nlohmann::json j = run_json(scenario(s) + " --gpu.runtime_d3=d3cold --gpu.runtime_d3_idle_ms=1", s);
+    CHECK(j["metrics"]["adapter_resets"] == 1);
+    if (std::string(s) == "tdr_reset_fails") CHECK(j["metrics"]["power_states"]["dgpu_d3cold"].get<double>() > 0);
+  }
+}

@@ -8,6 +8,22 @@ namespace gpumodel {
 
 using namespace sc_core;
 
+namespace {
+// Runtime D3cold's use (power_ref) held for a scope: the adapter is powered on before and may power off only
+// after it.
+struct PowerUse {
+  const std::function<void(bool)>& f;
+  explicit PowerUse(const std::function<void(bool)>& ref) : f(ref) {
+    if (f) f(true);
+  }
+  ~PowerUse() {
+    if (f) f(false);
+  }
+  PowerUse(const PowerUse&) = delete;
+  PowerUse& operator=(const PowerUse&) = delete;
+};
+}  // namespace
+
 const char* to_string(TdrStep s) {  // at most 8 characters: the VCD shows them as text
   switch (s) {
     case TdrStep::Preempt: return "preempt";
@@ -121,13 +137,7 @@ const Allocation* PacketScheduler::CreateAllocation(SchedDevice* owner, uint64_t
 
 bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands,
                                    std::function<void(const DmaPacket&)> done) {
-  if (power_ref) power_ref(true);
-  struct Release {
-    std::function<void(bool)>& f;
-    ~Release() {
-      if (f) f(false);
-    }
-  } release{power_ref};
+  const PowerUse use(power_ref);
   if (c->device->lost() || bugchecked_) return false;
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
@@ -142,13 +152,7 @@ bool PacketScheduler::SubmitRender(SchedContext* c, const PacketWriter& commands
 void PacketScheduler::SubmitPaging(SchedContext* c, const std::vector<DxgkPagingOp>& ops,
                                    std::vector<const Allocation*> refs, std::function<void(const DmaPacket&)> done,
                                    bool first) {
-  if (power_ref) power_ref(true);
-  struct Release {
-    std::function<void(bool)>& f;
-    ~Release() {
-      if (f) f(false);
-    }
-  } release{power_ref};
+  const PowerUse use(power_ref);
   auto p = std::make_shared<DmaPacket>();
   p->seq = next_seq_++;
   p->ctx = c;
@@ -388,6 +392,9 @@ void PacketScheduler::tdr_worker() {
     while (tdr_queue_.empty()) cpu_.wait_for(tdr_wake_);
     const int hw = tdr_queue_.front();
     tdr_queue_.pop_front();
+    // The whole sequence holds a use: a power-off between its steps (the engine idle after its reset, the
+    // queues emptied) would lose the resubmission and the restore behind it.
+    const PowerUse use(power_ref);
     tdr(nodes_[size_t(hw)]);
     if (bugchecked_) return;
   }
