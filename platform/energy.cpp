@@ -75,13 +75,32 @@ void EnergyModel::declare_params(ParamSet& ps) {
   ps.declare_real("power.cmp_mw", 200, "mW", 0, 1e6,
                   "A: the context management processor, a microcontroller, always on");
   ps.declare_real("power.display_scan_mw", 300, "mW", 0, 1e6,
-                  "A: the display engine fetching and scanning out one 1080p60 pipe");
+                  "A: the display engine fetching and scanning out one pipe at the reference pixel rate (1920x1080 "
+                  "active at 60 Hz); other modes scale its pixel share (power.display_scan_pixel_share)");
+  ps.declare_real("power.display_scan_pixel_share", 0.3, "", 0, 1,
+                  "A: the share of power.display_scan_mw that follows the mode's active pixel rate (the pipe's "
+                  "datapath and the link's serialisers); the rest (clock generation, control) is fixed. "
+                  "Uncertainty 0.1-0.6");
   ps.declare_real("power.display_psr_mw", 50, "mW", 0, 1e6,
                   "A: the display engine with the panel in self refresh (fetch and link to the panel off)");
-  ps.declare_real("power.panel_mw", 1500, "mW", 0, 1e6, "A: a 14-inch 1080p60 eDP panel and its backlight");
+  ps.declare_real("power.panel_mw", 1500, "mW", 0, 1e6,
+                  "A: a 14-inch eDP LCD panel and its backlight at the reference pixel rate (1920x1080 at 60 Hz); "
+                  "other modes scale its refresh share (power.panel_refresh_share)");
+  ps.declare_real("power.panel_refresh_share", 0.15, "", 0, 1,
+                  "A: the share of an LCD panel's power that rewrites the pixels each refresh (timing controller, "
+                  "source and gate drivers) and so follows the active pixel rate; the backlight, most of an LCD "
+                  "panel's power, does not. Uncertainty 0.05-0.3");
   ps.declare_real("power.panel_psr_mw", 1250, "mW", 0, 1e6,
                   "D: Intel's panel self refresh demonstration, 'about a 500 mW reduction' (IDF 2011), less "
-                  "the engine's 250 mW: the panel's timing controller refreshing from its own buffer");
+                  "the engine's 250 mW: the panel's timing controller refreshing from its own buffer (at the "
+                  "reference pixel rate; its refresh share follows the mode as power.panel_mw's does)");
+  ps.declare_real("power.platform_rest_mw", 0, "mW", 0, 1e6,
+                  "D: the rest of the platform (storage, wireless, embedded controller, audio, fans) as one "
+                  "term: 0 counts only the modelled parts (a desktop's board and supply vary by tens of watts); a "
+                  "platform file that compares with measured power names its figure");
+  ps.declare_real("power.vr_efficiency", 1, "", 0.1, 1,
+                  "D: the voltage regulators' efficiency from the supply to the rails: 1 counts the power the parts "
+                  "draw (no conversion loss); a platform file that compares with measured power names its figure");
 }
 
 EnergyModel::EnergyModel(const Platform& p) : p_(p) {
@@ -106,10 +125,16 @@ EnergyModel::EnergyModel(const Platform& p) : p_(p) {
   display_psr_mw_ = ps.get_real("power.display_psr_mw");
   panel_mw_ = ps.get_real("power.panel_mw");
   panel_psr_mw_ = ps.get_real("power.panel_psr_mw");
+  display_pixel_share_ = ps.get_real("power.display_scan_pixel_share");
+  panel_refresh_share_ = ps.get_real("power.panel_refresh_share");
+  rest_mw_ = ps.get_real("power.platform_rest_mw");
+  vr_efficiency_ = ps.get_real("power.vr_efficiency");
 }
 
 namespace {
 double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
+// The display figures' reference pixel rate: 1920x1080 active pixels at 60 Hz (CTA-861 VIC 16's exact 60 Hz).
+constexpr double kReferencePixelRate = 1920.0 * 1080.0 * 60.0;
 const char* const kIdleStates[] = {"C1", "C1E", "C3", "C6"};
 std::vector<const GpuAdapter*> adapters(const Platform& p) {
   std::vector<const GpuAdapter*> v{&p.gpu};
@@ -185,13 +210,31 @@ EnergyReading EnergyModel::read() const {
   for (const GpuAdapter* a : adapters(p_))
     if (a->display) {
       const StateClock& d = a->display->power();
-      disp += ((display_scan_mw_ + panel_mw_) * ms(d.time_in(DisplayEngine::kScan, now)) +
-               (display_psr_mw_ + panel_psr_mw_) * ms(d.time_in(DisplayEngine::kPsr, now))) /
+      const double scan_mw = display_scan_mw(a->display->timing().mode()) + panel_mw(a->display->timing().mode());
+      // In self refresh the pipe and the link to the panel are off (a fixed figure); the panel still
+      // refreshes its pixels at the mode's rate from its own buffer.
+      const double psr_mw =
+          display_psr_mw_ + panel_psr_mw_ * mode_scale(a->display->timing().mode(), panel_refresh_share_);
+      disp += (scan_mw * ms(d.time_in(DisplayEngine::kScan, now)) + psr_mw * ms(d.time_in(DisplayEngine::kPsr, now))) /
               1000;
     }
   add("display", disp);
+  add("platform_rest", rest_mw_ * ms(now) / 1000);
+  // The regulators' loss: what the supply gives beyond what the parts draw.
+  add("vr_loss", e.total_mj * (1 / vr_efficiency_ - 1));
   return e;
 }
+
+double EnergyModel::mode_scale(const DisplayMode& m, double share) {
+  const double rate = double(m.h_active) * double(m.v_active) * m.refresh_hz();
+  return (1 - share) + share * rate / kReferencePixelRate;
+}
+
+double EnergyModel::display_scan_mw(const DisplayMode& m) const {
+  return display_scan_mw_ * mode_scale(m, display_pixel_share_);
+}
+
+double EnergyModel::panel_mw(const DisplayMode& m) const { return panel_mw_ * mode_scale(m, panel_refresh_share_); }
 
 nlohmann::json EnergyModel::results(const EnergyReading& e) const {
   nlohmann::json j;

@@ -12,7 +12,10 @@
 //   vram         GPU memory: energy per bit, background power per GiB
 //   <adapter>_nodeN  each engine active (fetch, execute, wake), idle, or power-gated, by its kind
 //   <adapter>_cmp    the context management processor, always on
-//   display      the display engine scanning or in panel self refresh, and the panel
+//   display      the display engine scanning or in panel self refresh, and the panel, each following the
+//                mode's active pixel rate for its share that does
+//   platform_rest  the rest of the platform (storage, wireless, fans...) as one term
+//   vr_loss      the voltage regulators' loss on all of the above (power.vr_efficiency)
 #pragma once
 #include <map>
 #include <string>
@@ -23,6 +26,7 @@
 
 #include "hw_model/core/params.h"
 #include "hw_model/core/vcd.h"
+#include "hw_model/display/display_timing.h"
 
 namespace gpumodel {
 
@@ -53,6 +57,12 @@ class EnergyModel {
   // and the parts sum to the total. Each failed check is one message.
   std::vector<std::string> balance(const EnergyReading& e) const;
 
+  // The display figures at a mode: each figure's share that follows the active pixel rate scaled by the
+  // mode's rate over the reference (1920x1080 at 60 Hz), the rest fixed.
+  static double mode_scale(const DisplayMode& m, double share);
+  double display_scan_mw(const DisplayMode& m) const;  // the engine scanning out
+  double panel_mw(const DisplayMode& m) const;         // the panel lit and refreshed from the link
+
  private:
   const Platform& p_;
   struct Cpu {
@@ -67,6 +77,7 @@ class EnergyModel {
   };
   std::map<std::string, Kind> kinds_;  // by engine kind name
   double igpu_scale_, cmp_mw_, display_scan_mw_, display_psr_mw_, panel_mw_, panel_psr_mw_;
+  double display_pixel_share_, panel_refresh_share_, rest_mw_, vr_efficiency_;
 };
 
 // Per frame (frame loops): at each new frame on the panel, the energy since the previous one, and the

@@ -403,3 +403,50 @@ TEST_CASE("node.fence_wait: a polled wait keeps its engine up, a released one ga
   CHECK(ps_rel["gpu_node1_gate_wakes"].get<int>() == ps_poll["gpu_node1_gate_wakes"].get<int>() + 2);
   CHECK(ps_rel["gpu_node1_gated"].get<double>() > ps_poll["gpu_node1_gated"].get<double>());
 }
+
+// The display follows its mode: at 3840x2160 at 60 Hz (CTA-861 VIC 97: 594 MHz over 4400 x 2250 pixels,
+// exactly 60 Hz) the active pixel rate is exactly four times the reference's (1920x1080 at 60 Hz), so each
+// figure's share that follows the pixel rate counts four times, the rest once. In self refresh the engine's
+// figure is fixed and the panel's follows the mode as when it scans.
+TEST_CASE("energy: the display engine's and the panel's power follow the mode's pixel rate, in self refresh too",
+          "[H5][C6]") {
+  const nlohmann::json j = run_json(
+      scenario("video_playback") + " --workload.frames=12 --workload.fps=5 --display.mode=3840x2160@60 --quiet", "uhd");
+  const auto& m = j["metrics"];
+  const auto& st = m["power_states"];
+  REQUIRE(st["display_psr"].get<double>() > 0.3);  // both states hold a share of the run
+  REQUIRE(st["display_scan"].get<double>() > 0.1);
+  const auto& p = j["parameters"];
+  const double ratio = 4.0;
+  auto scale = [&](const char* share) { return 1 - p[share].get<double>() + p[share].get<double>() * ratio; };
+  const double panel = scale("power.panel_refresh_share");
+  const double scan = p["power.display_scan_mw"].get<double>() * scale("power.display_scan_pixel_share") +
+                      p["power.panel_mw"].get<double>() * panel;
+  const double psr = p["power.display_psr_mw"].get<double>() + p["power.panel_psr_mw"].get<double>() * panel;
+  const double t_ms = j["sim_time_ns"].get<double>() / 1e6;
+  CHECK(m["energy"]["display_mj"].get<double>() ==
+        Approx((scan * st["display_scan"].get<double>() + psr * st["display_psr"].get<double>()) * t_ms / 1000)
+            .epsilon(1e-9));
+  // The figures are not the reference's: 570 mW + 2,175 mW scanning with the defaults, against 1,800 mW.
+  CHECK(scan > p["power.display_scan_mw"].get<double>() + p["power.panel_mw"].get<double>());
+}
+
+// The rest of the platform is a constant draw over the run; the regulators' loss is what the supply gives
+// beyond every other part, the rest included: parts / efficiency - parts.
+TEST_CASE("energy: the rest of the platform draws its figure and the regulators lose their share of all parts",
+          "[H5]") {
+  const nlohmann::json j =
+      run_json(scenario("fence_signal") + " --power.platform_rest_mw=1000 --power.vr_efficiency=0.8 --quiet", "rest");
+  const auto& e = j["metrics"]["energy"];
+  const double t_ms = j["sim_time_ns"].get<double>() / 1e6;
+  CHECK(e["platform_rest_mj"].get<double>() == Approx(1000 * t_ms / 1000).epsilon(1e-12));
+  double others = 0;
+  for (auto& [k, v] : e.items())
+    if (k != "total_mj" && k != "vr_loss_mj" && k != "avg_power_mw") others += v.get<double>();
+  CHECK(e["vr_loss_mj"].get<double>() == Approx(others * (1 / 0.8 - 1)).epsilon(1e-9));
+  CHECK(e["total_mj"].get<double>() == Approx(others / 0.8).epsilon(1e-9));
+  // The defaults count neither: only the modelled parts.
+  const nlohmann::json d = run_json(scenario("fence_signal") + " --quiet", "rest_default");
+  CHECK(d["metrics"]["energy"]["platform_rest_mj"] == 0.0);
+  CHECK(d["metrics"]["energy"]["vr_loss_mj"] == 0.0);
+}
