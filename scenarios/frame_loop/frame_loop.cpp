@@ -20,11 +20,17 @@ using sc_core::sc_time_stamp;
 struct FrameLoopDriver::Impl {
   Platform* p = nullptr;
   std::unique_ptr<EnergyProbe> energy;  // per frame: the energy between new frames on the panel
-  VidSch* dsch = nullptr;
+  VidSch* dsch = nullptr;               // the render adapter's (workload.adapter)
+  Kmd* rkmd = nullptr;
+  VidMm* rmm = nullptr;
+  const GpuAdapter* radapter = nullptr;
+  std::string rkey = "gpu";  // the render adapter's parameter prefix
   Kmd* disp_kmd = nullptr;
   VidSch* disp_sch = nullptr;
   DisplayEngine* display = nullptr;
-  bool hybrid = false, legacy = false, all_legacy = true, all_native = true;
+  // hybrid: the dGPU renders for the iGPU's panel, one copy across the link a frame; igpu: the iGPU renders
+  // and presents to its own panel (workload.adapter = igpu), the dGPU idles.
+  bool hybrid = false, igpu = false, legacy = false, all_legacy = true, all_native = true;
   uint64_t legacy_signals = 0;
   uint64_t out_of_order = 0;  // frames whose last work on a queue ran before their first (read_stamps)
   std::vector<KmdHwQueue*> hq;
@@ -65,10 +71,10 @@ struct FrameLoopDriver::Impl {
         p.cpu.interrupts_of(p.kmd.msi_data_base() + regs::kFenceEventVector) +
         (p.igpu_driver ? p.cpu.interrupts_of(p.igpu_driver->kmd.msi_data_base() + regs::kFenceEventVector) : 0);
     s.flip_irqs = p.cpu.interrupts_of(disp_kmd->msi_data_base() + Kmd::kDisplayFlipVector);
-    s.unblocks = p.gpu.cmp.gpu_unblocks();
-    s.held = p.vidsch.held_released();
+    s.unblocks = radapter->cmp.gpu_unblocks();
+    s.held = dsch->held_released();
     s.busy.clear();
-    for (auto& n : p.gpu.nodes) s.busy.push_back(n->busy_time());
+    for (auto& n : radapter->nodes) s.busy.push_back(n->busy_time());
     s.residency = p.cpu.residency();
     s.traffic = TrafficSnapshot::take(p, display);
   }
@@ -77,6 +83,13 @@ struct FrameLoopDriver::Impl {
 
 void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
   declare_fence_params(ps, o);
+  ps.declare_enum("workload.adapter", "gpu", {"gpu", "igpu"},
+                  "Q: the adapter that renders the workload: gpu, the discrete GPU (a game; on the hybrid "
+                  "platform its frames are copied to the iGPU's panel); igpu, the integrated GPU, which renders "
+                  "and presents to its own panel while the dGPU idles (Windows' graphics preference 'Power "
+                  "saving', which the desktop and video playback use on a hybrid laptop); igpu needs "
+                  "platform.topology = hybrid",
+                  o);
   ps.declare_int("workload.frames", 0, "frames", 0, 1000000,
                  "A: 0 = the workload file's own frame count (a replay: every replayable present of the capture); "
                  "N = run N frames (a replay: the first N); at most 1,000,000 (4.6 h at 60 fps): the run keeps "
@@ -87,8 +100,18 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
 }
 
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario) {
-  const bool hybrid = Platform::topology_of(ps) == Topology::Hybrid;
-  if (hybrid) {
+  const bool on_igpu = ps.get_enum("workload.adapter") == "igpu";
+  const bool hybrid = Platform::topology_of(ps) == Topology::Hybrid && !on_igpu;
+  if (on_igpu) {
+    if (Platform::topology_of(ps) != Topology::Hybrid)
+      throw ConfigError("workload.adapter = igpu: scenario '" + scenario +
+                        "' renders on the integrated GPU, which only platform.topology = hybrid has; allowed: "
+                        "workload.adapter = gpu, or platform.topology = hybrid");
+    const std::string& da = ps.get_enum("display.adapter");
+    if (da != "auto" && da != "igpu")
+      throw ConfigError("workload.adapter = igpu with display.adapter = " + da + ": scenario '" + scenario +
+                        "' presents on the iGPU's own panel; allowed: display.adapter = auto or igpu");
+  } else if (hybrid) {
     const std::string& da = ps.get_enum("display.adapter");
     if (da != "auto" && da != "igpu")
       throw ConfigError("platform.topology = hybrid with display.adapter = " + da + ": scenario '" + scenario +
@@ -99,17 +122,18 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
     throw ConfigError("display.adapter = " + ps.get_enum("display.adapter") + ": scenario '" + scenario +
                       "' presents on the dGPU's display on platform.topology = dgpu; allowed: display.adapter = gpu");
   }
-  const int nodes = int(ps.get_int("gpu.nodes"));
+  const std::string rk = on_igpu ? "igpu" : "gpu", rname = on_igpu ? "iGPU" : "dGPU";
+  const int nodes = int(ps.get_int(rk + ".nodes"));
   auto has = [&](EngineKind k) {
     for (int n = 0; n < nodes; ++n)
-      if (engine_kind(ps, "gpu", n, nodes) == k) return true;
+      if (engine_kind(ps, rk, n, nodes) == k) return true;
     return false;
   };
   for (const WorkloadQueue& q : w.queues)
     if (!has(q.engine))
       throw ConfigError("workload.file '" + w.file + "': queue '" + q.name + "' runs on a " + to_string(q.engine) +
-                        " engine and the dGPU has none (gpu.nodes = " + std::to_string(nodes) +
-                        "); allowed: name one with gpu.nodeN.kind = " + to_string(q.engine));
+                        " engine and the " + rname + " has none (" + rk + ".nodes = " + std::to_string(nodes) +
+                        "); allowed: name one with " + rk + ".nodeN.kind = " + to_string(q.engine));
   if (hybrid && !has(EngineKind::Copy))
     throw ConfigError("scenario '" + scenario +
                       "' on platform.topology = hybrid copies each frame on the dGPU's copy engine and it has none; "
@@ -128,12 +152,11 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
                               return budget_ms < 0 ? uint64_t(0) : uint64_t(std::floor(budget_ms * w.fps / 1000.0)) + 1;
                             });
   const size_t need = w.queues.size() + (hybrid ? 1 : 0);
-  if (size_t(ps.get_int("gpu.hw_queues")) < need)
-    throw ConfigError("gpu.hw_queues = " + std::to_string(ps.get_int("gpu.hw_queues")) + " is too few: scenario '" +
+  if (size_t(ps.get_int(rk + ".hw_queues")) < need)
+    throw ConfigError(rk + ".hw_queues = " + std::to_string(ps.get_int(rk + ".hw_queues")) + " is too few: scenario '" +
                       scenario + "' uses " + std::to_string(need) +
-                      " HW queues (the workload's, and the present copy on the hybrid platform); allowed: "
-                      "gpu.hw_queues >= " +
-                      std::to_string(need));
+                      " HW queues (the workload's, and the present copy on the hybrid platform); allowed: " + rk +
+                      ".hw_queues >= " + std::to_string(need));
 }
 
 void require_time_for_frames(const ParamSet& ps, double last_start_ms, double tail_ms, const std::string& what,
@@ -154,7 +177,9 @@ void require_time_for_frames(const ParamSet& ps, double last_start_ms, double ta
 FrameLoopDriver::FrameLoopDriver(const ParamSet& ps, Workload w) : ps_(ps), w_(std::move(w)), impl_(new Impl) {
   if (ps.get_int("workload.frames") > 0) w_.frames = uint64_t(ps.get_int("workload.frames"));
   impl_->legacy = legacy_fence_kind(ps);
-  impl_->hybrid = Platform::topology_of(ps) == Topology::Hybrid;
+  impl_->igpu = ps.get_enum("workload.adapter") == "igpu";
+  impl_->hybrid = Platform::topology_of(ps) == Topology::Hybrid && !impl_->igpu;
+  impl_->rkey = impl_->igpu ? "igpu" : "gpu";
 }
 
 sc_time FrameLoopDriver::t0() const { return impl_->t0; }
@@ -204,21 +229,28 @@ bool Loop::setup() {
     m.disp_kmd = &p.igpu_driver->kmd;
     m.disp_sch = &p.igpu_driver->vidsch;
     m.display = p.igpu->display.get();
+  } else if (m.igpu) {
+    // The OS starts both adapters at boot; the app's device is on the iGPU, the dGPU idles.
+    const AdapterStart is = DxgkrnlStartAdapter(p.igpu_driver->kmd, "iGPU"), ds = DxgkrnlStartAdapter(p.kmd, "dGPU");
+    if (!r.check(is.started, is.reason) || !r.check(ds.started, ds.reason)) return false;
+    report_conformance(r, {{"iGPU", &is}, {"dGPU", &ds}});
+    m.disp_kmd = &p.igpu_driver->kmd;
+    m.disp_sch = &p.igpu_driver->vidsch;
+    m.display = p.igpu->display.get();
   } else {
     if (!start_adapter(p, r)) return false;
     m.disp_kmd = &p.kmd;
     m.disp_sch = &p.vidsch;
     m.display = p.gpu.display.get();
   }
-  EngineDirectory dir(p.kmd);
-  std::map<EngineKind, int> nth;
+  EngineDirectory dir(*m.rkmd);
   for (const WorkloadQueue& q : w.queues) {
     const int node = dir.node(q.engine, 0);
-    KmdHwQueue* h = node < 0 ? nullptr : p.vidsch.CreateHwQueue(node, 0, 0, 1);
+    KmdHwQueue* h = node < 0 ? nullptr : m.dsch->CreateHwQueue(node, 0, 0, 1);
     if (!r.check(h != nullptr, "no HW queue for '" + q.name + "'")) return false;
     m.hq.push_back(h);
     m.node_of.push_back(node);
-    m.mhz.push_back(ps.get_real("gpu.node" + std::to_string(node), "gpu.engine_clock_mhz"));
+    m.mhz.push_back(ps.get_real(m.rkey + ".node" + std::to_string(node), m.rkey + ".engine_clock_mhz"));
   }
   const size_t nq = m.hq.size();
   m.pending.assign(nq, PacketWriter());
@@ -236,15 +268,15 @@ bool Loop::setup() {
     max_bytes[q] = std::max(max_bytes[q], st.bytes);
   }
   for (size_t q = 0; q < nq; ++q) {  // a COPY step uploads: system memory to local memory
-    m.copy_src.push_back(max_bytes[q] ? p.vidmm.allocate(Segment::System, max_bytes[q]) : 0);
-    m.copy_dst.push_back(max_bytes[q] ? p.vidmm.allocate(Segment::Local, max_bytes[q]) : 0);
+    m.copy_src.push_back(max_bytes[q] ? m.rmm->allocate(Segment::System, max_bytes[q]) : 0);
+    m.copy_dst.push_back(max_bytes[q] ? m.rmm->allocate(Segment::Local, max_bytes[q]) : 0);
   }
   // Each fence's kind: the file's, unless the user set fence.kind (one sweep switches every fence). The
   // swap chain's own fences follow fence.kind.
   for (const WorkloadFence& f : w.fences) {
     const bool legacy = f.kind.empty() || ps.was_set("fence.kind") ? m.legacy : f.kind == "legacy";
     m.fence.push_back(
-        p.vidsch.CreateNativeFence(1, f.storage == "local" ? Segment::Local : Segment::System, false, legacy));
+        m.dsch->CreateNativeFence(1, f.storage == "local" ? Segment::Local : Segment::System, false, legacy));
     m.legacy_signals += legacy ? uint64_t(f.signals_per_frame) : 0;
     m.all_legacy = m.all_legacy && legacy;
     m.all_native = m.all_native && !legacy;
@@ -253,15 +285,15 @@ bool Loop::setup() {
   m.all_legacy = m.all_legacy && m.legacy;
   m.all_native = m.all_native && !m.legacy;
   m.count.assign(m.fence.size(), 0);
-  m.present_fence = p.vidsch.CreateNativeFence(1, Segment::System, false, m.legacy);
+  m.present_fence = m.dsch->CreateNativeFence(1, Segment::System, false, m.legacy);
   for (NativeFence* f : m.fence)
     if (!r.check(f != nullptr, "fence creation failed")) return false;
   if (!r.check(m.present_fence != nullptr, "fence creation failed")) return false;
   const DisplayGeometry g = display_geometry(ps);
   for (int b = 0; b < w.buffers; ++b) {
-    m.xsurf.push_back(p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel));
+    m.xsurf.push_back(m.rmm->allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel));
     m.surface_bytes = m.xsurf.back().bytes();
-    m.rt.push_back(p.vidmm.allocate(Segment::Local, m.surface_bytes));
+    m.rt.push_back(m.rmm->allocate(Segment::Local, m.surface_bytes));
   }
   const DisplayMode dm = display_mode(ps.get_enum("display.mode"));
   // A capture's refresh on the mode's raster: the VidPN pixel clock, which kPixelClock holds in 32 bits.
@@ -278,15 +310,15 @@ bool Loop::setup() {
     m.disp_kmd->DxgkDdiCommitVidPn(m.xsurf[0].pitch, p.igpu_driver->vidmm.allocate(Segment::Local, m.surface_bytes),
                                    clock);
   } else {
-    m.disp_kmd->DxgkDdiCommitVidPn(m.xsurf[0].pitch, p.vidmm.allocate(Segment::Local, m.surface_bytes), clock);
+    m.disp_kmd->DxgkDdiCommitVidPn(m.xsurf[0].pitch, m.rmm->allocate(Segment::Local, m.surface_bytes), clock);
   }
-  m.ts_base = p.vidmm.allocate(Segment::System, FrameLoopDriver::Impl::kRing * nq * 16);
+  m.ts_base = m.rmm->allocate(Segment::System, FrameLoopDriver::Impl::kRing * nq * 16);
   return true;
 }
 
 void Loop::read_stamps(uint64_t n) {
   // The frame's GPU span on each queue it used (TIMESTAMPs in a ring of kRing frames: read before reuse).
-  const double tick = double(ps.get_int("gpu.timestamp_tick_ps")) / 1000.0;
+  const double tick = double(ps.get_int(m.rkey + ".timestamp_tick_ps")) / 1000.0;
   std::vector<std::pair<double, double>> spans, video;
   for (size_t q = 0; q < m.hq.size(); ++q) {
     if (m.first_gpu[q] < 0) continue;
@@ -410,7 +442,10 @@ void Loop::frame(uint64_t n) {
 void FrameLoopDriver::build(Platform& p, Results& r) {
   Impl& m = *impl_;
   m.p = &p;
-  m.dsch = &p.vidsch;
+  m.dsch = m.igpu ? &p.igpu_driver->vidsch : &p.vidsch;
+  m.rkmd = m.igpu ? &p.igpu_driver->kmd : &p.kmd;
+  m.rmm = m.igpu ? &p.igpu_driver->vidmm : &p.vidmm;
+  m.radapter = m.igpu ? p.igpu : &p.gpu;
   ft_.assign(w_.frames + 1, FrameTimes{});
   m.energy = std::make_unique<EnergyProbe>(p, p.vcd);
   p.cpu.spawn_thread("app", [this, &p, &r] {
@@ -530,8 +565,9 @@ void FrameLoopDriver::finish(Platform& p, Results& r) {
   r.metric("frames_throttled", m.throttled);
   r.metric("cpu_wait_timeouts", m.timeouts);
   nlohmann::ordered_json busy = nlohmann::ordered_json::object();
-  for (size_t i = 0; i < p.gpu.nodes.size() && i < m.s1.busy.size(); ++i)
-    busy[p.gpu.nodes[i]->label()] = seconds > 0 ? 100.0 * (m.s1.busy[i] - m.s0.busy[i]).to_seconds() / seconds : 0.0;
+  for (size_t i = 0; i < m.radapter->nodes.size() && i < m.s1.busy.size(); ++i)
+    busy[m.radapter->nodes[i]->label()] =
+        seconds > 0 ? 100.0 * (m.s1.busy[i] - m.s0.busy[i]).to_seconds() / seconds : 0.0;
   r.metric("engine_busy_pct", busy);
   const double irqs = double(m.s1.irqs - m.s0.irqs), fence_irqs = double(m.s1.fence_irqs - m.s0.fence_irqs);
   const double flips = double(m.s1.flip_irqs - m.s0.flip_irqs);

@@ -15,7 +15,8 @@ cases = {
  "tdr_reset_fails": [], "tdr_shared_pipe": [], "tdr_vidmm_hit": [],
  "frame_loop": ["--workload.frames=120"], "video_playback": ["--workload.frames=60"],
  "hybrid_game": ["--workload.frames=60"], "presentmon_replay": ["--workload.frames=600"],
- "dgpu_runtime_d3": [],
+ "dgpu_runtime_d3": [], "idle_desktop": [],
+ "video_playback_laptop": ["--workload.frames=60"],
 }
 binary = sys.argv[1] if len(sys.argv) > 1 else "./build/gpumodel"
 out = {}
