@@ -80,7 +80,7 @@ void EnergyModel::declare_params(ParamSet& ps) {
   ps.declare_real("power.display_scan_pixel_share", 0.3, "", 0, 1,
                   "A: the share of power.display_scan_mw that follows the mode's active pixel rate (the pipe's "
                   "datapath and the link's serialisers); the rest (clock generation, control) is fixed. "
-                  "Uncertainty 0.1-0.6");
+                  "uncertainty x0.33-x2 (0.1-0.6)");
   ps.declare_real("power.display_psr_mw", 50, "mW", 0, 1e6,
                   "A: the display engine with the panel in self refresh (fetch and link to the panel off)");
   ps.declare_real("power.panel_mw", 1500, "mW", 0, 1e6,
@@ -89,7 +89,7 @@ void EnergyModel::declare_params(ParamSet& ps) {
   ps.declare_real("power.panel_refresh_share", 0.15, "", 0, 1,
                   "A: the share of an LCD panel's power that rewrites the pixels each refresh (timing controller, "
                   "source and gate drivers) and so follows the active pixel rate; the backlight, most of an LCD "
-                  "panel's power, does not. Uncertainty 0.05-0.3");
+                  "panel's power, does not. uncertainty x0.33-x2 (0.05-0.3)");
   ps.declare_real("power.panel_psr_mw", 1250, "mW", 0, 1e6,
                   "D: Intel's panel self refresh demonstration, 'about a 500 mW reduction' (IDF 2011), less "
                   "the engine's 250 mW: the panel's timing controller refreshing from its own buffer (at the "

@@ -41,7 +41,10 @@ values (not a set), a positive default and a unit that is a quantity. Left alone
 platform's structure (nodes, queues, displays), fault injections (`*_fails_*`), the monitors' own
 bounds (`monitor.*`), and what --set or --versus fixes. A source that states its uncertainty
 ("uncertainty x0.5-x3", "uncertainty +-30 %") gives that parameter its own factors. Each value is
-clipped to the parameter's allowed range; an integer is rounded.
+clipped to the parameter's allowed range; an integer is rounded. The values scaled are the ones the
+scenario runs with (its platform file's, its own file's, --set's: one run finds them first, even with
+--dry-run); a key its platform file sets takes that file's source, so `assumption:` there makes it an
+assumption and `source:` a sourced value, whatever the built-in default's tag.
 
   --metric NAME        the figure to explain (a key of the results' metrics, nested ones dotted)
   --versus KEY=VALUE   the answer is metric(scenario) - metric(scenario with KEY=VALUE), both at
@@ -101,12 +104,38 @@ def number_text(x, integer):
     return f"{x:.10g}"
 
 
-def plan(params, patterns, fixed, factors):
+def platform_sources(gpumodel, platform):
+    """The sources a platform file gives its keys ({key: "A: ..." or "Q: ..."}), by the platform's
+    name as the results record it; {} for a platform the binary does not list (a file of the user's)."""
+    try:
+        out = subprocess.run([gpumodel, "--list-platforms-json"], capture_output=True, timeout=60)
+        files = json.loads(out.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return {}
+    for f in files if isinstance(files, list) else []:
+        if f.get("name") == platform:
+            # A platform file's "assumption: why" is an assumption; its "source: where" a quoted or
+            # derived value.
+            def tag(src):
+                return "A: " if src.startswith("assumption:") else "D: " if src.startswith("source: derived") else "Q: "
+
+            return {e["key"]: tag(e.get("source", "")) + e.get("source", "").split(":", 1)[-1].strip()
+                    for e in f.get("entries", [])}
+    return {}
+
+
+def plan(params, patterns, fixed, factors, values=None, sources=None):
     """The varied parameters: [(name, default, unit, source, lo_text, hi_text, origin)], and the ones
-    left alone that a pattern named: [(name, why)]."""
+    left alone that a pattern named: [(name, why)]. `values`: what the scenario runs with (its results'
+    parameters), `sources`: its platform file's sources; each overrides the built-in default's."""
+    values, sources = values or {}, sources or {}
     varied, skipped = [], []
     for p in params:
         name = p["name"]
+        if name in values and not isinstance(values[name], bool):
+            p = dict(p, default=str(values[name]))
+        if name in sources:
+            p = dict(p, source=sources[name])
         if patterns and not any(fnmatchcase(name, pat) for pat in patterns):
             continue
         why = None
@@ -228,7 +257,7 @@ def baseline_metric(gpumodel, scenario, fixed, metric, out):
         raise wb.BadInput(f"--metric {wb.echo(metric)}: not a numeric metric of this scenario's results"
                           + wb.did_you_mean(wb.suggest(metric, numeric))
                           + f"; its metrics: {', '.join(numeric[:40])}{' ...' if len(numeric) > 40 else ''}")
-    return res.get("verdict"), res.get("why_failed") or []
+    return res.get("verdict"), res.get("why_failed") or [], res
 
 
 def write_sweep_file(path, scenario, fixed, varied):
@@ -442,17 +471,20 @@ def main(argv):
             if not any(fnmatchcase(p["name"], pat) for p in params):
                 raise wb.BadInput(f"--keys {wb.echo(pat)}: matches no parameter of this scenario"
                                   + wb.did_you_mean(wb.suggest(pat, sorted(known))))
-        varied, skipped = plan(params, a.keys, dict(fixed, **({versus[0]: versus[1]} if versus else {})), factors)
-        if not varied:
-            detail = "; ".join(f"{n}: {why}" for n, why in skipped[:8])
-            raise wb.BadInput("nothing to vary: no assumed parameter with a range" + (f" ({detail})" if detail else ""))
         stem = os.path.splitext(os.path.basename(scenario))[0]
         out = os.path.abspath(a.out or wb.default_out("--out DIR", TOOL, f"{stem}-{a.metric}"))
         prepare_out(out, a.out)
-        if not a.dry_run:
-            verdict, why = baseline_metric(gpumodel, scenario, fixed, a.metric, out)
-            if versus:
-                baseline_metric(gpumodel, scenario, dict(fixed, **{versus[0]: versus[1]}), a.metric, out)
+        # The values the scenario runs with, and its platform file's sources: from its own run.
+        verdict, why, res = baseline_metric(gpumodel, scenario, fixed, a.metric, out)
+        if versus:
+            baseline_metric(gpumodel, scenario, dict(fixed, **{versus[0]: versus[1]}), a.metric, out)
+        values = res.get("parameters") or {}
+        sources = platform_sources(gpumodel, (res.get("platform") or {}).get("name"))
+        varied, skipped = plan(params, a.keys, dict(fixed, **({versus[0]: versus[1]} if versus else {})), factors,
+                               values, sources)
+        if not varied:
+            detail = "; ".join(f"{n}: {why}" for n, why in skipped[:8])
+            raise wb.BadInput("nothing to vary: no assumed parameter with a range" + (f" ({detail})" if detail else ""))
         sweep_file = os.path.join(out, "sweep.ini")
         write_sweep_file(sweep_file, scenario, fixed, varied)
         n_runs = (1 + 2 * len(varied)) * (2 if versus else 1)

@@ -16,7 +16,7 @@ cases = {
  "frame_loop": ["--workload.frames=120"], "video_playback": ["--workload.frames=60"],
  "hybrid_game": ["--workload.frames=60"], "presentmon_replay": ["--workload.frames=600"],
  "dgpu_runtime_d3": [], "idle_desktop": [],
- "video_playback_laptop": ["--workload.frames=60"],
+ "video_playback_laptop": ["--workload.frames=60"], "game_laptop": ["--workload.frames=60"],
 }
 binary = sys.argv[1] if len(sys.argv) > 1 else "./build/gpumodel"
 out = {}

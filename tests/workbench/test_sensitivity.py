@@ -76,6 +76,24 @@ varied, skipped = sens.plan([{"name": "a.b_ns", "kind": "real", "default": "100"
                             [], {}, (0.5, 2.0))
 t.check(varied and (varied[0]["lo"], varied[0]["hi"]) == ("60", "150"), f"clipped to the allowed range: {varied}")
 
+# A platform file's own figure and source: idle_desktop runs on laptop_hybrid, whose file sets
+# power.platform_rest_mw = 1200 as an assumption with its uncertainty x0.5-x2 (the built-in default is 0,
+# tagged D), so the study varies 600 and 2400; its LPDDR read energy is `source: derived` there, so it is
+# left alone. On the desktop (fence_signal) the same key is the built-in 0: nothing to vary.
+out = os.path.join(t.tmp, "platform")
+p = t.tool("sensitivity", "idle_desktop", "--metric", "energy.total_mj", "--keys", "power.platform_rest_mw", "--keys",
+           "power.sysmem_read_pj_per_bit", "--out", out, "--dry-run")
+t.check(p.returncode == 0, f"a platform's assumption is varied (got {p.returncode}: {p.stderr.strip()})")
+if p.returncode == 0:
+    with open(os.path.join(out, "sweep.ini")) as f:
+        text = f.read()
+    t.check("power.platform_rest_mw = 600, 2400" in text, f"the platform's value at its stated factors: {text}")
+    t.check("power.sysmem_read_pj_per_bit" not in text, "a platform's derived value is not varied")
+    t.check("power.sysmem_read_pj_per_bit (not an assumption: kind D)" in p.stdout, f"and says why: {p.stdout}")
+p = t.tool("sensitivity", "fence_signal", "--metric", "signal_to_wake_ns", "--keys", "power.platform_rest_mw",
+           "--out", os.path.join(t.tmp, "desk"), "--dry-run")
+t.check(p.returncode == 2 and "power.platform_rest_mw" in p.stderr, f"the desktop's 0 is not varied: {p.stderr}")
+
 # Bad input: exit 2, one line naming what is wrong, nothing run.
 for args, fragment in [
         (["--metric", "no_such_metric", "--keys", "cpu.isr_ns"], "--metric no_such_metric: not a numeric metric"),
