@@ -154,13 +154,15 @@ EnergyReading EnergyModel::read() const {
   // mW x ms = uJ; / 1000 = mJ.
   const double idle_mw[] = {cpu_.c1, cpu_.c1e, cpu_.c3, cpu_.c6};
   double core = 0;
-  sc_time idle = SC_ZERO_TIME;
-  for (size_t i = 0; i < 4; ++i) {
-    const sc_time t = p_.cpu.time_in(kIdleStates[i]);
-    core += idle_mw[i] * ms(t);
-    idle += t;
+  for (size_t k = 0; k < p_.cpu.cores(); ++k) {  // each core: its idle states, C0 the rest of the time
+    sc_time idle = SC_ZERO_TIME;
+    for (size_t i = 0; i < 4; ++i) {
+      const sc_time t = p_.cpu.time_in(k, kIdleStates[i]);
+      core += idle_mw[i] * ms(t);
+      idle += t;
+    }
+    core += cpu_.c0 * ms(now - idle);  // every other context runs the core
   }
-  core += cpu_.c0 * ms(now - idle);  // every other context runs the core
   add("cpu_core", core / 1000);
   const StateClock& pkg = p_.cpu.package().clock();
   add("cpu_package", (cpu_.pc0 * ms(pkg.time_in(Package::kPC0, now)) + cpu_.pc2 * ms(pkg.time_in(Package::kPC2, now)) +
@@ -284,9 +286,13 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
     if (sum != now)
       bad.push_back(what + "'s power states cover " + sum.to_string() + " of the run's " + now.to_string());
   };
-  sc_time cpu = SC_ZERO_TIME;
-  for (auto& c : p_.cpu.contexts()) cpu += p_.cpu.time_in(c);
-  if (cpu != now) bad.push_back("the core's contexts cover " + cpu.to_string() + " of the run's " + now.to_string());
+  for (size_t k = 0; k < p_.cpu.cores(); ++k) {
+    sc_time cpu = SC_ZERO_TIME;
+    for (auto& c : p_.cpu.contexts(k)) cpu += p_.cpu.time_in(k, c);
+    if (cpu != now)
+      bad.push_back("core " + std::to_string(k) + "'s contexts cover " + cpu.to_string() + " of the run's " +
+                    now.to_string());
+  }
   covers("the package", p_.cpu.package().clock());
   covers("the link", p_.link.power());
   for (const GpuAdapter* a : adapters(p_)) {
@@ -301,7 +307,8 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
       bad.push_back("the package was in PC8 for " + pc8.to_string() + ", longer than " + what + " (" +
                     limit.to_string() + ")");
   };
-  bound("the core was in C6", p_.cpu.time_in("C6"));
+  for (size_t k = 0; k < p_.cpu.cores(); ++k)
+    bound("core " + std::to_string(k) + " was in C6", p_.cpu.time_in(k, "C6"));
   bound("the link was in L1 or off",
         p_.link.power().time_in(PcieLink::kL1, now) + p_.link.power().time_in(PcieLink::kL3, now));
   covers("the dGPU's local memory", p_.dgpu_power.vram);

@@ -3,7 +3,7 @@
 // Each component already keeps the time it spent in each of its power states (hw_model/core/power.h)
 // and the bytes it moved; the energy at an instant is a pure function of those and the power.*
 // parameters, so reading it (at the run's end, or per frame) changes nothing in the run:
-//   cpu_core     the core's contexts: C0 power while running (threads, ISR, DPC, dispatch, idle-state
+//   cpu_core     every core's contexts: C0 power while running (threads, ISR, DPC, dispatch, idle-state
 //                exits), each idle state's power while in it
 //   cpu_package  the package (uncore, memory controller, I/O) in PC0 / PC2 / PC8 (cpu/package.h)
 //   link         the PCIe link's lanes in L0 / L0s / L1 (line rate x energy per bit in L0)

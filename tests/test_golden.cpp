@@ -23,6 +23,7 @@
 // the restructuring of the engine, the CMP and their interfaces is checked against every scenario, the
 // hybrid platform's, the TDR, VidMm, fence-log and cross-adapter ones included.
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/tb.h"
@@ -93,6 +94,9 @@ TEST_CASE("golden fence_race: results and waveform identical", "[F7][golden]") {
 TEST_CASE("golden fence_race_no_barrier: results and waveform identical", "[F7][golden]") {
   check_against_golden("fence_race_no_barrier");
 }
+TEST_CASE("golden fence_race_log_barrier: results and waveform identical", "[F7][F17][golden]") {
+  check_against_golden("fence_race_log_barrier");
+}
 TEST_CASE("golden fence_stress: results and waveform identical", "[F6][golden]") {
   check_against_golden("fence_stress");
 }
@@ -155,4 +159,27 @@ TEST_CASE("golden presentmon_replay: results and waveform identical", "[H4][gold
 }
 TEST_CASE("golden dgpu_runtime_d3: results and waveform identical", "[H5][golden]") {
   check_against_golden("dgpu_runtime_d3");
+}
+TEST_CASE("golden idle_desktop: results and waveform identical", "[H3][H5][golden]") {
+  check_against_golden("idle_desktop");
+}
+TEST_CASE("golden video_playback_laptop: results and waveform identical", "[F5][H5][golden]") {
+  check_against_golden("video_playback_laptop");
+}
+TEST_CASE("golden game_laptop: results and waveform identical", "[C3][H5][golden]") {
+  check_against_golden("game_laptop");
+}
+
+// Every scenario file has its golden and its golden test case above (a file added without them would
+// change its results unseen).
+TEST_CASE("every scenario file has a golden result", "[H4][golden]") {
+  const json all = json::parse(tb::slurp(std::string(GPUMODEL_SOURCE_DIR) + "/tests/golden/scenario_results.json"));
+  const std::string self = tb::slurp(std::string(GPUMODEL_SOURCE_DIR) + "/tests/test_golden.cpp");
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios")) {
+    if (e.path().extension() != ".ini") continue;
+    const std::string name = e.path().stem().string();
+    INFO(name);
+    CHECK(all.contains(name));
+    CHECK(self.find("check_against_golden(\"" + name + "\")") != std::string::npos);
+  }
 }

@@ -68,7 +68,7 @@ metric or key, nothing to vary, a bad option).
 
 TOOL = "sensitivity"
 # Units of counts that shape the platform or the workload rather than measure a quantity.
-STRUCTURE_UNITS = {"nodes", "queues", "displays", "pipe", "resets", "frame", "frames", "degrees", "engines", "signals"}
+STRUCTURE_UNITS = {"cores", "nodes", "queues", "displays", "pipe", "resets", "frame", "frames", "degrees", "engines", "signals"}
 
 
 def kind_tag(source):

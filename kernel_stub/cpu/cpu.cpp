@@ -39,6 +39,19 @@ void Cpu::declare_params(ParamSet& ps) {
                   "D: the deep package state's exit on top of the core's C6 exit: Linux "
                   "drivers/idle/intel_idle.c skl_cstates C8 exit 200 us (a package state on client "
                   "parts) less C6's 85 us");
+  ps.declare_int("cpu.cores", 1, "cores", 1, 64,
+                 "A: the cores the OS schedules on. 1: one core runs the threads, the ISRs and the DPCs, so a "
+                 "running thread keeps the interrupts' core awake (the mechanism scenarios' setting). N > 1: "
+                 "core 0 takes every interrupt (the adapter's MSI targets one core) and each thread runs on its "
+                 "ideal core among 1..N-1, which Windows assigns round-robin at thread creation "
+                 "(SetThreadIdealProcessor); each core idles in its own C-state (cpu.idle_governor), so an "
+                 "interrupt can find its core idle while threads run elsewhere");
+  ps.declare_real("cpu.idle_retick_ms", 0, "ms", 0, 1000,
+                  "The clock tick that re-evaluates an idle core the menu governor put in a shallow state: "
+                  "at it, a core nothing woke goes to the deepest allowed state (the tick's own wake-up is not "
+                  "charged). 0: none, a core stays in its state until woken (the built-in default). Q: "
+                  "Windows' default clock interrupt period is 15.625 ms (64 Hz, the timer resolution "
+                  "timeBeginPeriod raises)");
   ps.declare_real("cpu.memcpy_gbps", 20, "GB/s", 0.001, 1e4,
                   "A: single-core store bandwidth into cached system memory");
 }
@@ -64,6 +77,22 @@ Cpu::Cpu(sc_module_name name, const ParamSet& ps, Vcd& vcd, InterruptController&
               {"C6", ps.get_ns("cpu.c6_exit_ns"), ps.get_ns("cpu.c6_residency_ns")}};
   context_id_ = vcd_.add_ascii("cpu.context", "boot");
   threads_id_ = vcd_.add("cpu.threads", 8);
+  const size_t cores = size_t(ps.get_int("cpu.cores"));
+  package_.set_cores(cores);
+  workers_.resize(cores - 1);
+  retick_ = sc_time(ps.get_real("cpu.idle_retick_ms"), SC_MS);
+  for (size_t k = 0; k < workers_.size(); ++k) {  // idle until a thread runs there
+    Worker& w = workers_[k];
+    w.retick = std::make_unique<sc_event>();
+    sc_spawn_options o;
+    o.spawn_method();
+    o.dont_initialize();
+    o.set_sensitivity(w.retick.get());
+    sc_spawn([this, k] { retick(k); }, ("core" + std::to_string(k + 1) + "_tick").c_str(), &o);
+    w.context = choose_idle_state(sc_max_time()).name;  // no history: the governor expects a long idle
+    w.id = vcd_.add_ascii("cpu.core" + std::to_string(k + 1) + ".context", w.context.c_str());
+    package_.set_core(k + 1, false, w.context == "C6");
+  }
   SC_HAS_PROCESS(Cpu);
   SC_THREAD(core);
 }
@@ -79,14 +108,84 @@ void Cpu::set_context(const std::string& c, bool idle) {
   vcd_.set_ascii(context_id_, c.c_str());
 }
 
-const Cpu::CState& Cpu::choose_idle_state() const {
+const Cpu::CState& Cpu::choose_idle_state(const sc_time& last_idle) const {
   size_t deepest = 0;
   while (cstates_[deepest].name != fixed_state_) ++deepest;
   if (governor_ == "fixed") return cstates_[deepest];
   size_t pick = 0;
   for (size_t i = 0; i <= deepest; ++i)
-    if (cstates_[i].residency <= last_idle_) pick = i;
+    if (cstates_[i].residency <= last_idle) pick = i;
   return cstates_[pick];
+}
+
+Cpu::Worker* Cpu::my_worker() {
+  if (workers_.empty()) return nullptr;
+  auto it = core_of_.find(sc_get_current_process_handle().get_process_object());
+  return it == core_of_.end() ? nullptr : &workers_[it->second];
+}
+
+void Cpu::worker_context(size_t k, const std::string& c) {
+  Worker& w = workers_[k];
+  if (c == w.context) return;
+  const sc_time now = sc_time_stamp();
+  w.residency[w.context] += now - w.since;
+  w.context = c;
+  w.since = now;
+  const bool idle = c != "exit" && c != "thread";
+  package_.set_core(k + 1, !idle, c == "C6");
+  vcd_.set_ascii(w.id, c.c_str());
+}
+
+void Cpu::worker_block(Worker& w) {
+  if (--w.running > 0) return;
+  w.idle_from = sc_time_stamp();
+  const std::string& s = choose_idle_state(w.last_idle).name;
+  worker_context(size_t(&w - workers_.data()), s);
+  if (retick_ > SC_ZERO_TIME && s != choose_idle_state(sc_max_time()).name) w.retick->notify(retick_);
+}
+
+void Cpu::retick(size_t k) {
+  Worker& w = workers_[k];
+  if (w.running == 0) worker_context(k, choose_idle_state(sc_max_time()).name);
+}
+
+void Cpu::worker_run(Worker& w) {
+  const sc_time now = sc_time_stamp();
+  if (w.running++ > 0) {  // the core runs, or another thread's wake is taking it out of its idle state
+    if (w.ready_at > now) wait(w.ready_at - now);
+    return;
+  }
+  w.retick->cancel();
+  w.last_idle = now - w.idle_from;
+  sc_time exit = SC_ZERO_TIME;
+  for (const CState& s : cstates_)
+    if (s.name == w.context) exit = s.exit;
+  const size_t k = size_t(&w - workers_.data());
+  ++worker_wakeups_;
+  // Its idle state's exit, after the package's if it is (still) leaving PC8.
+  worker_context(k, "exit");
+  const sc_time pkg = package_.ready_at();
+  const sc_time t = exit + (pkg > now ? pkg - now : SC_ZERO_TIME);
+  w.ready_at = now + t;
+  if (t > SC_ZERO_TIME) wait(t);
+  worker_context(k, "thread");
+}
+
+sc_time Cpu::time_in(size_t core, const std::string& c) const {
+  if (core == 0) return time_in(c);
+  const Worker& w = workers_[core - 1];
+  auto it = w.residency.find(c);
+  const sc_time done = it == w.residency.end() ? SC_ZERO_TIME : it->second;
+  return c == w.context ? done + (sc_time_stamp() - w.since) : done;
+}
+
+std::vector<std::string> Cpu::contexts(size_t core) const {
+  if (core == 0) return contexts();
+  const Worker& w = workers_[core - 1];
+  std::vector<std::string> v;
+  for (auto& [c, t] : w.residency) v.push_back(c);
+  if (!w.residency.count(w.context)) v.push_back(w.context);
+  return v;
 }
 
 void Cpu::core() {
@@ -151,7 +250,7 @@ void Cpu::core() {
       e->ev.notify(SC_ZERO_TIME);
       continue;
     }
-    if (running_ > 0 || irql_ > 0) {
+    if ((workers_.empty() && running_ > 0) || irql_ > 0) {
       set_context("thread");
       wait(intc_.irq() | work_ev_);
       continue;
@@ -159,7 +258,10 @@ void Cpu::core() {
     const CState& s = choose_idle_state();
     set_context(s.name, /*idle=*/true);
     const sc_time t0 = sc_time_stamp();
-    wait(intc_.irq() | work_ev_);
+    if (retick_ > SC_ZERO_TIME && s.name != choose_idle_state(sc_max_time()).name)
+      wait(retick_, intc_.irq() | work_ev_);  // the tick: the next round chooses again, from an idle this long
+    else
+      wait(intc_.irq() | work_ev_);
     last_idle_ = sc_time_stamp() - t0;
   }
 }
@@ -173,14 +275,20 @@ void Cpu::flush_dpcs() {
 void Cpu::spawn_thread(const std::string& name, std::function<void()> body) {
   ++running_;
   vcd_.set(threads_id_, uint64_t(running_));
-  sc_spawn(
+  const sc_process_handle h = sc_spawn(
       [this, body = std::move(body)] {
+        Worker* w = my_worker();
+        if (w) worker_run(*w);  // created on its ideal core: out of its idle state first
         body();
         --running_;
         vcd_.set(threads_id_, uint64_t(running_));
-        work_ev_.notify(SC_ZERO_TIME);
+        if (w)
+          worker_block(*w);
+        else
+          work_ev_.notify(SC_ZERO_TIME);
       },
       name.c_str());
+  if (!workers_.empty()) core_of_[h.get_process_object()] = spawned_++ % workers_.size();
 }
 
 void Cpu::wait_for(KEvent& e) {
@@ -191,8 +299,13 @@ void Cpu::wait_for(KEvent& e) {
   ++e.waiters;
   --running_;
   vcd_.set(threads_id_, uint64_t(running_));
-  work_ev_.notify(SC_ZERO_TIME);
-  wait(e.ev);  // the core dispatches us after the wake cost
+  Worker* w = my_worker();
+  if (w)
+    worker_block(*w);
+  else
+    work_ev_.notify(SC_ZERO_TIME);  // core 0 runs the threads: it may idle now
+  wait(e.ev);                       // core 0 dispatches us after the wake cost
+  if (w) worker_run(*w);
   --e.waiters;
 }
 
@@ -204,7 +317,11 @@ bool Cpu::wait_for(KEvent& e, const sc_time& timeout) {
   ++e.waiters;
   --running_;
   vcd_.set(threads_id_, uint64_t(running_));
-  work_ev_.notify(SC_ZERO_TIME);
+  Worker* w = my_worker();
+  if (w)
+    worker_block(*w);
+  else
+    work_ev_.notify(SC_ZERO_TIME);  // core 0 runs the threads: it may idle now
   const uint64_t before = e.dispatches;
   wait(timeout, e.ev);
   const bool woken = e.dispatches != before;
@@ -212,10 +329,14 @@ bool Cpu::wait_for(KEvent& e, const sc_time& timeout) {
     --e.waiters;
     ++running_;
     vcd_.set(threads_id_, uint64_t(running_));
-    work_ev_.notify(SC_ZERO_TIME);
+    if (w)
+      worker_run(*w);  // the timer woke its core
+    else
+      work_ev_.notify(SC_ZERO_TIME);
     return false;
   }
   if (!woken) wait(e.ev);  // made ready just before the timeout: the dispatch is on its way
+  if (w) worker_run(*w);
   --e.waiters;
   return true;
 }

@@ -1,17 +1,23 @@
-// The host CPU (one core) as the stub's execution resource: its initiator socket is the only way the
-// OS and KMD reach hardware (MMIO and memory). Contexts and their costs follow the order a real
-// interrupt takes: idle-state exit -> interrupt entry -> ISR -> DPC -> waiting thread woken.
-// ISR and DPC run on the core's own process in priority order (ISR > DPC > thread dispatch); app
-// threads are SC_THREADs that block on KEvents. Simplification: an ISR or DPC that arrives while an app
-// thread is running does not stretch that thread's own time.
+// The host CPU as the stub's execution resource: its initiator socket is the only way the OS and KMD
+// reach hardware (MMIO and memory). Contexts and their costs follow the order a real interrupt takes:
+// idle-state exit -> interrupt entry -> ISR -> DPC -> waiting thread woken. ISR and DPC run on core 0's
+// own process in priority order (ISR > DPC > thread dispatch); threads are SC_THREADs that block on
+// KEvents. With one core (cpu.cores = 1) the threads run on core 0 too, so a running thread keeps the
+// interrupts' core awake. With more, core 0 takes every interrupt and each thread runs on its ideal
+// core among 1..N-1 (assigned round-robin at creation): each of those cores idles in its own C-state
+// while it has no running thread, and a thread woken or whose timer expires there waits its core's exit
+// first. Simplification: an ISR or DPC that arrives while an app thread is running does not stretch that
+// thread's own time; threads sharing a core run side by side.
 //
 // Parameters: cpu.* (idle states from intel_idle skl_cstates, costs from docs/calibration.md).
-// Trace: cpu.context (C1 / C1E / C3 / C6 / exit / ISR / DPC / wake / thread / idle0), cpu.threads.
+// Trace: cpu.context (C1 / C1E / C3 / C6 / exit / ISR / DPC / wake / thread / idle0), cpu.threads,
+// cpu.coreK.context (K >= 1: C1 ... C6 / exit / thread).
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -112,6 +118,12 @@ class Cpu : public sc_core::sc_module {
     auto it = entries_.find(idle_state);
     return it == entries_.end() ? 0 : it->second;
   }
+  // The cores (cpu.cores); core k >= 1's time in context `c` (an idle state, "exit" or "thread") up to
+  // now, and every context it has been in.
+  size_t cores() const { return 1 + workers_.size(); }
+  sc_core::sc_time time_in(size_t core, const std::string& c) const;
+  std::vector<std::string> contexts(size_t core) const;
+  uint64_t worker_wakeups() const { return worker_wakeups_; }  // exits of cores 1..N-1
   // Every context the core has been in (for the energy model's balance: their times sum to the run).
   std::vector<std::string> contexts() const {
     std::vector<std::string> v;
@@ -153,7 +165,29 @@ class Cpu : public sc_core::sc_module {
     std::string name;
     sc_core::sc_time exit, residency;
   };
-  const CState& choose_idle_state() const;
+  const CState& choose_idle_state() const { return choose_idle_state(last_idle_); }
+  const CState& choose_idle_state(const sc_core::sc_time& last_idle) const;
+
+  // Cores 1..N-1 (cpu.cores > 1): the threads' cores.
+  struct Worker {
+    std::string context;  // an idle state, "exit" or "thread"
+    sc_core::sc_time since = sc_core::SC_ZERO_TIME, idle_from = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time last_idle = sc_core::SC_ZERO_TIME, ready_at = sc_core::SC_ZERO_TIME;
+    std::map<std::string, sc_core::sc_time> residency;
+    int running = 0;
+    Vcd::Id id = 0;
+    std::unique_ptr<sc_core::sc_event> retick;  // the clock tick that re-evaluates a shallow idle state
+  };
+  sc_core::sc_time retick_;
+  void retick(size_t k);  // the tick: an idle core still in a shallow state goes to the deepest allowed
+  std::vector<Worker> workers_;
+  std::map<const sc_core::sc_object*, size_t> core_of_;  // a thread's core (index into workers_)
+  size_t spawned_ = 0;
+  uint64_t worker_wakeups_ = 0;
+  Worker* my_worker();  // the calling thread's core, or null with one core
+  void worker_context(size_t k, const std::string& c);
+  void worker_block(Worker& w);  // a thread on w stops running
+  void worker_run(Worker& w);    // a thread on w runs again: its core's exit first if it idled
 
   BusMaster<Cpu> bus_;
   InterruptController& intc_;

@@ -11,6 +11,7 @@
 // Trace: cpu.package (PC0 / PC2 / PC8).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include <systemc>
 
@@ -27,10 +28,17 @@ class Package {
 
   Package(Vcd& vcd, const sc_core::sc_time& exit) : vcd_(vcd), id_(vcd.add_ascii("cpu.package", "PC0")), exit_(exit) {}
 
-  // The core: running (C0, an exit, an ISR...), or idle and whether in C6.
-  void set_core(bool active, bool deep) {
-    active_ = active;
-    deep_ = deep;
+  // The package's cores (cpu.cores): every one starts running.
+  void set_cores(size_t n) {
+    active_.assign(n, true);
+    deep_.assign(n, false);
+  }
+  // Core `k`: running (C0, an exit, an ISR...), or idle and whether in C6. PC0 while any core runs, PC8
+  // only with every core in C6.
+  void set_core(bool active, bool deep) { set_core(0, active, deep); }
+  void set_core(size_t k, bool active, bool deep) {
+    active_[k] = active;
+    deep_[k] = deep;
     update();
   }
   void hold(Hold who, bool on) {
@@ -46,7 +54,9 @@ class Package {
 
  private:
   void update() {
-    const size_t s = active_ ? kPC0 : (deep_ && holds_ == 0) ? kPC8 : kPC2;
+    bool active = false, deep = true;
+    for (size_t k = 0; k < active_.size(); ++k) active = active || active_[k], deep = deep && deep_[k];
+    const size_t s = active ? kPC0 : (deep && holds_ == 0) ? kPC8 : kPC2;
     if (s == clock_.state()) return;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (clock_.state() == kPC8) {
@@ -59,7 +69,7 @@ class Package {
   Vcd& vcd_;
   Vcd::Id id_;
   StateClock clock_{kStates, kPC0};
-  bool active_ = true, deep_ = false;
+  std::vector<bool> active_{true}, deep_{false};
   unsigned holds_ = 0;
   sc_core::sc_time exit_, ready_at_ = sc_core::SC_ZERO_TIME;
   uint64_t exits_ = 0;

@@ -510,7 +510,7 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
   });
 }
 
-void FrameLoopDriver::finish(Platform& p, Results& r) {
+void FrameLoopDriver::finish(Platform&, Results& r) {
   Impl& m = *impl_;
   if (!m.running) return;
   const uint64_t N = w_.frames;

@@ -1,0 +1,157 @@
+// The CPU's cores (cpu.cores): with one, the threads and the interrupts share core 0, so a running thread
+// keeps the interrupts' core awake; with more, core 0 takes the interrupts and the threads run on cores
+// 1..N-1 (round-robin by creation), each idling in its own C-state. Each case builds its own platform.
+#include "platform/energy.h"
+#include "tb.h"
+
+using namespace tb;
+using namespace sc_core;
+using namespace gpumodel;
+
+namespace {
+
+// A thread computes from 0 to 1 ms; an MSI is posted at 500 us (the link's ASPM off: no link exit, and
+// the link holds the package out of PC8, so only the core's own exit counts). Returns the interrupt's
+// idle exit.
+sc_time interrupt_beside_busy_thread(const char* cores) {
+  auto ps = params({{"cpu.cores", cores}, {"cpu.idle_state", "C6"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  p.cpu.connect_interrupt(0xF000, 1, [](uint32_t) { return true; });
+  p.cpu.spawn_thread("busy", [&] { p.cpu.work(sc_time(1, SC_MS)); });
+  gpu_agent.body = [&] {
+    wait(500, SC_US);
+    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
+  };
+  sc_start(sc_time(2, SC_MS));
+  REQUIRE(p.cpu.interrupts() == 1);
+  if (std::string(cores) != "1") {
+    // The thread ran on core 1 for its whole 1 ms (after the exit from the idle state it was created in).
+    CHECK(p.cpu.time_in(1, "thread") == sc_time(1, SC_MS));
+    CHECK(p.cpu.time_in(0, "thread") == SC_ZERO_TIME);
+  }
+  return p.cpu.last_interrupt().idle_exit;
+}
+
+// A thread waits on an event a DPC sets (the MSI at 500 us: entry, ISR, DPC on core 0). It runs again
+// cpu.thread_wake_ns after the DPC ends (core 0's dispatch), and with its own core idle in C6 after that
+// core's exit too. Returns the time from the DPC's end to the thread running.
+sc_time thread_woken_by_dpc(const char* cores) {
+  auto ps = params({{"cpu.cores", cores}, {"cpu.idle_state", "C6"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  KEvent ev;
+  p.cpu.connect_interrupt(0xF000, 1, [&](uint32_t) {
+    p.cpu.queue_dpc([&] { p.cpu.signal(ev); });
+    return true;
+  });
+  sc_time resumed;
+  p.cpu.spawn_thread("waiter", [&] {
+    p.cpu.wait_for(ev);
+    resumed = sc_time_stamp();
+  });
+  gpu_agent.body = [&] {
+    wait(500, SC_US);
+    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
+  };
+  sc_start(sc_time(2, SC_MS));
+  REQUIRE(resumed > SC_ZERO_TIME);
+  return resumed - p.cpu.last_interrupt().dpc_end;
+}
+
+}  // namespace
+
+TEST_CASE("cpu.cores = 1: a computing thread keeps the interrupts' core awake: no idle exit", "[H5]") {
+  CHECK(interrupt_beside_busy_thread("1") == SC_ZERO_TIME);
+}
+
+TEST_CASE("cpu.cores = 2: the interrupt finds core 0 in C6 while the thread computes on core 1", "[H5]") {
+  // Core 0 idles in C6 (cpu.idle_state, fixed governor) from the start: the MSI pays its 85 us exit.
+  CHECK(interrupt_beside_busy_thread("2") == sc_time(85, SC_US));
+}
+
+TEST_CASE("cpu.cores = 1: a thread woken by a DPC runs the dispatch cost after it", "[H5]") {
+  CHECK(thread_woken_by_dpc("1") == sc_time(2, SC_US));  // cpu.thread_wake_ns
+}
+
+TEST_CASE("cpu.cores = 2: a thread woken by a DPC waits for its own idle core's exit after the dispatch", "[H5]") {
+  CHECK(thread_woken_by_dpc("2") == sc_time(2, SC_US) + sc_time(85, SC_US));  // dispatch, then core 1's C6 exit
+}
+
+TEST_CASE("cpu.cores = 3: threads take cores 1 and 2 in turn and the package reaches PC8 only with every core in C6",
+          "[H5]") {
+  auto ps = params({{"cpu.cores", "3"}, {"cpu.idle_state", "C6"}, {"link.aspm", "l1"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  // Two threads compute 100 us each from the start (created on cores 1 and 2, each out of C6 first); a
+  // third, created third, wraps to core 1: it sleeps 1 ms, then computes 1 ms there.
+  p.cpu.spawn_thread("a", [&] { p.cpu.work(sc_time(100, SC_US)); });
+  p.cpu.spawn_thread("b", [&] { p.cpu.work(sc_time(100, SC_US)); });
+  p.cpu.spawn_thread("c", [&] {
+    p.cpu.sleep(sc_time(1, SC_MS));
+    p.cpu.work(sc_time(1, SC_MS));
+  });
+  sc_start(sc_time(3, SC_MS));
+  const sc_time now = sc_time_stamp();
+  CHECK(p.cpu.cores() == 3);
+  CHECK(p.cpu.time_in(1, "thread") == sc_time(1100, SC_US));
+  CHECK(p.cpu.time_in(2, "thread") == sc_time(100, SC_US));
+  CHECK(p.cpu.time_in(0, "thread") == SC_ZERO_TIME);
+  // Core 1 idled between a's end and c's timer: three exits in all (a or c at the start, b at the start,
+  // c after its sleep). At the start the package is up (85 us, C6's exit alone); at c's timer every core
+  // was in C6 with the link in L1, so the package was in PC8 and core 1's exit waits for the package's
+  // (cpu.package_exit_ns, 115 us) first: 85 + (115 + 85) us.
+  CHECK(p.cpu.worker_wakeups() == 3);
+  CHECK(p.cpu.time_in(1, "exit") == sc_time(285, SC_US));
+  CHECK(p.cpu.time_in(2, "exit") == sc_time(85, SC_US));
+  // While any core runs the package is in PC0; PC8 needs all three in C6 and the link in L1, so it is
+  // bounded by each core's C6 time.
+  // PC0 while any core runs, core 0 idle throughout: the threads' 100 us each (side by side), c's 1 ms,
+  // and the exits (a core leaving its idle state runs).
+  CHECK(p.cpu.package().clock().time_in(Package::kPC0, now) >= sc_time(1100, SC_US));
+  const sc_time pc8 = p.cpu.package().clock().time_in(Package::kPC8, now);
+  CHECK(pc8 > SC_ZERO_TIME);
+  for (size_t k = 0; k < 3; ++k) CHECK(pc8 <= p.cpu.time_in(k, "C6"));
+  CHECK(EnergyModel(p).balance(EnergyModel(p).read()).empty());
+}
+
+TEST_CASE("energy: every core's idle state counts: two idle cores draw twice one's C1 power", "[H5]") {
+  auto ps = params({{"cpu.cores", "2"}});  // fixed governor, C1: both cores idle in C1 from the start
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  sc_start(sc_time(1, SC_MS));
+  const EnergyReading e = EnergyModel(p).read();
+  CHECK(p.cpu.time_in(1, "C1") == sc_time(1, SC_MS));
+  CHECK(e.part("cpu_core") == Approx(2 * ps.get_real("power.cpu_c1_mw") / 1000).epsilon(1e-12));
+}
+
+namespace {
+// The menu governor with no idle history picks C1 (the last idle period, zero, reaches no deeper target
+// residency). Core 0 idles from the start; a thread on core 1 (cpu.cores = 2) blocks at once for good.
+// With the clock tick (cpu.idle_retick_ms) each is re-evaluated at 15.625 ms and goes to C6, the deepest
+// allowed; without it each stays in C1 to the end of the 50 ms run.
+void retick(const char* ms) {
+  auto ps =
+      params({{"cpu.cores", "2"}, {"cpu.idle_governor", "menu"}, {"cpu.idle_state", "C6"}, {"cpu.idle_retick_ms", ms}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  KEvent never;
+  p.cpu.spawn_thread("blocked", [&] { p.cpu.wait_for(never); });
+  sc_start(sc_time(50, SC_MS));
+  const bool on = std::string(ms) != "0";
+  // Core 1: created in C6 (no history: the governor expects a long idle), out of it for the thread (85 us),
+  // then the thread blocks after a zero-length idle history.
+  const sc_time exit1(85, SC_US);
+  CHECK(p.cpu.time_in(1, "exit") == exit1);
+  CHECK(p.cpu.time_in(1, "C1") == (on ? sc_time(15.625, SC_MS) : sc_time(50, SC_MS) - exit1));
+  CHECK(p.cpu.time_in(0, "C1") == (on ? sc_time(15.625, SC_MS) : sc_time(50, SC_MS)));
+  CHECK(p.cpu.time_in(0, "C6") == (on ? sc_time(50 - 15.625, SC_MS) : SC_ZERO_TIME));
+}
+}  // namespace
+
+TEST_CASE("cpu.idle_retick_ms: at the clock tick an idle core left in C1 goes to C6", "[H5]") { retick("15.625"); }
+TEST_CASE("cpu.idle_retick_ms = 0: an idle core stays in the state the governor chose", "[H5]") { retick("0"); }
