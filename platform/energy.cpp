@@ -37,6 +37,14 @@ void EnergyModel::declare_params(ParamSet& ps) {
                   "A: a lane in L0s draws a third of L0 (transmitter in electrical idle, receiver and PLL on)");
   ps.declare_real("power.link_l1_fraction", 0.07, "", 0, 1,
                   "A: a lane in L1 draws 7 % of L0 (both directions idle, PLL may stop; L1 substates lower)");
+  ps.declare_real("power.link_l1_1_fraction", 0.03, "", 0, 1,
+                  "A: a lane in L1.1 (link.l1_substates) draws 3 % of L0: the reference clock and PLL off "
+                  "(CLKREQ# deasserted), the receiver's electrical-idle detector and the common-mode voltage kept "
+                  "(PCI Express Base Specification section 5.5); between L1 and L1.2; uncertainty x0.5-x2");
+  ps.declare_real("power.link_l1_2_fraction", 0.005, "", 0, 1,
+                  "A: a lane in L1.2 draws 0.5 % of L0: the common-mode voltage off too, transmitter and receiver "
+                  "unpowered, only the CLKREQ# sideband and the ports' wake logic kept (PCI Express Base "
+                  "Specification section 5.5); uncertainty x0.2-x3");
   ps.declare_real("power.sysmem_read_pj_per_bit", 6.1, "pJ/bit", 0, 1e3,
                   "D: DDR4-2400 x16 8 Gb (Micron MT40A512M16, as in gem5's DDR4_2400_4x16): (IDD4R 243 - IDD3N "
                   "47 mA) x 1.2 V / 38.4 Gb/s; the core's energy, without I/O and activates");
@@ -111,6 +119,8 @@ EnergyModel::EnergyModel(const Platform& p) : p_(p) {
   link_pj_per_bit_ = ps.get_real("power.link_pj_per_bit");
   link_l0s_frac_ = ps.get_real("power.link_l0s_fraction");
   link_l1_frac_ = ps.get_real("power.link_l1_fraction");
+  link_l1_1_frac_ = ps.get_real("power.link_l1_1_fraction");
+  link_l1_2_frac_ = ps.get_real("power.link_l1_2_fraction");
   sysmem_ = {ps.get_real("power.sysmem_read_pj_per_bit"), ps.get_real("power.sysmem_write_pj_per_bit"),
              ps.get_real("power.sysmem_background_mw_per_gib"), ps.get_real("power.sysmem_self_refresh_mw_per_gib")};
   const double v = ps.get_real("power.vram_pj_per_bit"), vb = ps.get_real("power.vram_background_mw_per_gib");
@@ -170,10 +180,12 @@ EnergyReading EnergyModel::read() const {
                          1000);
   const StateClock& lk = p_.link.power();
   const double l0_mw = p_.link.lanes() * 2 * p_.link.gts() * link_pj_per_bit_;  // GT/s x pJ/bit = mW
-  add("link", l0_mw *
-                  (ms(lk.time_in(PcieLink::kL0, now)) + link_l0s_frac_ * ms(lk.time_in(PcieLink::kL0s, now)) +
-                   link_l1_frac_ * ms(lk.time_in(PcieLink::kL1, now))) /
-                  1000);
+  add("link",
+      l0_mw *
+          (ms(lk.time_in(PcieLink::kL0, now)) + link_l0s_frac_ * ms(lk.time_in(PcieLink::kL0s, now)) +
+           link_l1_frac_ * ms(lk.time_in(PcieLink::kL1, now)) + link_l1_1_frac_ * ms(lk.time_in(PcieLink::kL1_1, now)) +
+           link_l1_2_frac_ * ms(lk.time_in(PcieLink::kL1_2, now))) /
+          1000);
   // Background while powered, self refresh, nothing while off (`off`: the dGPU's local memory in runtime
   // D3cold without self refresh).
   auto memory = [&](const Memory& m, const Mem& k, const sc_time& self_refresh, const sc_time& off) {
@@ -256,6 +268,10 @@ nlohmann::json EnergyModel::residencies() const {
   j["package_pc2"] = frac(pkg.time_in(Package::kPC2, now));
   j["link_l0s"] = frac(p_.link.power().time_in(PcieLink::kL0s, now));
   j["link_l1"] = frac(p_.link.power().time_in(PcieLink::kL1, now));
+  if (p_.link.l1_state() != PcieLink::kL1) {  // only with L1 PM substates enabled (link.l1_substates)
+    j["link_l1_1"] = frac(p_.link.power().time_in(PcieLink::kL1_1, now));
+    j["link_l1_2"] = frac(p_.link.power().time_in(PcieLink::kL1_2, now));
+  }
   j["link_l3"] = frac(p_.link.power().time_in(PcieLink::kL3, now));
   j["dgpu_d3cold"] = frac(p_.link.slot().time_in(1, now));
   j["vram_self_refresh"] = frac(p_.dgpu_power.vram.time_in(1, now));
@@ -309,8 +325,15 @@ std::vector<std::string> EnergyModel::balance(const EnergyReading& e) const {
   };
   for (size_t k = 0; k < p_.cpu.cores(); ++k)
     bound("core " + std::to_string(k) + " was in C6", p_.cpu.time_in(k, "C6"));
-  bound("the link was in L1 or off",
-        p_.link.power().time_in(PcieLink::kL1, now) + p_.link.power().time_in(PcieLink::kL3, now));
+  const StateClock& lk = p_.link.power();
+  bound("the link was in L1 (any substate) or off", lk.time_in(PcieLink::kL1, now) + lk.time_in(PcieLink::kL1_1, now) +
+                                                        lk.time_in(PcieLink::kL1_2, now) +
+                                                        lk.time_in(PcieLink::kL3, now));
+  // L1's substates: only the one link.l1_substates and the LTR rule chose, never another.
+  for (size_t s : {PcieLink::kL1, PcieLink::kL1_1, PcieLink::kL1_2})
+    if (s != p_.link.l1_state() && lk.time_in(s, now) > SC_ZERO_TIME)
+      bad.push_back(std::string("the link was in ") + PcieLink::power_name(s) + ", its L1 is " +
+                    PcieLink::power_name(p_.link.l1_state()));
   covers("the dGPU's local memory", p_.dgpu_power.vram);
   // The link is off (L3) exactly while the slot is (runtime D3cold); it is down longer (training), never less.
   if (p_.link.power().time_in(PcieLink::kL3, now) < p_.link.slot().time_in(1, now))

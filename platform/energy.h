@@ -6,7 +6,7 @@
 //   cpu_core     every core's contexts: C0 power while running (threads, ISR, DPC, dispatch, idle-state
 //                exits), each idle state's power while in it
 //   cpu_package  the package (uncore, memory controller, I/O) in PC0 / PC2 / PC8 (cpu/package.h)
-//   link         the PCIe link's lanes in L0 / L0s / L1 (line rate x energy per bit in L0)
+//   link         the PCIe link's lanes in L0 / L0s / L1 / L1.1 / L1.2 (line rate x energy per bit in L0)
 //   sysmem       system DRAM: energy per bit read and written, background power per GiB, self-refresh
 //                while the package is in PC8
 //   vram         GPU memory: energy per bit, background power per GiB
@@ -68,7 +68,7 @@ class EnergyModel {
   struct Cpu {
     double c0, c1, c1e, c3, c6, pc0, pc2, pc8;
   } cpu_;
-  double link_pj_per_bit_, link_l0s_frac_, link_l1_frac_;
+  double link_pj_per_bit_, link_l0s_frac_, link_l1_frac_, link_l1_1_frac_, link_l1_2_frac_;
   struct Mem {
     double read_pj_per_bit, write_pj_per_bit, background_mw_per_gib, self_refresh_mw_per_gib;
   } sysmem_, vram_;

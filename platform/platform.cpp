@@ -84,6 +84,7 @@ void Platform::validate(const ParamSet& ps) {
                         key("fetch_bytes") + " <= " + key("fifo_bytes"));
   }
   DisplayEngine::validate(ps);
+  PcieLink::validate(ps);
   validate_linked_engines(ps);
   // F19: the optimized interrupt names a queue whose log the OS reads; without logs it names nothing.
   if (ps.get_bool("kmd.optimized_native_fence_signaled_interrupt") && !ps.get_bool("vidsch.native_fence_logs"))

@@ -155,3 +155,36 @@ void retick(const char* ms) {
 
 TEST_CASE("cpu.idle_retick_ms: at the clock tick an idle core left in C1 goes to C6", "[H5]") { retick("15.625"); }
 TEST_CASE("cpu.idle_retick_ms = 0: an idle core stays in the state the governor chose", "[H5]") { retick("0"); }
+
+// A wait whose timer expires while its core is in C6 (cpu.cores = 2). The thread is created on core 1
+// (out of C6 at 85 us), sleeps 1 ms (its core's exit again: 1170 us), then waits 100 us: the timer at
+// 1270 us, the core's exit to 1355 us, the waiter registered meanwhile. A DPC that sets the event during
+// that exit wakes it: the MSI at 1200 us finds core 0 in C6 (85 us), then entry 0.5, ISR 2 and DPC 1 us set
+// the event at 1288.5 us, dispatched at 1290.5 us. The wait returns true, not a timeout (a timeout would
+// leave the dispatched wake-up behind for a waiter gone).
+TEST_CASE("cpu.cores = 2: an event set during the core's exit after a wait's timer counts as the wake", "[H5]") {
+  auto ps = params({{"cpu.cores", "2"}, {"cpu.idle_state", "C6"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  Probe gpu_agent("gpu_agent");
+  gpu_agent.sock.bind(p.gpu.fabric.tsock);
+  KEvent ev;
+  p.cpu.connect_interrupt(0xF000, 1, [&](uint32_t) {
+    p.cpu.queue_dpc([&] { p.cpu.signal(ev); });
+    return true;
+  });
+  int result = -1;
+  sc_time back;
+  p.cpu.spawn_thread("waiter", [&] {
+    p.cpu.sleep(sc_time(1, SC_MS));
+    result = p.cpu.wait_for(ev, sc_time(100, SC_US)) ? 1 : 0;
+    back = sc_time_stamp();
+  });
+  gpu_agent.body = [&] {
+    wait(1200, SC_US);
+    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
+  };
+  sc_start(sc_time(3, SC_MS));
+  CHECK(result == 1);
+  CHECK(back == sc_time(1355, SC_US));
+}

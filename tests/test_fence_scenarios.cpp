@@ -185,6 +185,27 @@ TEST_CASE(
   CHECK(m(l1, "fence_write_ns") == Approx(m(off, "fence_write_ns")).margin(1e-6));
 }
 
+TEST_CASE(
+    "fence_signal with L1 PM substates: the warm round pays L1.2's exit beyond L1's or L1.1's when the LTR is below "
+    "the threshold and the verdict allows it",
+    "[F3][H2][link]") {
+  // As above, with the link's L1 a substate: the CMP's first TLP up the link pays L1's 4 us plus
+  // link.l1_2_exit_us (299 us) from L1.2, or plus link.l1_1_exit_us (0.4 us) from L1.1 when the device's
+  // LTR (link.ltr_us = 100 us) is below LTR_L1.2_THRESHOLD (305 us); nothing else moves, and the run passes.
+  const std::string base = "--fence.storage=local --link.aspm=l1";
+  auto l1 = run("fence_signal", base, "l1ss_l1");
+  auto l1_2 = run("fence_signal", base + " --link.l1_substates=l1_2", "l1ss_l1_2");
+  auto l1_1 = run("fence_signal", base + " --link.l1_substates=l1_2 --link.ltr_us=100", "l1ss_l1_1");
+  CHECK(m(l1_2, "cmp_decision_ns") == Approx(m(l1, "cmp_decision_ns") + 299000).margin(1e-6));
+  CHECK(m(l1_2, "signal_to_wake_ns") == Approx(m(l1, "signal_to_wake_ns") + 299000).margin(1e-6));
+  CHECK(m(l1_1, "cmp_decision_ns") == Approx(m(l1, "cmp_decision_ns") + 400).margin(1e-6));
+  CHECK(m(l1_1, "signal_to_wake_ns") == Approx(m(l1, "signal_to_wake_ns") + 400).margin(1e-6));
+  CHECK(m(l1_2, "fence_write_ns") == Approx(m(l1, "fence_write_ns")).margin(1e-6));
+  CHECK(l1_2["metrics"]["power_states"]["link_l1_2"].get<double>() > 0);
+  CHECK(l1_1["metrics"]["power_states"]["link_l1_2"].get<double>() == 0);
+  CHECK(l1_1["metrics"]["power_states"]["link_l1_1"].get<double>() > 0);
+}
+
 TEST_CASE("fence_signal: each part's parameter moves that part and the total by exactly its change", "[F3][H2]") {
   auto base = run("fence_signal", "", "base");
   struct Knob {

@@ -84,6 +84,40 @@ void PcieLink::declare_aspm_params(ParamSet& ps) {
   ps.declare_real("link.l1_exit_us", 4, "us", 0, 1e4,
                   "Q: Link Capabilities 'L1 Exit Latency' as lspci prints it for discrete GPUs "
                   "(\"L1 <4us\"): the bound taken");
+  declare_l1ss_params(ps);
+}
+
+void PcieLink::declare_l1ss_params(ParamSet& ps) {
+  ps.declare_enum("link.l1_substates", "off", {"off", "l1_1", "l1_2"},
+                  "Q: L1 PM Substates (PCI Express Base Specification section 5.5; Linux aspm.c, policy "
+                  "powersupersave): off, L1.1 (CLKREQ# deasserted, common mode kept), or L1.2 with L1.1 (L1.2 while "
+                  "link.ltr_us >= link.ltr_l1_2_threshold_us, L1.1 otherwise). Substates of L1 (aspm.c: 'L1 PM "
+                  "substates require L1'): set by the user they imply link.aspm = l1 unless it is set");
+  ps.declare_real("link.l1_1_exit_us", 0.4, "us", 0, 1e4,
+                  "A: L1.1's exit beyond L1's: the reference clock's restart after CLKREQ# is asserted, bounded by "
+                  "the PCI Express Card Electromechanical Specification's T_CRLON (CLKREQ# low to a valid REFCLK, "
+                  "400 ns), the bound taken; uncertainty x0.5-x10 (a PHY may relock its PLL after it)");
+  ps.declare_real("link.l1_2_exit_us", 299, "us", 0, 1e5,
+                  "D: L1.2's exit beyond L1's, T_POWER_ON + T_COMMON_MODE as Linux aspm.c programs them (the "
+                  "greater of the two ports' each): T_POWER_ON 44 us (an Intel client root port's PortTPowerOnTime "
+                  "as lspci prints it, over a GeForce RTX 3090's 10 us) + T_COMMON_MODE 255 us (the RTX 3090's "
+                  "PortCommonModeRestoreTime, over the root port's 40 us)");
+  ps.declare_real("link.ltr_l1_2_threshold_us", 305, "us", 0, 1e6,
+                  "D: LTR_L1.2_THRESHOLD as Linux aspm.c computes it, the time from L0 to L1.2 and back: "
+                  "T_POWER_OFF 2 us + T_L1.2 4 us + T_COMMON_MODE 255 us + T_POWER_ON 44 us (link.l1_2_exit_us)");
+  ps.declare_real("link.ltr_us", 1000, "us", 0, 1e7,
+                  "A: the latency tolerance the idle dGPU reports in its LTR message (snoop and no-snoop alike): "
+                  "a GPU that buffers its work in local memory tolerates a millisecond while idle; uncertainty "
+                  "x0.1-x10 (below link.ltr_l1_2_threshold_us the link stays in L1.1)");
+}
+
+void PcieLink::validate(const ParamSet& ps) {
+  const std::string& ss = ps.get_enum("link.l1_substates");
+  const std::string& aspm = ps.get_enum("link.aspm");
+  if (ps.was_set("link.l1_substates") && ss != "off" && aspm != "l1" && aspm != "l0s_l1")
+    throw ConfigError("link.l1_substates = " + ss + " needs ASPM L1, and link.aspm = " + aspm +
+                      " has none (L1 PM Substates are substates of L1, PCI Express Base Specification section "
+                      "5.5); allowed: link.aspm = l1 or l0s_l1, or link.l1_substates = off");
 }
 
 PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
@@ -121,6 +155,12 @@ PcieLink::PcieLink(sc_module_name name, const ParamSet& ps, Vcd& vcd)
   l1_entry_ = ps.get_ns("link.l1_entry_us") * 1000.0;
   l0s_exit_ = ps.get_ns("link.l0s_exit_ns");
   l1_exit_ = ps.get_ns("link.l1_exit_us") * 1000.0;
+  // L1's substate: L1.2 only if the device tolerates the round trip to it (LTR >= LTR_L1.2_THRESHOLD).
+  const std::string& ss = ps.get_enum("link.l1_substates");
+  const bool l1_2 = ss == "l1_2" && ps.get_real("link.ltr_us") >= ps.get_real("link.ltr_l1_2_threshold_us");
+  l1_state_ = ss == "off" ? kL1 : l1_2 ? kL1_2 : kL1_1;
+  l1_1_exit_ = l1_exit_ + ps.get_ns("link.l1_1_exit_us") * 1000.0;
+  l1_2_exit_ = l1_exit_ + ps.get_ns("link.l1_2_exit_us") * 1000.0;
   power_id_ = vcd_.add_ascii(std::string(basename()) + ".power", "L0");
   SC_HAS_PROCESS(PcieLink);
   SC_METHOD(aspm_entry);
@@ -187,8 +227,8 @@ void PcieLink::link_up() {
 }
 
 void PcieLink::enter(size_t s) {
-  // The host package's hold is released in L1 and with the link powered off (L3).
-  const bool was_low = power_.state() == kL1 || power_.state() == kL3, low = s == kL1 || s == kL3;
+  // The host package's hold is released in L1 (any substate) and with the link powered off (L3).
+  const bool was_low = in_l1(power_.state()) || power_.state() == kL3, low = in_l1(s) || s == kL3;
   power_.set(s, sc_time_stamp());
   vcd_.set_ascii(power_id_, power_name(s));
   if (on_l1 && was_low != low) on_l1(low);
@@ -196,7 +236,8 @@ void PcieLink::enter(size_t s) {
 
 sc_time PcieLink::wake(const sc_time& arrival) {
   if (power_.state() == kL0) return arrival;
-  const sc_time exit = power_.state() == kL1 ? l1_exit_ : l0s_exit_;
+  const size_t from = power_.state();
+  const sc_time exit = from == kL1_2 ? l1_2_exit_ : from == kL1_1 ? l1_1_exit_ : from == kL1 ? l1_exit_ : l0s_exit_;
   enter(kL0);
   ++exits_;
   exit_total_ += exit;
@@ -217,7 +258,7 @@ void PcieLink::aspm_entry() {
   if (now < idle_from) return;  // busy again (a transfer re-armed the event)
   const sc_time idle = now - idle_from;
   if (l1_on_ && idle >= l1_entry_) {
-    enter(kL1);
+    enter(l1_state_);
   } else if (l0s_on_ && idle >= l0s_entry_ && power_.state() == kL0) {
     enter(kL0s);
     if (l1_on_) entry_ev_.notify(idle_from + l1_entry_ - now);

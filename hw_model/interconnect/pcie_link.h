@@ -20,7 +20,16 @@
 // (link.l0s_exit_ns, link.l1_exit_us), which shows in every latency behind it. Simplifications: L0s
 // is taken by the link as a whole, not per direction; a transfer whose annotated arrival lies past the
 // entry time of an idle link that has not yet entered (its entry event still ahead) finds it awake.
-// Trace: <name>.power (L0 / L0s / L1).
+//
+// L1 PM Substates (link.l1_substates, PCI Express Base Specification section 5.5; Linux aspm.c): with
+// them enabled the link's L1 is L1.1 (CLKREQ# deasserted, the reference clock off, common mode kept) or
+// L1.2 (common-mode voltage off too). L1.2 only when the device's latency tolerance (its LTR message,
+// link.ltr_us) is at least LTR_L1.2_THRESHOLD (link.ltr_l1_2_threshold_us), else L1.1. A TLP that finds
+// the link there pays L1's exit plus the substate's (link.l1_1_exit_us; link.l1_2_exit_us, T_POWER_ON +
+// T_COMMON_MODE). Substates of L1: without L1 ASPM they are never entered. Simplification: the link
+// enters the substate at the L1 entry time (CLKREQ#'s handshake and T_POWER_OFF, at most 2 us, taken as
+// instantaneous).
+// Trace: <name>.power (L0 / L0s / L1 / L1.1 / L1.2 / L3).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -65,6 +74,7 @@ class PcieLink : public sc_core::sc_module {
   static void declare_params(ParamSet& ps);
   static void declare_aspm_params(ParamSet& ps);
   static void declare_slot_params(ParamSet& ps);
+  static void declare_l1ss_params(ParamSet& ps);
   PcieLink(sc_core::sc_module_name name, const ParamSet& ps, Vcd& vcd);
 
   // The model's own figures, for results and tests.
@@ -86,14 +96,23 @@ class PcieLink : public sc_core::sc_module {
 
   // Power states (ASPM): time in each, for the energy model; exits are the wake-ups that cost latency.
   // L3: the slot's power is off (runtime D3cold; the link is down and draws nothing).
-  enum Power : size_t { kL0, kL0s, kL1, kL3, kPowerStates };
-  static const char* power_name(size_t s) { return s == kL0 ? "L0" : s == kL0s ? "L0s" : s == kL1 ? "L1" : "L3"; }
+  // L1_1, L1_2: L1 PM substates (in L1 for everything that asks whether the link is in L1).
+  enum Power : size_t { kL0, kL0s, kL1, kL1_1, kL1_2, kL3, kPowerStates };
+  static const char* power_name(size_t s) {
+    static const char* const names[] = {"L0", "L0s", "L1", "L1.1", "L1.2", "L3"};
+    return names[s];
+  }
+  static bool in_l1(size_t s) { return s == kL1 || s == kL1_1 || s == kL1_2; }
+  // The state the link's L1 is (kL1, or the substate link.l1_substates and the LTR rule choose).
+  size_t l1_state() const { return l1_state_; }
+  // Refuses a user's link.l1_substates without L1 ASPM (one message naming both keys).
+  static void validate(const ParamSet& ps);
   const StateClock& power() const { return power_; }
   uint64_t exits() const { return exits_; }
   sc_core::sc_time exit_time() const { return exit_total_; }  // latency paid by TLPs that woke the link
   int lanes() const { return lanes_; }
   double gts() const { return gts_; }
-  // Told when the link enters or leaves L1 or L3 (the host package's latency tolerance, cpu/package.h).
+  // Told when the link enters or leaves L1 (any substate) or L3 (the host package's latency tolerance, cpu/package.h).
   std::function<void(bool in_l1)> on_l1;
   // The slot's power (Slot Control): on, or off since. `on_slot_power` is told at each change (the
   // platform's power accounting); the link is up (Data Link Layer Link Active) link.power_on_ms +
@@ -142,7 +161,8 @@ class PcieLink : public sc_core::sc_module {
   int lanes_;
   double gts_;
   bool l0s_on_, l1_on_;
-  sc_core::sc_time l0s_entry_, l1_entry_, l0s_exit_, l1_exit_;
+  sc_core::sc_time l0s_entry_, l1_entry_, l0s_exit_, l1_exit_, l1_1_exit_, l1_2_exit_;
+  size_t l1_state_ = kL1;
   StateClock power_{kPowerStates};
   sc_core::sc_event entry_ev_;
   uint64_t exits_ = 0;

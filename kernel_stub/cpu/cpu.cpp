@@ -324,19 +324,18 @@ bool Cpu::wait_for(KEvent& e, const sc_time& timeout) {
     work_ev_.notify(SC_ZERO_TIME);  // core 0 runs the threads: it may idle now
   const uint64_t before = e.dispatches;
   wait(timeout, e.ev);
+  // The thread's core leaves its idle state first, whatever woke it (the dispatch or the timer). The
+  // waiter stays registered meanwhile: a dispatch during the exit wakes it, and it is not a timeout.
+  if (w) worker_run(*w);
   const bool woken = e.dispatches != before;
   if (!woken && e.queued == 0) {
     --e.waiters;
     ++running_;
     vcd_.set(threads_id_, uint64_t(running_));
-    if (w)
-      worker_run(*w);  // the timer woke its core
-    else
-      work_ev_.notify(SC_ZERO_TIME);
+    if (!w) work_ev_.notify(SC_ZERO_TIME);
     return false;
   }
   if (!woken) wait(e.ev);  // made ready just before the timeout: the dispatch is on its way
-  if (w) worker_run(*w);
   --e.waiters;
   return true;
 }

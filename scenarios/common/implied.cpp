@@ -23,6 +23,15 @@ const std::vector<Implication>& implications() {
        "kmd.paging_va_answer",
        "override",
        "platform: kmd.paging_va_mb is the answer only under kmd.paging_va_answer = override"},
+      // PcieLink::validate: L1 PM substates are substates of L1 (Linux aspm.c: 'L1 PM substates require L1').
+      {{{"link.l1_substates", "*"}, {"link.l1_substates", "l1_1"}},
+       "link.aspm",
+       "l1",
+       "link: L1 PM substates need ASPM L1"},
+      {{{"link.l1_substates", "*"}, {"link.l1_substates", "l1_2"}},
+       "link.aspm",
+       "l1",
+       "link: L1 PM substates need ASPM L1"},
       // Platform::validate: only the hybrid platform has the integrated adapter.
       {{{"display.adapter", "igpu"}},
        "platform.topology",
