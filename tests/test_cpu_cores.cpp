@@ -35,32 +35,41 @@ sc_time interrupt_beside_busy_thread(const char* cores) {
   return p.cpu.last_interrupt().idle_exit;
 }
 
+// A platform with `cores` cores allowed C6 (fixed governor), an MSI posted at `msi_at`, and an ISR whose DPC
+// sets `ev`.
+struct DpcRig {
+  ParamSet ps;
+  Vcd vcd;
+  Platform p;
+  Probe gpu_agent{"gpu_agent"};
+  KEvent ev;
+  DpcRig(const char* cores, sc_time msi_at)
+      : ps(params({{"cpu.cores", cores}, {"cpu.idle_state", "C6"}})), p(ps, vcd, 1) {
+    gpu_agent.sock.bind(p.gpu.fabric.tsock);
+    p.cpu.connect_interrupt(0xF000, 1, [this](uint32_t) {
+      p.cpu.queue_dpc([this] { p.cpu.signal(ev); });
+      return true;
+    });
+    gpu_agent.body = [this, msi_at] {
+      wait(msi_at);
+      gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
+    };
+  }
+};
+
 // A thread waits on an event a DPC sets (the MSI at 500 us: entry, ISR, DPC on core 0). It runs again
 // cpu.thread_wake_ns after the DPC ends (core 0's dispatch), and with its own core idle in C6 after that
 // core's exit too. Returns the time from the DPC's end to the thread running.
 sc_time thread_woken_by_dpc(const char* cores) {
-  auto ps = params({{"cpu.cores", cores}, {"cpu.idle_state", "C6"}});
-  Vcd vcd;
-  Platform p(ps, vcd, 1);
-  Probe gpu_agent("gpu_agent");
-  gpu_agent.sock.bind(p.gpu.fabric.tsock);
-  KEvent ev;
-  p.cpu.connect_interrupt(0xF000, 1, [&](uint32_t) {
-    p.cpu.queue_dpc([&] { p.cpu.signal(ev); });
-    return true;
-  });
+  DpcRig r(cores, sc_time(500, SC_US));
   sc_time resumed;
-  p.cpu.spawn_thread("waiter", [&] {
-    p.cpu.wait_for(ev);
+  r.p.cpu.spawn_thread("waiter", [&] {
+    r.p.cpu.wait_for(r.ev);
     resumed = sc_time_stamp();
   });
-  gpu_agent.body = [&] {
-    wait(500, SC_US);
-    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
-  };
   sc_start(sc_time(2, SC_MS));
   REQUIRE(resumed > SC_ZERO_TIME);
-  return resumed - p.cpu.last_interrupt().dpc_end;
+  return resumed - r.p.cpu.last_interrupt().dpc_end;
 }
 
 }  // namespace
@@ -163,27 +172,14 @@ TEST_CASE("cpu.idle_retick_ms = 0: an idle core stays in the state the governor 
 // the event at 1288.5 us, dispatched at 1290.5 us. The wait returns true, not a timeout (a timeout would
 // leave the dispatched wake-up behind for a waiter gone).
 TEST_CASE("cpu.cores = 2: an event set during the core's exit after a wait's timer counts as the wake", "[H5]") {
-  auto ps = params({{"cpu.cores", "2"}, {"cpu.idle_state", "C6"}});
-  Vcd vcd;
-  Platform p(ps, vcd, 1);
-  Probe gpu_agent("gpu_agent");
-  gpu_agent.sock.bind(p.gpu.fabric.tsock);
-  KEvent ev;
-  p.cpu.connect_interrupt(0xF000, 1, [&](uint32_t) {
-    p.cpu.queue_dpc([&] { p.cpu.signal(ev); });
-    return true;
-  });
+  DpcRig r("2", sc_time(1200, SC_US));
   int result = -1;
   sc_time back;
-  p.cpu.spawn_thread("waiter", [&] {
-    p.cpu.sleep(sc_time(1, SC_MS));
-    result = p.cpu.wait_for(ev, sc_time(100, SC_US)) ? 1 : 0;
+  r.p.cpu.spawn_thread("waiter", [&] {
+    r.p.cpu.sleep(sc_time(1, SC_MS));
+    result = r.p.cpu.wait_for(r.ev, sc_time(100, SC_US)) ? 1 : 0;
     back = sc_time_stamp();
   });
-  gpu_agent.body = [&] {
-    wait(1200, SC_US);
-    gpu_agent.bus.post32(InterruptController::kMsiBase, 0xF000);
-  };
   sc_start(sc_time(3, SC_MS));
   CHECK(result == 1);
   CHECK(back == sc_time(1355, SC_US));
