@@ -132,12 +132,17 @@ void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::strin
   for (const WorkloadQueue& q : w.queues)
     if (!has(q.engine))
       throw ConfigError("workload.file '" + w.file + "': queue '" + q.name + "' runs on a " + to_string(q.engine) +
-                        " engine and the " + rname + " has none (" + rk + ".nodes = " + std::to_string(nodes) +
+                        " engine and the " + rname + " (workload.adapter = " + rk + ") has none (" + rk +
+                        ".nodes = " + std::to_string(nodes) +
+                        (ps.get_enum("node.kind") != "auto"
+                             ? ", node.kind = " + ps.get_enum("node.kind") + " for every node without its own kind"
+                             : std::string()) +
                         "); allowed: name one with " + rk + ".nodeN.kind = " + to_string(q.engine));
   if (hybrid && !has(EngineKind::Copy))
     throw ConfigError("scenario '" + scenario +
-                      "' on platform.topology = hybrid copies each frame on the dGPU's copy engine and it has none; "
-                      "allowed: gpu.nodeN.kind = copy for one node");
+                      "' on platform.topology = hybrid with workload.adapter = gpu copies each frame on the dGPU's "
+                      "copy engine and it has none; allowed: gpu.nodeN.kind = copy for one node, or workload.adapter = "
+                      "igpu (the iGPU renders on its own panel)");
   // A paced app starts frame n at (n - 1) / fps: the last one must start within the limit.
   const uint64_t frames = ps.get_int("workload.frames") > 0 ? uint64_t(ps.get_int("workload.frames")) : w.frames;
   // After it: its flip at a vblank and the two refreshes the loop shows it for (three refreshes), and the
