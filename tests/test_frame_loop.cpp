@@ -285,7 +285,8 @@ TEST_CASE("frame_loop on the iGPU: it renders and presents on its own panel and 
 }
 
 TEST_CASE("workload.adapter = igpu is refused without an iGPU, with the dGPU's panel, or without the engine", "[H4]") {
-  expect_bad_input(scenario("frame_loop") + " --workload.adapter=igpu", "workload.adapter");
+  expect_bad_input(scenario("frame_loop") + " --workload.adapter=igpu", "workload.adapter = igpu");
+  expect_bad_input(scenario("frame_loop") + " --workload.adapter=igpu", "only platform.topology = hybrid has");
   expect_bad_input(scenario("idle_desktop") + " --display.adapter=gpu", "display.adapter");
   expect_bad_input(scenario("video_playback_laptop") + " --igpu.node1.kind=compute", "igpu.nodeN.kind = video");
 }

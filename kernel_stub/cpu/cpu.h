@@ -85,6 +85,8 @@ class Cpu : public sc_core::sc_module {
   void flush_dpcs();  // KeFlushQueuedDpcs, from a thread: returns once every DPC queued so far has run
   // Queued, or taken from the queue and not yet returned (its cpu.dpc_ns included): probe (monitors).
   bool dpcs_pending() const { return dpc_started_ || !dpcs_.empty(); }
+  // An interrupt latched and not yet taken, an ISR running, or a DPC pending (a driver's synchronize_irq).
+  bool interrupts_pending() const { return intc_.pending() || in_isr_ || dpcs_pending(); }
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);

@@ -129,6 +129,14 @@ void RuntimePm::power_off(const sc_time& from) {
   // The copies can leave the adapter busy a little longer (a preemption the scheduler asked for while they
   // ran, its interrupt on its way): the power goes only once the adapter reports idle.
   while (last_use_ <= from && kmd_.adapter_busy()) cpu_.sleep(kQuiescePoll);
+  // Every interrupt the adapter raised before it reported idle has reached the interrupt controller (the
+  // status read's completion does not pass the adapter's posted MSIs); the core takes them, and runs their
+  // DPCs, before the power goes (a driver's synchronize_irq in its suspend): an ISR that ran after would
+  // read a powered-off adapter. Each is activity, so it cancels the power-off.
+  // The status bit can clear as the interrupt leaves the adapter (a preemption's): one more poll period
+  // lets such an MSI arrive before the check.
+  cpu_.sleep(kQuiescePoll);
+  while (cpu_.interrupts_pending()) cpu_.sleep(kQuiescePoll);
   if (last_use_ > from || holds_ > 0) {  // an app reached the adapter meanwhile: it stays on
     ++cancelled_;
     set_state(State::On);
@@ -136,6 +144,9 @@ void RuntimePm::power_off(const sc_time& from) {
     return;
   }
   kmd_.DxgkDdiSetPowerState(false, !save);
+  // An interrupt raised as the adapter went idle (a preemption's, its status bit cleared as its MSI left)
+  // is behind the DDI's read-back now: its ISR and DPC run while the adapter still has power.
+  while (cpu_.interrupts_pending()) cpu_.sleep(kQuiescePoll);
   cpu_.mmio_write32(port_ + PcieLink::kSlotControl, PcieLink::kSlotCtlPowerOff);
   saved_ = save;
   last_saved_bytes_ = bytes;

@@ -94,6 +94,12 @@ p = t.tool("sensitivity", "fence_signal", "--metric", "signal_to_wake_ns", "--ke
            "--out", os.path.join(t.tmp, "desk"), "--dry-run")
 t.check(p.returncode == 2 and "power.platform_rest_mw" in p.stderr, f"the desktop's 0 is not varied: {p.stderr}")
 
+# The number of cores shapes the platform: never varied (nothing to vary, and it says why).
+p = t.tool("sensitivity", "fence_signal", "--metric", "signal_to_wake_ns", "--keys", "cpu.cores", "--out",
+           os.path.join(t.tmp, "cores"), "--dry-run")
+t.check(p.returncode == 2 and "cpu.cores: a count of the platform's structure" in p.stderr,
+        f"cpu.cores is structure, not an assumption to vary: {p.stderr}")
+
 # Bad input: exit 2, one line naming what is wrong, nothing run.
 for args, fragment in [
         (["--metric", "no_such_metric", "--keys", "cpu.isr_ns"], "--metric no_such_metric: not a numeric metric"),
