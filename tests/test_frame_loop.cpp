@@ -290,3 +290,17 @@ TEST_CASE("workload.adapter = igpu is refused without an iGPU, with the dGPU's p
   expect_bad_input(scenario("idle_desktop") + " --display.adapter=gpu", "display.adapter");
   expect_bad_input(scenario("video_playback_laptop") + " --igpu.node1.kind=compute", "igpu.nodeN.kind = video");
 }
+
+TEST_CASE("frame_loop on the iGPU: its GPU waits are counted on the iGPU's scheduler and command processor",
+          "[F5][H5]") {
+  // video_playback.json waits once a frame (the conversion for the decode). With legacy fences the OS holds
+  // each wait and releases it on the signal's interrupt: one CPU round trip a frame, none resolved on the
+  // GPU; with native fences the iGPU's command processor resolves each, and none makes a round trip.
+  const auto legacy =
+      run_json(scenario("video_playback_laptop") + " --fence.kind=legacy --workload.frames=30", "igpu_legacy");
+  CHECK(legacy["metrics"]["gpu_waits"]["cpu_round_trips"] == 30);
+  CHECK(legacy["metrics"]["gpu_waits"]["unblocked_on_gpu"] == 0);
+  const auto native = run_json(scenario("video_playback_laptop") + " --workload.frames=30", "igpu_native");
+  CHECK(native["metrics"]["gpu_waits"]["cpu_round_trips"] == 0);
+  CHECK(native["metrics"]["gpu_waits"]["unblocked_on_gpu"] == 30);
+}
