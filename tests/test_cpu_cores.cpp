@@ -98,15 +98,23 @@ TEST_CASE("cpu.cores = 3: threads take cores 1 and 2 in turn and the package rea
   Platform p(ps, vcd, 1);
   // Two threads compute 100 us each from the start (created on cores 1 and 2, each out of C6 first); a
   // third, created third, wraps to core 1: it sleeps 1 ms, then computes 1 ms there.
-  p.cpu.spawn_thread("a", [&] { p.cpu.work(sc_time(100, SC_US)); });
+  sc_time a_start, c_start;  // when each body starts: after core 1's exit, which the second waits for too
+  p.cpu.spawn_thread("a", [&] {
+    a_start = sc_time_stamp();
+    p.cpu.work(sc_time(100, SC_US));
+  });
   p.cpu.spawn_thread("b", [&] { p.cpu.work(sc_time(100, SC_US)); });
   p.cpu.spawn_thread("c", [&] {
+    c_start = sc_time_stamp();
     p.cpu.sleep(sc_time(1, SC_MS));
     p.cpu.work(sc_time(1, SC_MS));
   });
   sc_start(sc_time(3, SC_MS));
   const sc_time now = sc_time_stamp();
   CHECK(p.cpu.cores() == 3);
+  // a and c share core 1: whichever runs first takes it out of C6 (85 us), the other waits for that exit.
+  CHECK(a_start == sc_time(85, SC_US));
+  CHECK(c_start == sc_time(85, SC_US));
   CHECK(p.cpu.time_in(1, "thread") == sc_time(1100, SC_US));
   CHECK(p.cpu.time_in(2, "thread") == sc_time(100, SC_US));
   CHECK(p.cpu.time_in(0, "thread") == SC_ZERO_TIME);
