@@ -318,3 +318,109 @@ TEST_CASE("presentmon_replay: Present() blocks while DXGI's maximum frame latenc
   CHECK(in_present[8] < P - 2.0 + 0.2);
   for (size_t i : {0, 3, 4, 5, 6}) CHECK(in_present[i] < 0.2);
 }
+
+TEST_CASE("presentmon_replay comparison: a torn frame belongs to the refresh it tore into, a vsync'd one to its vblank",
+          "[H4][presentmon]") {
+  // A 10 ms refresh from 0. A torn frame on screen at 27 ms is in refresh 2 (20-30 ms); a vsync'd frame's
+  // screen time is a vblank start, to within the capture's clock (19.7 ms is the vblank at 20: refresh 2).
+  std::vector<ReplayFrame> f(1);
+  f[0].settled = true;
+  f[0].capture_present_ms = f[0].model_present_ms = 12.0;
+  f[0].capture_until_ms = 15.0;   // on screen at 27
+  f[0].capture_render_ms = 15.0;  // 1.x: a torn frame's screen time is its render complete
+  f[0].capture_immediate = f[0].model_immediate = true;
+  f[0].model_screen_ms = 29.9;
+  CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 1);
+  f[0].model_screen_ms = 30.1;  // the next refresh
+  CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 0);
+  // Read as vsync'd, 27 would be the vblank at 30 (refresh 3) and 24.9 the one at 20: the rule decides.
+  f[0].model_screen_ms = 24.9;
+  CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 1);
+  f[0].capture_immediate = f[0].model_immediate = false;
+  CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 0);
+  // The naive rule knows no tearing: the torn frame goes on the vblank after its render, refresh 3.
+  f[0].capture_immediate = f[0].model_immediate = true;
+  CHECK(compare_replay(f, 10.0, 0.0).baseline_same_refresh == 0);
+  // A vsync'd frame 0.3 ms before its vblank on the capture's clock, and the model's on it: refresh 2 both.
+  f[0].capture_immediate = f[0].model_immediate = false;
+  f[0].capture_until_ms = 19.7 - 12.0;
+  f[0].model_screen_ms = 20.0;
+  CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 1);
+}
+
+TEST_CASE("presentmon_replay: torn presents flip at once, after the GPU's work, and the capture's queue is not work",
+          "[H4][frame_loop][presentmon]") {
+  // A 1.x capture of a GPU-bound game that tears (SyncInterval 0, AllowsTearing 1; PresentMon 1.x gives a
+  // torn frame's screen time as its render complete). Presents every 10 ms from 20 ms (CPU work 9.9 ms
+  // from the previous Present()'s return); the GPU needs 12 ms a frame for frames 0-9, then 4 ms: frames
+  // queue (frame k done at 20 + 12 (k + 1), 1.8 ms and more after the next Present()), then catch up.
+  // The replay must run each frame's GPU work for its 12 ms, not its Present()-to-render-complete (up to
+  // 30 ms: the queue), and flip it at once: on screen (the capture's clock: PresentMon's screen time for
+  // an immediate flip is Dxgkrnl's MMIO flip) after the render complete by the fence interrupt's way to
+  // the present thread (the ISR, DPC and a thread wake, 2 + 1 + 2 us, and a C6 exit, 85 us), the flip
+  // register write, and the engine's own start-up of each job in the queue (the command processor's
+  // fetch and dispatch, a few us a frame: under 0.1 ms over the 10 queued frames).
+  std::vector<double> present, done;
+  double prev = 0;
+  for (int k = 0; k < 20; ++k) {
+    const double t = 20.0 + 10.0 * k;
+    present.push_back(t);
+    prev = std::max(t, prev) + (k < 10 ? 12.0 : 4.0);
+    done.push_back(prev);
+  }
+  std::string text =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,AllowsTearing,PresentMode,Dropped,TimeInSeconds,"
+      "MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
+  for (size_t i = 0; i < present.size(); ++i) {
+    char b[256];
+    std::snprintf(b, sizeof b, "game.exe,46,0x3,0,1,Hardware: Independent Flip,0,%.7f,10.0,0.1,%.4f,%.4f\n",
+                  present[i] / 1000.0, done[i] - present[i], done[i] - present[i]);
+    text += b;
+  }
+  const std::string csv = write_temp("tear", text), rows = "pm_tear_out_" + std::to_string(::getpid()) + ".csv";
+  const auto j =
+      run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --presentmon=" + rows, "rp_tear");
+  const auto& m = j["metrics"];
+  std::remove(csv.c_str());
+  CHECK(j["verdict"] == "pass");
+  CHECK(m["immediate_flips_replayed"] == 20);
+  CHECK(m["sync_interval_0_replayed_as_1"] == 0);
+  // Every frame tore, so the capture shows no refresh: the replay runs at display.mode's (60 Hz).
+  CHECK(m["capture_refresh_hz"] == 0.0);
+  CHECK(m["refresh_hz"].get<double>() == Approx(60.0).margin(1e-6));
+  CHECK(m["frames_compared"] == 20);
+  CHECK(m["frames_same_refresh_pct"] == 100.0);
+  CHECK(m["until_displayed_error_ms"]["p95"].get<double>() < 0.2);
+  // The naive rule puts every torn frame on the vblank after its render: in the refresh after.
+  CHECK(m["baseline_same_refresh_pct"].get<double>() < 100.0);
+  // The model's own rows: each frame flipped immediately (SyncInterval 0, AllowsTearing 1), on screen from
+  // its tear, mid-refresh, within a refresh of its Present() + render complete.
+  std::ifstream in(rows);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> cols;
+  {
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+  }
+  auto col = [&](const std::string& name) { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
+  const size_t c_si = col("SyncInterval"), c_tear = col("AllowsTearing"), c_r = col("MsUntilRenderComplete"),
+               c_u = col("MsUntilDisplayed");
+  REQUIRE(c_u < cols.size());
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+    INFO("frame " << n);
+    CHECK(f[c_si] == "0");
+    CHECK(f[c_tear] == "1");
+    const double render = std::stod(f[c_r]), until = std::stod(f[c_u]);
+    CHECK(render == Approx(done[n] - present[n]).margin(0.1));
+    CHECK(until > render);
+    CHECK(until < render + 1000.0 / 60.0);
+    ++n;
+  }
+  std::remove(rows.c_str());
+  CHECK(n == 20);
+}

@@ -50,6 +50,7 @@ struct FrameLoopDriver::Impl {
   uint64_t surface_bytes = 0, ts_base = 0;
   static constexpr uint64_t kRing = 256;  // frames of GPU timestamps kept in memory
   std::deque<uint64_t> to_present;
+  std::deque<uint64_t> tears_due;  // frames whose immediate flip is programmed and not yet in effect
   KEvent queued_ev, flip_ev, buffer_ev, all_flipped_ev;
   uint64_t flips_done = 0, started = 0, throttled = 0, timeouts = 0;
   sc_time t0, t_end;
@@ -468,6 +469,16 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
         impl_->energy->frame();
       }
     };
+    // An immediate flip takes effect with the scan-out's next request; the present thread programs a flip
+    // only once the previous one completed, so the k-th tear is the k-th immediate flip programmed.
+    m.display->on_tear = [this](const DisplayEngine::TearRecord& t) {
+      Impl& m = *impl_;
+      if (m.tears_due.empty()) return;
+      const uint64_t n = m.tears_due.front();
+      m.tears_due.pop_front();
+      ft_[n].displayed = to_ns(t.time);
+      m.energy->frame();
+    };
     p.cpu.spawn_thread("present", [this, &p, &r, loop] {
       Impl& m = *impl_;
       NativeFence* last = m.hybrid ? m.copy_fence : m.present_fence;
@@ -480,7 +491,10 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
         while (m.flips_done < n - 1) p.cpu.wait_for(m.flip_ev);
         ft_[n].flip_programmed = to_ns(sc_time_stamp());
         const unsigned b = unsigned(n % uint64_t(w_.buffers));
-        m.disp_kmd->DxgkDdiSetVidPnSourceAddress(m.hybrid ? m.xsurf[b].address : m.rt[b]);
+        const bool ask = n - 1 < overrides.size() && overrides[size_t(n - 1)].immediate;
+        if (ask) m.tears_due.push_back(n);
+        ft_[n].immediate = m.disp_kmd->DxgkDdiSetVidPnSourceAddress(m.hybrid ? m.xsurf[b].address : m.rt[b], ask);
+        if (ask && !ft_[n].immediate) m.tears_due.pop_back();  // the driver flips it at a vblank
       }
     });
     p.cpu.spawn_thread("flip_listener", [this, &p] {
@@ -650,6 +664,8 @@ void FrameLoopDriver::write_presentmon(Results& r) {
     PresentRow row;
     row.application = application;
     row.present_mode = "Hardware: Legacy Flip";
+    row.sync_interval = f.immediate ? 0 : 1;
+    row.allows_tearing = f.immediate;
     row.cpu_start = rel(f.cpu_start);
     row.present = rel(f.present);
     row.present_return = rel(f.present_return);

@@ -34,8 +34,11 @@ namespace gpumodel {
 struct FrameTimes {
   double cpu_start = 0, present = 0, present_return = 0;
   std::optional<double> gpu_start, gpu_end, gpu_busy, video_busy;
-  std::optional<double> displayed;  // the flip latched at the vblank start before its first refresh
+  // On screen from: the vblank start its flip latched at, before its first refresh; an immediate flip's
+  // tear (the beam reaching the first line scanned from it, mid-refresh).
+  std::optional<double> displayed;
   double flip_programmed = 0;
+  bool immediate = false;  // flipped immediately (tearing), not at a vblank
 };
 
 // What a frame loop needs beyond the workload: the parameters frame_loop and presentmon_replay share.
@@ -62,9 +65,12 @@ class FrameLoopDriver : public ScenarioDriver {
   std::string progress(const Platform& p) const override;
 
   // Replay hooks: frame n's start time (ms from the first frame; nullopt: the workload's pace), and its
-  // own CPU and GPU amounts overriding the steps' (a replay's workload has one cpu and one gpu step).
+  // own CPU and GPU amounts overriding the steps' (a replay's workload has one cpu and one gpu step),
+  // and whether it asks for an immediate flip (sync interval 0 with tearing allowed; the display driver
+  // takes it where its DXGK_FLIPCAPS has FlipImmediateMmio, gpu.kmd_flip_immediate).
   struct FrameOverride {
     double start_ms = -1, cpu_us = -1, gpu_us = -1;
+    bool immediate = false;
   };
   std::vector<FrameOverride> overrides;
   std::string application = "gpumodel.exe";

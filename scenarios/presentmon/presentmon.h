@@ -20,6 +20,7 @@ struct PresentRow {
   uint32_t process_id = 1;
   uint64_t swap_chain = 0x1000;
   int sync_interval = 1;
+  bool allows_tearing = false;
   double cpu_start = 0;        // the frame's CPU work began
   double present = 0;          // Present() was called
   double present_return = 0;   // Present() returned
@@ -54,6 +55,7 @@ struct CapturedPresent {
   uint32_t application = 0, present_mode = 0, swap_chain = 0;  // indexes into Capture::names
   uint32_t process_id = 0;
   int sync_interval = 1;
+  bool allows_tearing = false;  // AllowsTearing: DXGI_PRESENT_ALLOW_TEARING (an immediate flip at sync interval 0)
   bool dropped = false;
   double present_ms = 0;              // Present() call, from the capture's start
   double cpu_busy_ms = 0;             // the frame's CPU work before Present()

@@ -110,16 +110,16 @@ Capture Reader::read(CsvReader& csv) {
   const bool qpc = v2 && has("cpustartqpc");
   const long c_app = column({"application"}), c_pid = column({"processid"}), c_chain = column({"swapchainaddress"}),
              c_mode = column({"presentmode"}), c_sync = column({"syncinterval"}), c_drop = column({"dropped"}),
-             c_start = column({"cpustartqpc", "cpustarttime"}), c_busy = column({"mscpubusy", "cpubusy"}),
-             c_delta = column({"msbetweenappstart", "frametime"}), c_gpu = column({"msgpubusy", "gpubusy"}),
-             c_until = column({"msuntildisplayed"}), c_latency = column({"displaylatency", "msdisplaylatency"}),
-             c_t = column({"timeinseconds"}), c_between = column({"msbetweenpresents"}),
-             c_inpresent = column({"msinpresentapi"}), c_active = column({"msgpuactive"}),
-             c_render = column({"msuntilrendercomplete", "msrenderpresentlatency"});
+             c_tear = column({"allowstearing"}), c_start = column({"cpustartqpc", "cpustarttime"}),
+             c_busy = column({"mscpubusy", "cpubusy"}), c_delta = column({"msbetweenappstart", "frametime"}),
+             c_gpu = column({"msgpubusy", "gpubusy"}), c_until = column({"msuntildisplayed"}),
+             c_latency = column({"displaylatency", "msdisplaylatency"}), c_t = column({"timeinseconds"}),
+             c_between = column({"msbetweenpresents"}), c_inpresent = column({"msinpresentapi"}),
+             c_active = column({"msgpuactive"}), c_render = column({"msuntilrendercomplete", "msrenderpresentlatency"});
   // A row must reach every column the replay reads (OCAT writes its system columns on the first row only).
   long last_used = 0;
-  for (long c : {c_app, c_pid, c_chain, c_mode, c_sync, c_drop, c_start, c_busy, c_delta, c_gpu, c_until, c_latency,
-                 c_t, c_between, c_inpresent, c_active, c_render})
+  for (long c : {c_app, c_pid, c_chain, c_mode, c_sync, c_drop, c_tear, c_start, c_busy, c_delta, c_gpu, c_until,
+                 c_latency, c_t, c_between, c_inpresent, c_active, c_render})
     last_used = std::max(last_used, c);
 
   // Per swap chain (application, process, swap chain): its last present's time (rows of one swap chain
@@ -163,6 +163,10 @@ Capture Reader::read(CsvReader& csv) {
     if (auto d = number(c_drop, Num::Count, false)) {
       if (*d != 0 && *d != 1) fail_at(size_t(c_drop), "'" + f_[size_t(c_drop)] + "' is neither 0 nor 1", "0 or 1");
       p.dropped = *d != 0;
+    }
+    if (auto a = number(c_tear, Num::Count, false)) {
+      if (*a != 0 && *a != 1) fail_at(size_t(c_tear), "'" + f_[size_t(c_tear)] + "' is neither 0 nor 1", "0 or 1");
+      p.allows_tearing = *a != 0;
     }
     const long c_time = v2 ? c_start : c_t;
     const double t = *number(c_time, Num::Time, false);

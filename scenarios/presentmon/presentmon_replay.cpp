@@ -3,9 +3,13 @@
 // the process's name as a shortcut; default: the process and swap chain with the most hardware flips,
 // swap_chain_choice.h) drives one frame: it starts when the capture's frame started (its Present() time
 // less its CPU busy time), computes its CPU busy time, runs its GPU busy time on the graphics engine and
-// presents (sync interval 1) on the display the platform has (the dGPU's, or the iGPU's through one copy
-// on the hybrid laptop). The display's refresh period and vblank phase come from the capture's own
-// display times, fitted over its whole span (refresh_fit.h).
+// presents on the display the platform has (the dGPU's, or the iGPU's through one copy on the hybrid
+// laptop): at sync interval 1, or as an immediate flip where the capture's present tore (sync interval 0
+// with AllowsTearing: DXGI_PRESENT_ALLOW_TEARING, Microsoft Learn, "Variable refresh rate displays"),
+// which shows it from the scan-out's next line, mid-refresh. The display's refresh period and vblank
+// phase come from the capture's own vsync'd display times, fitted over its whole span (refresh_fit.h);
+// a capture whose frames all tore shows no refresh, and the replay runs at display.mode's with a vblank
+// at the first frame's start (an assumption the results name: refresh_source).
 //
 // The swap chain is DXGI's flip model (Microsoft Learn, "DXGI flip model"): a present joins the flip
 // queue, and the display takes one flip a vblank, so a burst of presents drains one a refresh. Present()
@@ -18,7 +22,7 @@
 // Results compare model and capture per frame both displayed: frames_compared, frames_same_refresh_pct
 // (the model shows the frame at the refresh the capture did), beside baseline_same_refresh_pct (the naive
 // rule: each frame on the first vblank after its render completed, Present() plus the capture's
-// MsRenderPresentLatency or MsUntilRenderComplete), until_displayed_error_ms (|model - capture| of
+// MsRenderPresentLatency or MsUntilRenderComplete, knowing no tearing), until_displayed_error_ms (|model - capture| of
 // Present() to screen: p50, p95), dropped_agreement_pct (both displayed it, or both did not), beside the
 // model's own frame-loop figures. The verdict fails an agreement below workload.presentmon_min_agreement_pct
 // or below the baseline's.
@@ -31,6 +35,7 @@
 
 #include "hw_model/core/input_file.h"
 #include "hw_model/core/printable.h"
+#include "hw_model/display/display_timing.h"
 #include "scenarios/common/fence_common.h"
 #include "scenarios/display/present.h"
 #include "scenarios/frame_loop/frame_loop.h"
@@ -50,8 +55,9 @@ struct Chosen {
   uint64_t other_swap_chains = 0;  // the process's presents to its other swap chains (not replayed)
   std::vector<CapturedPresent> replayed;
   std::map<std::string, uint64_t> not_replayed;  // by present mode
-  uint64_t presents = 0, sync0 = 0;
+  uint64_t presents = 0, sync0 = 0, immediate = 0;
   RefreshFit fit;
+  bool fitted = false;  // the refresh is the capture's (else display.mode's: every frame tore)
   std::string format;
 };
 
@@ -73,6 +79,10 @@ const Capture& capture(const std::string& path) {
   }
   return *cached;
 }
+
+// A present the real display showed from the moment it was flipped, mid-refresh: sync interval 0 with
+// tearing allowed (an immediate flip). Sync interval 0 without it is replayed at sync interval 1.
+bool tears(const CapturedPresent& p) { return p.sync_interval == 0 && p.allows_tearing; }
 
 Chosen choose(const ParamSet& ps) {
   const std::string& file = ps.get_path("workload.presentmon");
@@ -96,7 +106,8 @@ Chosen choose(const ParamSet& ps) {
       ++c.not_replayed[cap.name(p.present_mode)];
       continue;
     }
-    c.sync0 += p.sync_interval == 0;
+    c.immediate += tears(p);
+    c.sync0 += p.sync_interval == 0 && !tears(p);
     c.replayed.push_back(p);
   }
   const std::string who = "process " + std::to_string(c.process_id) + " ('" + echo_input(printable(c.process)) +
@@ -111,11 +122,12 @@ Chosen choose(const ParamSet& ps) {
   }
   if (const int64_t keep = ps.get_int("workload.frames"); keep > 0 && c.replayed.size() > uint64_t(keep))
     c.replayed.resize(size_t(keep));  // the capture's first N replayable presents
-  std::vector<double> screen;
+  std::vector<double> screen;         // the vsync'd flips' screen times: a torn frame's lies between vblanks
   for (auto& p : c.replayed)
-    if (p.until_displayed_ms) screen.push_back(p.present_ms + *p.until_displayed_ms);
+    if (p.until_displayed_ms && !tears(p)) screen.push_back(p.present_ms + *p.until_displayed_ms);
   c.fit = fit_refresh(screen);
-  if (c.fit.period_ms <= 0)
+  c.fitted = c.fit.period_ms > 0;
+  if (!c.fitted && !screen.empty())
     throw ConfigError("workload.presentmon = '" + echo_input(file) + "': " + who +
                       " has too few displayed frames to find the display's refresh; allowed: a capture with "
                       "displayed frames");
@@ -148,21 +160,35 @@ class Replay : public FrameLoopDriver {
   Replay(const ParamSet& ps, Chosen c) : FrameLoopDriver(ps, replay_workload(c)), c_(std::move(c)) {
     w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
-    refresh_hz = 1000.0 / c_.fit.period_ms;
+    refresh_hz = c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0;  // 0: display.mode's
     expect_all_displayed = false;
     throttle_in_present = true;
     min_agreement_pct_ = ps.get_real("workload.presentmon_min_agreement_pct");
     const CapturedPresent& f0 = c_.replayed[0];
     c0_ = f0.present_ms - f0.cpu_busy_ms;
+    std::optional<double> prev_done;  // the previous frame's render complete, capture time
     for (auto& p : c_.replayed) {
       FrameOverride o;
       o.start_ms = p.present_ms - p.cpu_busy_ms - c0_;
       o.cpu_us = p.cpu_busy_ms * 1000.0;
-      // GPU work: its busy time (2.x), msGPUActive, else (1.x) Present() to render complete.
-      o.gpu_us = 1000.0 * std::max(0.0, p.gpu_busy_ms.value_or(p.render_done_ms.value_or(0.0)));
+      o.immediate = tears(p);
+      // GPU work: its busy time (2.x), msGPUActive; else (1.x) the GPU's time on it from Present() to its
+      // render complete, less the part of that spent after the previous frame's work, which the engine
+      // ran first: render complete - max(Present(), previous render complete). A GPU-bound game's frames
+      // queue (Metro Exodus: 11 ms from Present() to render complete at 10.3 ms a frame), and counting
+      // the queue as work would run each frame longer than the real GPU did.
+      double gpu = p.render_done_ms.value_or(0.0);
+      if (p.render_done_ms) {
+        const double done = p.present_ms + *p.render_done_ms;
+        if (prev_done) gpu = done - std::max(p.present_ms, *prev_done);
+        prev_done = std::max(done, prev_done.value_or(done));
+      }
+      o.gpu_us = 1000.0 * std::max(0.0, p.gpu_busy_ms.value_or(gpu));
       overrides.push_back(o);
     }
-    // The model's vblank grid on the capture's: capture time tau is model time t0 + (tau - c0).
+    // The model's vblank grid on the capture's: capture time tau is model time t0 + (tau - c0). A capture
+    // that shows no refresh (every frame tore) gets a vblank at its first frame's start.
+    if (!c_.fitted) c_.fit.phase_ms = c0_;
     const double phase = c_.fit.phase_ms, c0 = c0_;
     choose_t0 = [phase, c0](const sc_time& now, const DisplayEngine& d) {
       const sc_time period = d.timing().frame_period();
@@ -187,9 +213,16 @@ class Replay : public FrameLoopDriver {
     nlohmann::ordered_json nr = nlohmann::ordered_json::object();
     for (auto& [mode, n] : c_.not_replayed) nr[printable(mode)] = n;
     r.metric("presents_not_replayed", nr);
+    r.metric("immediate_flips_replayed", c_.immediate);
     r.metric("sync_interval_0_replayed_as_1", c_.sync0);
-    r.metric("capture_refresh_hz", 1000.0 / c_.fit.period_ms);
+    // The capture's refresh, fitted over its vsync'd flips (0: it has none, every frame tore), and the
+    // refresh the replay ran at.
+    r.metric("capture_refresh_hz", c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0);
     r.metric("capture_display_times_on_grid_pct", c_.fit.on_grid_pct);
+    r.metric("refresh_hz", 1000.0 / refresh_ms());
+    r.metric("refresh_source", c_.fitted ? std::string("the capture's vsync'd flips")
+                                         : std::string("display.mode (assumed: every frame of the capture "
+                                                       "tore, so its display times show no refresh)"));
     // Each frame on the capture's clock (capture time tau is model time t0 + (tau - c0)). A run cut short
     // is compared over the frames it settled: those on screen, and those a later frame on screen overtook.
     const double t0 = to_ns(FrameLoopDriver::t0());
@@ -203,12 +236,18 @@ class Replay : public FrameLoopDriver {
       ReplayFrame& x = rf[i];
       x.settled = f.present > 0 && (f.displayed || i + 1 < last_shown);
       x.model_present_ms = (f.present - t0) / 1e6 + c0_;
-      if (f.displayed) x.model_screen_ms = (*f.displayed - t0) / 1e6 + c0_;
+      // PresentMon's screen time for an immediate flip is Dxgkrnl's MMIO flip event (the flip completed
+      // at once: PresentMon's PresentMonTraceConsumer.cpp, HandleDxgkMMIOFlipMPO), not the beam reaching
+      // the tear: the model's is when its present thread programmed the flip. A vsync'd flip's is the
+      // vblank it latched at (the VSync DPC), the model's too.
+      if (f.displayed) x.model_screen_ms = ((f.immediate ? f.flip_programmed : *f.displayed) - t0) / 1e6 + c0_;
       x.capture_present_ms = cp.present_ms;
       x.capture_until_ms = cp.until_displayed_ms;
       x.capture_render_ms = cp.render_done_ms;
+      x.capture_immediate = tears(cp);
+      x.model_immediate = f.immediate;
     }
-    const ReplayComparison cmp = compare_replay(rf, c_.fit.period_ms, c_.fit.phase_ms);
+    const ReplayComparison cmp = compare_replay(rf, c_.fitted ? c_.fit.period_ms : refresh_ms(), c_.fit.phase_ms);
     r.metric("frames_compared", cmp.compared);
     r.metric("frames_same_refresh_pct", cmp.same_refresh_pct());
     // The naive rule beside it: each frame on the first vblank after Present() + its render time.
@@ -224,9 +263,10 @@ class Replay : public FrameLoopDriver {
     r.metric("capture_until_displayed_ms", summary(cmp.capture_until_ms));
     // The capture's own consistency: its display times sit on one refresh grid, or the refresh the
     // replay runs at (and every same-refresh comparison) means nothing.
-    r.check(c_.fit.on_grid_pct >= 90.0, "only " + format_number(c_.fit.on_grid_pct) +
-                                            " % of the capture's display times lie within 0.5 ms of a refresh at " +
-                                            format_number(1000.0 / c_.fit.period_ms) + " Hz");
+    r.check(!c_.fitted || c_.fit.on_grid_pct >= 90.0,
+            "only " + format_number(c_.fit.on_grid_pct) +
+                " % of the capture's display times lie within 0.5 ms of a refresh at " +
+                format_number(1000.0 / c_.fit.period_ms) + " Hz");
     const std::optional<std::string> why = replay_verdict(cmp, min_agreement_pct_);
     r.check(!why, why.value_or(""));
   }
@@ -288,16 +328,20 @@ ScenarioInfo presentmon_replay_scenario() {
         // After the last start, as frame_loop's (three refreshes and 10 ms), and up to a refresh of waiting
         // for the capture's vblank phase before the first frame: 33.8 ms on the shipped capture (dwm.exe at
         // 119.84 Hz, 6 presents).
-        require_time_for_frames(ps, start(c.replayed.back()), 4 * c.fit.period_ms + 10,
-                                "the " + std::to_string(c.replayed.size()) + " presents of '" + echo_input(c.process) +
-                                    "' that workload.presentmon replays",
-                                "four refreshes of the capture's " +
-                                    format_number(std::round(100000.0 / c.fit.period_ms) / 100) + " Hz, and 10 ms",
-                                [&](double budget_ms) {
-                                  uint64_t n = 0;
-                                  while (n < c.replayed.size() && start(c.replayed[n]) <= budget_ms) ++n;
-                                  return n;
-                                });
+        const double period_ms =
+            c.fitted ? c.fit.period_ms : 1000.0 / display_mode(ps.get_enum("display.mode")).refresh_hz();
+        require_time_for_frames(
+            ps, start(c.replayed.back()), 4 * period_ms + 10,
+            "the " + std::to_string(c.replayed.size()) + " presents of '" + echo_input(c.process) +
+                "' that workload.presentmon replays",
+            std::string("four refreshes of ") +
+                (c.fitted ? "the capture's " : "display.mode's (every frame of the capture tore) ") +
+                format_number(std::round(100000.0 / period_ms) / 100) + " Hz, and 10 ms",
+            [&](double budget_ms) {
+              uint64_t n = 0;
+              while (n < c.replayed.size() && start(c.replayed[n]) <= budget_ms) ++n;
+              return n;
+            });
       },
       /*runs_without_native_fences=*/legacy_fence_kind};
   info.presents = true;

@@ -65,11 +65,11 @@ void PresentMonWriter::write(const PresentRow& r) {
   const std::optional<double> cpu_wait =
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.present) : std::nullopt;
   out_.stream() << field(r.application) << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << field(r.runtime)
-                << ',' << r.sync_interval << ",0,0," << field(r.present_mode) << ",Application," << ms(r.cpu_start)
-                << ',' << ms(app_delta) << ',' << ms(r.present - r.cpu_start) << ',' << ms(cpu_wait) << ','
-                << ms(gpu_latency) << ',' << ms(gpu_time) << ',' << ms(r.gpu_busy) << ',' << ms(gpu_wait) << ','
-                << ms(r.video_busy) << ',' << ms(display_latency) << ',' << ms(displayed_time) << ",NA,NA,NA,"
-                << seconds(r.present / 1000.0) << ','
+                << ',' << r.sync_interval << ",0," << (r.allows_tearing ? 1 : 0) << ',' << field(r.present_mode)
+                << ",Application," << ms(r.cpu_start) << ',' << ms(app_delta) << ',' << ms(r.present - r.cpu_start)
+                << ',' << ms(cpu_wait) << ',' << ms(gpu_latency) << ',' << ms(gpu_time) << ',' << ms(r.gpu_busy) << ','
+                << ms(gpu_wait) << ',' << ms(r.video_busy) << ',' << ms(display_latency) << ',' << ms(displayed_time)
+                << ",NA,NA,NA," << seconds(r.present / 1000.0) << ','
                 << ms(last_present_ ? std::optional<double>(r.present - *last_present_) : std::nullopt) << ','
                 << ms(r.present_return - r.present) << ','
                 << ms(r.gpu_end ? std::optional<double>(*r.gpu_end - r.present) : std::nullopt) << ','

@@ -8,7 +8,11 @@ namespace gpumodel {
 
 ReplayComparison compare_replay(const std::vector<ReplayFrame>& frames, double period_ms, double phase_ms) {
   ReplayComparison c;
-  auto refresh = [&](double t) { return std::lround((t - phase_ms) / period_ms); };
+  // The refresh a screen time belongs to: a vblank start's own (the nearest grid point), or for an
+  // immediate flip the refresh it tore into (the last vblank start at or before it).
+  auto refresh = [&](double t, bool immediate) {
+    return immediate ? long(std::floor((t - phase_ms) / period_ms)) : std::lround((t - phase_ms) / period_ms);
+  };
   // The first vblank at or after t: a frame done exactly at a vblank start makes it.
   auto next_vblank = [&](double t) { return long(std::ceil((t - phase_ms) / period_ms)); };
   for (const ReplayFrame& f : frames) {
@@ -18,12 +22,13 @@ ReplayComparison compare_replay(const std::vector<ReplayFrame>& frames, double p
     c.agree += f.model_screen_ms.has_value() == f.capture_until_ms.has_value();
     if (!f.model_screen_ms || !f.capture_until_ms) continue;
     ++c.compared;
-    const long captured = refresh(f.capture_present_ms + *f.capture_until_ms);
-    const bool same = refresh(*f.model_screen_ms) == captured;
+    const long captured = refresh(f.capture_present_ms + *f.capture_until_ms, f.capture_immediate);
+    const bool same = refresh(*f.model_screen_ms, f.model_immediate) == captured;
     c.same_refresh += same;
     if (f.capture_render_ms) {
       ++c.baseline_compared;
       c.model_same_on_baseline += same;
+      // The naive rule knows neither queue nor tearing: a frame that tore shows a refresh early by it.
       c.baseline_same_refresh += next_vblank(f.capture_present_ms + *f.capture_render_ms) == captured;
     }
     const double until_m = *f.model_screen_ms - f.model_present_ms;

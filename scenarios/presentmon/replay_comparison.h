@@ -18,6 +18,10 @@ struct ReplayFrame {
   double capture_present_ms = 0;            // the capture's Present() call
   std::optional<double> capture_until_ms;   // from Present() to the screen (nullopt: dropped)
   std::optional<double> capture_render_ms;  // from Present() to the GPU's work done (nullopt: not captured)
+  // An immediate flip (tearing) in the capture, in the model: on screen mid-refresh, from the tear; its
+  // refresh is the one it tore into. A vsync'd flip is on screen from a vblank start, its refresh the
+  // one that starts there.
+  bool capture_immediate = false, model_immediate = false;
 };
 
 struct ReplayComparison {
@@ -26,7 +30,9 @@ struct ReplayComparison {
   uint64_t same_refresh = 0;  // of those, shown at the same refresh
   uint64_t agree = 0;         // settled frames both displayed, or both dropped
   // The naive baseline over the compared frames whose render time the capture has: each frame on the
-  // first vblank after its render completed (Present() + its render time), without any queue.
+  // first vblank after its render completed (Present() + its render time), without any queue or tearing
+  // (a frame that tore was on screen in the refresh before: PresentMon 1.x gives a torn frame's screen
+  // time as its render complete, so a rule that knew tearing would be the capture itself).
   uint64_t baseline_compared = 0, baseline_same_refresh = 0;
   uint64_t model_same_on_baseline = 0;                                   // the model's same-refresh frames among those
   std::vector<double> until_error_ms, model_until_ms, capture_until_ms;  // per compared frame
