@@ -192,3 +192,57 @@ TEST_CASE("cpu.cores = 2: an event set during the core's exit after a wait's tim
   CHECK(result == 1);
   CHECK(back == sc_time(1355, SC_US));
 }
+
+// Core 0 idles in C6 (the menu governor sends it there at the first clock tick, 15.625 ms) and the link
+// sits in L1 (ASPM L1, no traffic); a thread on core 1 sleeps 50 us and computes 1 us, over and over: the
+// governor, seeing 50 us idle periods, keeps core 1 out of C6 (C6's target residency is longer), so the
+// package may go no deeper than PC2 between the ticks. Counting a worker's shallow idle as deep would put
+// it in PC8 there.
+TEST_CASE("cpu.cores = 2: a worker core idling shallow holds the package out of PC8 while core 0 is in C6", "[H5]") {
+  auto ps = params({{"cpu.cores", "2"},
+                    {"cpu.idle_governor", "menu"},
+                    {"cpu.idle_state", "C6"},
+                    {"cpu.idle_retick_ms", "15.625"},
+                    {"link.aspm", "l1"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  p.cpu.spawn_thread("ticker", [&] {
+    for (;;) {
+      p.cpu.sleep(sc_time(50, SC_US));
+      p.cpu.work(sc_time(1, SC_US));
+    }
+  });
+  // Between the first two ticks (from 16 ms, past the first tick's effect on core 1's current sleep, to
+  // 31 ms, before the second).
+  sc_start(sc_time(16, SC_MS));
+  auto pc = [&](size_t s) { return p.cpu.package().clock().time_in(s, sc_time_stamp()); };
+  const sc_time pc8_a = pc(Package::kPC8), pc2_a = pc(Package::kPC2), c6_0a = p.cpu.time_in(0, "C6"),
+                c6_1a = p.cpu.time_in(1, "C6");
+  sc_start(sc_time(15, SC_MS));
+  CHECK(p.cpu.time_in(0, "C6") - c6_0a == sc_time(15, SC_MS));  // core 0 deep throughout
+  CHECK(p.cpu.time_in(1, "C6") == c6_1a);                       // core 1 never deep
+  CHECK(pc(Package::kPC8) == pc8_a);                            // so neither is the package
+  CHECK(pc(Package::kPC2) - pc2_a > sc_time(10, SC_MS));        // held in PC2 while core 1 idles
+  CHECK(EnergyModel(p).balance(EnergyModel(p).read()).empty());
+}
+
+// The monitor checks every core: the package told by hand that core 1 is in C6 while a thread computes
+// on it (a broken core-to-package rule) reaches PC8 with core 1 running, and the balance names core 1.
+// Core 0 is in C6 throughout and the link in L1, so no other bound fails.
+TEST_CASE("energy: the balance monitor bounds the package's PC8 by every core's C6 and not only core 0's", "[H5]") {
+  auto ps = params({{"cpu.cores", "2"}, {"cpu.idle_state", "C6"}, {"link.aspm", "l1"}});
+  Vcd vcd;
+  Platform p(ps, vcd, 1);
+  p.cpu.spawn_thread("busy", [&] { p.cpu.work(sc_time(2, SC_MS)); });
+  Probe breaker("breaker");
+  breaker.sock.bind(p.gpu.fabric.tsock);
+  breaker.body = [&] {
+    wait(500, SC_US);
+    p.cpu.package().set_core(1, false, true);  // the mutation: core 1 reported deep while it computes
+  };
+  sc_start(sc_time(1, SC_MS));
+  const EnergyModel m(p);
+  const auto bad = m.balance(m.read());
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].find("longer than core 1 was in C6") != std::string::npos);
+}

@@ -319,8 +319,9 @@ TEST_CASE("presentmon_replay: Present() blocks while DXGI's maximum frame latenc
   for (size_t i : {0, 3, 4, 5, 6}) CHECK(in_present[i] < 0.2);
 }
 
-TEST_CASE("presentmon_replay comparison: a torn frame belongs to the refresh it tore into, a vsync'd one to its vblank",
-          "[H4][presentmon]") {
+TEST_CASE(
+    "presentmon_replay comparison: a torn frame belongs to the refresh it tore into and a vsync'd one to its vblank",
+    "[H4][presentmon]") {
   // A 10 ms refresh from 0. A torn frame on screen at 27 ms is in refresh 2 (20-30 ms); a vsync'd frame's
   // screen time is a vblank start, to within the capture's clock (19.7 ms is the vblank at 20: refresh 2).
   std::vector<ReplayFrame> f(1);
@@ -348,7 +349,7 @@ TEST_CASE("presentmon_replay comparison: a torn frame belongs to the refresh it 
   CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 1);
 }
 
-TEST_CASE("presentmon_replay: torn presents flip at once, after the GPU's work, and the capture's queue is not work",
+TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work and the capture's queue is not work",
           "[H4][frame_loop][presentmon]") {
   // A 1.x capture of a GPU-bound game that tears (SyncInterval 0, AllowsTearing 1; PresentMon 1.x gives a
   // torn frame's screen time as its render complete). Presents every 10 ms from 20 ms (CPU work 9.9 ms
