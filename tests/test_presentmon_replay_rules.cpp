@@ -39,6 +39,31 @@ std::string write_temp(const std::string& tag, const std::string& text) {
   return path;
 }
 
+// The model's PresentMon rows (written by --presentmon): read, then the file removed. col() is a column's
+// index (cols.size() when absent), rows each row's fields.
+struct Rows {
+  std::vector<std::string> cols;
+  std::vector<std::vector<std::string>> rows;
+  size_t col(const std::string& name) const { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); }
+  double num(size_t row, const std::string& name) const { return std::stod(rows.at(row).at(col(name))); }
+};
+Rows read_rows(const std::string& path) {
+  Rows r;
+  std::ifstream in(path);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+    return f;
+  };
+  std::string line;
+  if (std::getline(in, line)) r.cols = split(line);
+  while (std::getline(in, line)) r.rows.push_back(split(line));
+  in.close();
+  std::remove(path.c_str());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("presentmon_replay refresh: fitted over the capture's whole span, not a local estimate", "[H4][presentmon]") {
@@ -230,26 +255,12 @@ TEST_CASE("presentmon_replay: a burst of presents drains one per vblank, as DXGI
   // The model's own frames: each frame's screen time (its Present() plus until displayed, on the model's
   // clock) minus frame 0's is the capture's, to the 0.0001 ms the columns are printed to and the model's
   // panel period (its pixel clock: within 0.01 ms over these 17 refreshes).
-  std::ifstream in(rows);
-  std::string line, head;
-  std::getline(in, head);
-  std::vector<std::string> cols;
-  {
-    std::stringstream ss(head);
-    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
-  }
-  auto col = [&](const std::string& name) { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
-  const size_t c_t = col("TimeInSeconds"), c_u = col("MsUntilDisplayed");
-  REQUIRE(c_t < cols.size());
-  REQUIRE(c_u < cols.size());
+  const Rows out = read_rows(rows);
+  REQUIRE(out.col("TimeInSeconds") < out.cols.size());
+  REQUIRE(out.col("MsUntilDisplayed") < out.cols.size());
   std::vector<double> model_screen;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
-    model_screen.push_back(std::stod(f[c_t]) * 1000.0 + std::stod(f[c_u]));
-  }
-  std::remove(rows.c_str());
+  for (size_t k = 0; k < out.rows.size(); ++k)
+    model_screen.push_back(out.num(k, "TimeInSeconds") * 1000.0 + out.num(k, "MsUntilDisplayed"));
   REQUIRE(model_screen.size() == 15);
   for (size_t i = 1; i < 15; ++i) {
     INFO("frame " << i);
@@ -293,24 +304,10 @@ TEST_CASE("presentmon_replay: Present() blocks while DXGI's maximum frame latenc
   CHECK(m["frames_compared"] == 9);
   CHECK(m["frames_same_refresh_pct"] == 100.0);
   CHECK(m["frames_throttled"] == 2);
-  std::ifstream in(rows);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> cols;
-  {
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
-  }
-  const size_t c_in = size_t(std::find(cols.begin(), cols.end(), "MsInPresentAPI") - cols.begin());
-  REQUIRE(c_in < cols.size());
+  const Rows out = read_rows(rows);
+  REQUIRE(out.col("MsInPresentAPI") < out.cols.size());
   std::vector<double> in_present;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
-    in_present.push_back(std::stod(f[c_in]));
-  }
-  std::remove(rows.c_str());
+  for (size_t k = 0; k < out.rows.size(); ++k) in_present.push_back(out.num(k, "MsInPresentAPI"));
   REQUIRE(in_present.size() == 9);
   CHECK(in_present[7] >= P - 5.0);
   CHECK(in_present[7] < P - 5.0 + 0.2);
@@ -349,19 +346,10 @@ TEST_CASE(
   CHECK(compare_replay(f, 10.0, 0.0).same_refresh == 1);
 }
 
-TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work and the capture's queue is not work",
-          "[H4][frame_loop][presentmon]") {
-  // A 1.x capture of a GPU-bound game that tears (SyncInterval 0, AllowsTearing 1; PresentMon 1.x gives a
-  // torn frame's screen time as its render complete). Presents every 10 ms from 20 ms (CPU work 9.9 ms
-  // from the previous Present()'s return); the GPU needs 12 ms a frame for frames 0-9, then 4 ms: frames
-  // queue (frame k done at 20 + 12 (k + 1), 1.8 ms and more after the next Present()), then catch up.
-  // The replay must run each frame's GPU work for its 12 ms, not its Present()-to-render-complete (up to
-  // 30 ms: the queue), and flip it at once: on screen (the capture's clock: PresentMon's screen time for
-  // an immediate flip is Dxgkrnl's MMIO flip) after the render complete by the fence interrupt's way to
-  // the present thread (the ISR, DPC and a thread wake, 2 + 1 + 2 us, and a C6 exit, 85 us), the flip
-  // register write, and the engine's own start-up of each job in the queue (the command processor's
-  // fetch and dispatch, a few us a frame: under 0.1 ms over the 10 queued frames).
-  std::vector<double> present, done;
+namespace {
+// The GPU-bound tearing game of the test below: its 1.x capture, and each frame's Present() and render
+// complete (ms).
+std::string torn_capture(std::vector<double>& present, std::vector<double>& done) {
   double prev = 0;
   for (int k = 0; k < 20; ++k) {
     const double t = 20.0 + 10.0 * k;
@@ -378,6 +366,24 @@ TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work an
                   present[i] / 1000.0, done[i] - present[i], done[i] - present[i]);
     text += b;
   }
+  return text;
+}
+}  // namespace
+
+TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work and the capture's queue is not work",
+          "[H4][frame_loop][presentmon]") {
+  // A 1.x capture of a GPU-bound game that tears (SyncInterval 0, AllowsTearing 1; PresentMon 1.x gives a
+  // torn frame's screen time as its render complete). Presents every 10 ms from 20 ms (CPU work 9.9 ms
+  // from the previous Present()'s return); the GPU needs 12 ms a frame for frames 0-9, then 4 ms: frames
+  // queue (frame k done at 20 + 12 (k + 1), 1.8 ms and more after the next Present()), then catch up.
+  // The replay must run each frame's GPU work for its 12 ms, not its Present()-to-render-complete (up to
+  // 30 ms: the queue), and flip it at once: on screen (the capture's clock: PresentMon's screen time for
+  // an immediate flip is Dxgkrnl's MMIO flip) after the render complete by the fence interrupt's way to
+  // the present thread (the ISR, DPC and a thread wake, 2 + 1 + 2 us, and a C6 exit, 85 us), the flip
+  // register write, and the engine's own start-up of each job in the queue (the command processor's
+  // fetch and dispatch, a few us a frame: under 0.1 ms over the 10 queued frames).
+  std::vector<double> present, done;
+  const std::string text = torn_capture(present, done);
   const std::string csv = write_temp("tear", text), rows = "pm_tear_out_" + std::to_string(::getpid()) + ".csv";
   const auto j =
       run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --presentmon=" + rows, "rp_tear");
@@ -389,6 +395,7 @@ TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work an
   // Every frame tore, so the capture shows no refresh: the replay runs at display.mode's (60 Hz).
   CHECK(m["capture_refresh_hz"] == 0.0);
   CHECK(m["refresh_hz"].get<double>() == Approx(60.0).margin(1e-6));
+  CHECK(m["refresh_source"].get<std::string>().find("display.mode") == 0);
   CHECK(m["frames_compared"] == 20);
   CHECK(m["frames_same_refresh_pct"] == 100.0);
   CHECK(m["until_displayed_error_ms"]["p95"].get<double>() < 0.2);
@@ -396,32 +403,81 @@ TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work an
   CHECK(m["baseline_same_refresh_pct"].get<double>() < 100.0);
   // The model's own rows: each frame flipped immediately (SyncInterval 0, AllowsTearing 1), on screen from
   // its tear, mid-refresh, within a refresh of its Present() + render complete.
-  std::ifstream in(rows);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> cols;
-  {
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
-  }
-  auto col = [&](const std::string& name) { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
-  const size_t c_si = col("SyncInterval"), c_tear = col("AllowsTearing"), c_r = col("MsUntilRenderComplete"),
-               c_u = col("MsUntilDisplayed");
-  REQUIRE(c_u < cols.size());
-  size_t n = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+  const Rows out = read_rows(rows);
+  REQUIRE(out.col("MsUntilDisplayed") < out.cols.size());
+  for (size_t n = 0; n < out.rows.size(); ++n) {
     INFO("frame " << n);
-    CHECK(f[c_si] == "0");
-    CHECK(f[c_tear] == "1");
-    const double render = std::stod(f[c_r]), until = std::stod(f[c_u]);
+    CHECK(out.rows[n].at(out.col("SyncInterval")) == "0");
+    CHECK(out.rows[n].at(out.col("AllowsTearing")) == "1");
+    const double render = out.num(n, "MsUntilRenderComplete"), until = out.num(n, "MsUntilDisplayed");
     CHECK(render == Approx(done[n] - present[n]).margin(0.1));
     CHECK(until > render);
     CHECK(until < render + 1000.0 / 60.0);
-    ++n;
   }
-  std::remove(rows.c_str());
-  CHECK(n == 20);
+  CHECK(out.rows.size() == 20);
+}
+
+TEST_CASE("presentmon_replay: every frame tore so the run's length is checked against display.mode's refresh",
+          "[H4][presentmon]") {
+  // The tearing game's last frame starts 190 ms after its first; after it the replay needs four
+  // refreshes and 10 ms: at display.mode's 30 Hz, 143.3 ms (at 60 Hz, 76.7 ms). sim.limit_ms = 300
+  // holds the 60 Hz run and not the 30 Hz one, which is refused naming display.mode's refresh.
+  std::vector<double> present, done;
+  const std::string csv = write_temp("tear_limit", torn_capture(present, done));
+  expect_bad_input(scenario("presentmon_replay") + " --workload.presentmon=" + csv +
+                       " --display.mode=1920x1080@30 --sim.limit_ms=300",
+                   "four refreshes of display.mode's (every frame of the capture tore) 30 Hz");
+  CHECK(run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --sim.limit_ms=300",
+                 "rp_tear_limit")["verdict"] == "pass");
+  std::remove(csv.c_str());
+}
+
+TEST_CASE(
+    "presentmon_replay: sync interval 0 without AllowsTearing is replayed at 1 and only torn presents flip at once",
+    "[H4][presentmon]") {
+  // 60 Hz, vblanks at 20 + k P. Frames 0-9 at sync interval 1, 10-14 at sync interval 0 without tearing
+  // (DXGI's flip model: no tear, the frame waits for a vblank), 15-19 torn. Each is presented 2 ms after
+  // vblank k and renders in 1 ms: the vsync'd ones on screen at vblank k + 1, the torn ones at their
+  // render complete (PresentMon 1.x).
+  const double P = 1000.0 / 60.0;
+  std::string text =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,AllowsTearing,PresentMode,Dropped,TimeInSeconds,"
+      "MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
+  for (int k = 0; k < 20; ++k) {
+    const bool torn = k >= 15;
+    char b[256];
+    std::snprintf(b, sizeof b, "mixed.exe,47,0x4,%d,%d,Hardware: Independent Flip,0,%.7f,%.4f,0.1,1.0,%.4f\n",
+                  k < 10 ? 1 : 0, torn ? 1 : 0, (20.0 + k * P + 2.0) / 1000.0, P, torn ? 1.0 : P - 2.0);
+    text += b;
+  }
+  const std::string csv = write_temp("mixed", text), rows = "pm_mixed_out_" + std::to_string(::getpid()) + ".csv";
+  const auto j =
+      run_json(scenario("presentmon_replay") + " --workload.presentmon=" + csv + " --presentmon=" + rows, "rp_mixed");
+  std::remove(csv.c_str());
+  const auto& m = j["metrics"];
+  CHECK(m["sync_interval_0_replayed_as_1"] == 5);
+  CHECK(m["immediate_flips_replayed"] == 5);
+  CHECK(m["frames_compared"] == 20);
+  CHECK(m["frames_same_refresh_pct"] == 100.0);
+  const Rows out = read_rows(rows);
+  REQUIRE(out.col("AllowsTearing") < out.cols.size());
+  std::vector<std::string> si, tear;
+  for (auto& f : out.rows) si.push_back(f.at(out.col("SyncInterval"))), tear.push_back(f.at(out.col("AllowsTearing")));
+  REQUIRE(si.size() == 20);
+  for (size_t k = 0; k < 20; ++k) {
+    INFO("frame " << k);
+    CHECK(si[k] == (k >= 15 ? "0" : "1"));
+    CHECK(tear[k] == (k >= 15 ? "1" : "0"));
+  }
+}
+
+TEST_CASE("PresentMon capture: AllowsTearing other than 0 or 1 is refused with its row and column",
+          "[H4][presentmon]") {
+  const std::string head =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,AllowsTearing,PresentMode,Dropped,"
+      "TimeInSeconds,MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
+  const std::string ok = "a.exe,1,0x1,0,1,Hardware: Independent Flip,0,0.02,10.0,0.1,1.0,1.0\n";
+  CHECK(parse(head + ok).presents.at(0).allows_tearing);
+  CHECK_THROWS_WITH(parse(head + ok + "a.exe,1,0x1,0,2,Hardware: Independent Flip,0,0.03,10.0,0.1,1.0,1.0\n"),
+                    Catch::Contains("column AllowsTearing: '2' is neither 0 nor 1; allowed: 0 or 1"));
 }

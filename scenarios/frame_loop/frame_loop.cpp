@@ -11,6 +11,7 @@
 #include "platform/energy.h"
 #include "scenarios/common/fence_common.h"
 #include "scenarios/display/present.h"
+#include "scenarios/frame_loop/cpu_jobs.h"
 
 namespace gpumodel {
 
@@ -51,6 +52,7 @@ struct FrameLoopDriver::Impl {
   static constexpr uint64_t kRing = 256;  // frames of GPU timestamps kept in memory
   std::deque<uint64_t> to_present;
   std::deque<uint64_t> tears_due;  // frames whose immediate flip is programmed and not yet in effect
+  CpuJobs jobs;                    // the job threads of CPU steps with "threads" > 1
   KEvent queued_ev, flip_ev, buffer_ev, all_flipped_ev;
   uint64_t flips_done = 0, started = 0, throttled = 0, timeouts = 0;
   sc_time t0, t_end;
@@ -101,6 +103,7 @@ void declare_frame_loop_params(ParamSet& ps, const std::string& o) {
 }
 
 void validate_frame_loop(const ParamSet& ps, const Workload& w, const std::string& scenario) {
+  CpuJobs::validate(ps, w);
   const bool on_igpu = ps.get_enum("workload.adapter") == "igpu";
   const bool hybrid = Platform::topology_of(ps) == Topology::Hybrid && !on_igpu;
   if (on_igpu) {
@@ -383,8 +386,13 @@ void Loop::frame(uint64_t n) {
     const size_t q = size_t(std::max(st.queue, 0));
     switch (st.kind) {
       case WorkloadStep::Kind::Cpu: {
-        const double us = o && o->cpu_us >= 0 ? o->cpu_us : jitter(st.us, st.jitter_us);
-        if (us > 0) p.cpu.work(sc_time(us, sc_core::SC_US));
+        if (o && o->cpu_us >= 0) {
+          if (o->cpu_us > 0) p.cpu.work(sc_time(o->cpu_us, sc_core::SC_US));
+          break;
+        }
+        std::vector<double> us(st.threads);
+        for (double& u : us) u = jitter(st.us, st.jitter_us);
+        m.jobs.run(p.cpu, us);
         break;
       }
       case WorkloadStep::Kind::Gpu: {
@@ -458,6 +466,9 @@ void FrameLoopDriver::build(Platform& p, Results& r) {
     Impl& m = *impl_;
     auto loop = std::make_shared<Loop>(Loop{*this, m, w_, ps_, ft_, r, std::mt19937_64(p.rng())});
     if (!loop->setup()) return;
+    unsigned most = 1;
+    for (const WorkloadStep& st : w_.frame) most = std::max(most, st.threads);
+    m.jobs.start(p.cpu, most - 1);
     const ScanTiming& tm = m.display->timing();
     refresh_ms_ = to_ns(tm.frame_period()) / 1e6;
     const double vblank_ns = to_ns(tm.frame_period() - tm.line_period() * double(tm.mode().v_active));
@@ -641,6 +652,8 @@ void FrameLoopDriver::finish(Platform&, Results& r) {
   r.check(m.out_of_order == 0, std::to_string(m.out_of_order) +
                                    " time(s) a queue ran a frame's last work before its first: a queue runs in order");
   if (m.all_native) r.check(held == 0, "native fences: a GPU wait made a CPU round trip");
+  r.check(m.jobs.own_cores(), "the workload's job threads and its app thread shared a core (cpu.cores = " +
+                                  std::to_string(m.p->cpu.cores()) + "): raise cpu.cores or lower a step's threads");
   write_presentmon(r);
 }
 

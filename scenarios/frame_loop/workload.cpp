@@ -122,10 +122,11 @@ struct Parser {
     WorkloadStep st;
     st.where = path;
     if (kind == "cpu") {
-      rd.keys(a, p, {"us", "jitter_us"}, {"us"});
+      rd.keys(a, p, {"us", "jitter_us", "threads"}, {"us"});
       st.kind = WorkloadStep::Kind::Cpu;
       st.us = rd.number(a, "us", p, 0, 1e7, 0);
       st.jitter_us = rd.number(a, "jitter_us", p, 0, 1e7, 0);
+      st.threads = unsigned(rd.integer(a, "threads", p, 1, 64, 1));
     } else if (kind == "gpu") {
       rd.keys(a, p, {"queue", "us", "jitter_us", "cycles", "bytes"}, {"queue"});
       st.kind = WorkloadStep::Kind::Gpu;

@@ -16,6 +16,8 @@
 //
 // Steps (each an object with one key):
 //   {"cpu": {"us": 2000, "jitter_us": 500}}                  the app thread computes (the core is busy)
+//   {"cpu": {"us": 4000, "threads": 6}}                      and 5 job threads beside it, each for "us"
+//                                                            on a core of its own (cpu_jobs.h)
 //   {"gpu": {"queue": "gfx", "us": 800, "jitter_us": 100}}   engine work: "us" at the engine's clock,
 //   {"gpu": {"queue": "gfx", "cycles": 1600000}}              or cycles, or (a COPY) bytes
 //   {"gpu": {"queue": "copy", "bytes": 4194304}}
@@ -43,6 +45,7 @@ struct WorkloadStep {
   enum class Kind { Cpu, Gpu, Signal, Wait, CpuWait, Present } kind = Kind::Cpu;
   int queue = -1, fence = -1;
   double us = 0, jitter_us = 0;
+  unsigned threads = 1;  // a CPU step: the app thread and threads - 1 job threads
   uint64_t cycles = 0, bytes = 0;
   int frames_back = 0;
   double timeout_ms = 0;  // 0: no timeout
