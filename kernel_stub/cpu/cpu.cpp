@@ -124,11 +124,6 @@ Cpu::Worker* Cpu::my_worker() {
   return it == core_of_.end() ? nullptr : &workers_[it->second];
 }
 
-size_t Cpu::current_core() {
-  Worker* w = my_worker();
-  return w ? size_t(w - workers_.data()) + 1 : 0;
-}
-
 void Cpu::worker_context(size_t k, const std::string& c) {
   Worker& w = workers_[k];
   if (c == w.context) return;

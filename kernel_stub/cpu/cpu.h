@@ -90,8 +90,6 @@ class Cpu : public sc_core::sc_module {
 
   // Threads.
   void spawn_thread(const std::string& name, std::function<void()> body);
-  // The core the calling thread runs on: its ideal core (1..cores - 1), or 0 with one core.
-  size_t current_core();
   void wait_for(KEvent& e);  // KeWaitForSingleObject from an app thread
   // With a timeout: returns false when it expired first (the thread resumes at once; the timer DPC's
   // own cost is not modelled).

@@ -1,6 +1,5 @@
 #include "scenarios/frame_loop/cpu_jobs.h"
 
-#include <set>
 #include <string>
 
 namespace gpumodel {
@@ -20,7 +19,6 @@ void CpuJobs::start(Cpu& cpu, unsigned workers) {
     w_.push_back(std::make_unique<Worker>());
     Worker* w = w_.back().get();
     cpu.spawn_thread("job" + std::to_string(k + 1), [this, &cpu, w] {
-      cores_.push_back(cpu.current_core());
       for (;;) {
         while (w->taken == w->posted) cpu.wait_for(w->go);
         ++w->taken;
@@ -33,7 +31,6 @@ void CpuJobs::start(Cpu& cpu, unsigned workers) {
 }
 
 void CpuJobs::run(Cpu& cpu, const std::vector<double>& us) {
-  if (!app_core_) app_core_ = cpu.current_core();
   for (size_t k = 1; k < us.size() && k <= w_.size(); ++k) {
     Worker& w = *w_[k - 1];
     w.us = us[k];
@@ -43,12 +40,6 @@ void CpuJobs::run(Cpu& cpu, const std::vector<double>& us) {
   }
   if (!us.empty() && us[0] > 0) cpu.work(sc_core::sc_time(us[0], sc_core::SC_US));
   while (pending_ > 0) cpu.wait_for(done_);
-}
-
-bool CpuJobs::own_cores() const {
-  std::set<size_t> all(cores_.begin(), cores_.end());
-  if (app_core_) all.insert(*app_core_);
-  return all.size() == cores_.size() + (app_core_ ? 1 : 0);
 }
 
 }  // namespace gpumodel

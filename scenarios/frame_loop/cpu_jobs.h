@@ -1,11 +1,11 @@
 // A game's job system under the frame loop: a CPU step spread over several threads ({"cpu": {"us": 4000,
 // "threads": 6}}): the app thread and threads - 1 job threads each compute the step's time (each with its
-// own jitter draw) side by side, each on a core of its own (cpu.cores: the job threads take the next
-// cores round-robin, as Windows' ideal processors do), and the step ends when the last one is done (the
+// own jitter draw) side by side, each on a core of its own: the job threads are created right after the
+// app thread and take the next cores round-robin (Windows' ideal processors), so validate()'s rule (a
+// core beside core 0 for each thread) gives each its own. The step ends when the last one is done (the
 // app waits on the job system's completion event, as a job system's main thread joins its workers).
 #pragma once
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "hw_model/core/params.h"
@@ -25,9 +25,6 @@ class CpuJobs {
   // From the app thread: us[0] on the calling thread, us[k] on job thread k - 1 (us.size() - 1 of them,
   // at most workers()); returns when every one of them is done.
   void run(Cpu& cpu, const std::vector<double>& us);
-  // Each thread on a core of its own: the app thread's and every job thread's cores differ (known once
-  // each has run).
-  bool own_cores() const;
 
  private:
   struct Worker {
@@ -38,8 +35,6 @@ class CpuJobs {
   std::vector<std::unique_ptr<Worker>> w_;
   KEvent done_;
   uint64_t pending_ = 0;
-  std::vector<size_t> cores_;       // each job thread's
-  std::optional<size_t> app_core_;  // the app thread's
 };
 
 }  // namespace gpumodel

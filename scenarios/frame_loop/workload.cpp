@@ -126,7 +126,7 @@ struct Parser {
       st.kind = WorkloadStep::Kind::Cpu;
       st.us = rd.number(a, "us", p, 0, 1e7, 0);
       st.jitter_us = rd.number(a, "jitter_us", p, 0, 1e7, 0);
-      st.threads = unsigned(rd.integer(a, "threads", p, 1, 64, 1));
+      st.threads = unsigned(rd.integer(a, "threads", p, 1, 63, 1));  // cpu.cores <= 64
     } else if (kind == "gpu") {
       rd.keys(a, p, {"queue", "us", "jitter_us", "cycles", "bytes"}, {"queue"});
       st.kind = WorkloadStep::Kind::Gpu;
