@@ -481,3 +481,19 @@ TEST_CASE("PresentMon capture: AllowsTearing other than 0 or 1 is refused with i
   CHECK_THROWS_WITH(parse(head + ok + "a.exe,1,0x1,0,2,Hardware: Independent Flip,0,0.03,10.0,0.1,1.0,1.0\n"),
                     Catch::Contains("column AllowsTearing: '2' is neither 0 nor 1; allowed: 0 or 1"));
 }
+
+TEST_CASE(
+    "presentmon_replay: a capture with no displayed frame and none torn is refused, not run at display.mode's refresh",
+    "[H4][presentmon]") {
+  // Every frame vsync'd and dropped (MsUntilDisplayed NA): no refresh to fit, and display.mode's is the
+  // fallback only for a capture whose frames all tore.
+  std::string text =
+      "Application,ProcessID,SwapChainAddress,SyncInterval,AllowsTearing,PresentMode,Dropped,"
+      "TimeInSeconds,MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
+  for (int k = 0; k < 5; ++k)
+    text += "d.exe,48,0x5,1,0,Hardware: Legacy Flip,1,0.0" + std::to_string(2 + k) + ",10.0,0.1,1.0,NA\n";
+  const std::string csv = write_temp("dropped", text);
+  expect_bad_input(scenario("presentmon_replay") + " --workload.presentmon=" + csv,
+                   "too few displayed frames to find the display's refresh");
+  std::remove(csv.c_str());
+}

@@ -390,6 +390,10 @@ void Loop::frame(uint64_t n) {
           if (o->cpu_us > 0) p.cpu.work(sc_time(o->cpu_us, sc_core::SC_US));
           break;
         }
+        if (st.threads == 1) {
+          if (const double us = jitter(st.us, st.jitter_us); us > 0) p.cpu.work(sc_time(us, sc_core::SC_US));
+          break;
+        }
         std::vector<double> us(st.threads);
         for (double& u : us) u = jitter(st.us, st.jitter_us);
         m.jobs.run(p.cpu, us);

@@ -127,7 +127,7 @@ Chosen choose(const ParamSet& ps) {
     if (p.until_displayed_ms && !tears(p)) screen.push_back(p.present_ms + *p.until_displayed_ms);
   c.fit = fit_refresh(screen);
   c.fitted = c.fit.period_ms > 0;
-  if (!c.fitted && !screen.empty())
+  if (!c.fitted && c.immediate < c.replayed.size())  // display.mode's refresh only when every frame tore
     throw ConfigError("workload.presentmon = '" + echo_input(file) + "': " + who +
                       " has too few displayed frames to find the display's refresh; allowed: a capture with "
                       "displayed frames");
