@@ -497,3 +497,31 @@ TEST_CASE(
                    "too few displayed frames to find the display's refresh");
   std::remove(csv.c_str());
 }
+
+namespace {
+// Every number in a results tree finite: JSON has no NaN or infinity, so the writer puts null for them.
+void check_no_null(const nlohmann::json& j, const std::string& at) {
+  INFO(at);
+  CHECK(!j.is_null());
+  if (j.is_object())
+    for (auto& [k, v] : j.items()) check_no_null(v, at + "." + k);
+}
+}  // namespace
+
+TEST_CASE("presentmon_replay: a run that fails before the display is set up reports refresh_hz 0, no null",
+          "[H4][presentmon]") {
+  // 1 MiB of system memory: the video memory manager runs out before the display mode is committed, so
+  // the replay never ran at a refresh (it reported 1000 / 0 ms, null in JSON). Both the fitted and the
+  // every-frame-tore (display.mode's refresh) comparisons run over no displayed frame.
+  std::vector<double> present, done;
+  const std::string torn = write_temp("tear_nomem", torn_capture(present, done));
+  for (const std::string& capture : {std::string(" --workload.frames=6"), " --workload.presentmon=" + torn}) {
+    const auto j = run_json(scenario("presentmon_replay") + capture + " --sysmem.size_bytes=1048576 --sim.limit_ms=300",
+                            "rp_nomem", 1);
+    CHECK(j["verdict"] == "fail");
+    CHECK(j["metrics"]["refresh_hz"] == 0.0);
+    CHECK(j["metrics"]["frames_compared"] == 0);
+    check_no_null(j["metrics"], "metrics");
+  }
+  std::remove(torn.c_str());
+}

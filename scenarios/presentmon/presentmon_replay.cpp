@@ -161,6 +161,7 @@ class Replay : public FrameLoopDriver {
     w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
     refresh_hz = c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0;  // 0: display.mode's
+    mode_ms_ = 1000.0 / display_mode(ps.get_enum("display.mode")).refresh_hz();
     expect_all_displayed = false;
     throttle_in_present = true;
     min_agreement_pct_ = ps.get_real("workload.presentmon_min_agreement_pct");
@@ -219,7 +220,8 @@ class Replay : public FrameLoopDriver {
     // refresh the replay ran at.
     r.metric("capture_refresh_hz", c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0);
     r.metric("capture_display_times_on_grid_pct", c_.fit.on_grid_pct);
-    r.metric("refresh_hz", 1000.0 / refresh_ms());
+    // 0: the run stopped before the display was set up (an adapter that did not start, memory too small).
+    r.metric("refresh_hz", refresh_ms() > 0 ? 1000.0 / refresh_ms() : 0.0);
     r.metric("refresh_source", c_.fitted ? std::string("the capture's vsync'd flips")
                                          : std::string("display.mode (assumed: every frame of the capture "
                                                        "tore, so its display times show no refresh)"));
@@ -247,7 +249,11 @@ class Replay : public FrameLoopDriver {
       x.capture_immediate = tears(cp);
       x.model_immediate = f.immediate;
     }
-    const ReplayComparison cmp = compare_replay(rf, c_.fitted ? c_.fit.period_ms : refresh_ms(), c_.fit.phase_ms);
+    const ReplayComparison cmp = compare_replay(rf,
+                                                c_.fitted          ? c_.fit.period_ms
+                                                : refresh_ms() > 0 ? refresh_ms()
+                                                                   : mode_ms_,
+                                                c_.fit.phase_ms);
     r.metric("frames_compared", cmp.compared);
     r.metric("frames_same_refresh_pct", cmp.same_refresh_pct());
     // The naive rule beside it: each frame on the first vblank after Present() + its render time.
@@ -280,6 +286,8 @@ class Replay : public FrameLoopDriver {
   }
   Chosen c_;
   double c0_ = 0, min_agreement_pct_ = 95;
+  double mode_ms_ =
+      0;  // display.mode's refresh period: every frame tore and the run stopped before the display was set up
 };
 
 }  // namespace
