@@ -7,7 +7,7 @@ cases = {
  "copy_bandwidth": [], "mmio_roundtrip": [], "fence_signal": [], "conditional_interrupt": [],
  "gpu_wait": [], "fence_race": ["--workload.signals=4000"], "fence_race_no_barrier": ["--workload.signals=4000"],
     "fence_race_log_barrier": ["--workload.signals=4000"],
- "fence_stress": ["--workload.signals=20000"],
+ "fence_stress": ["--workload.signals=20000", "--vidsch.native_fence_logs=false"],
  "monitored_fence": [], "cross_adapter_fence": [], "fence_log_scan": [],
  "hybrid_present": [], "scanout_underflow": [], "caso_caps": [],
  "eviction_notify": [], "iommu_unmap_notify": [], "paging_va_size": [],
