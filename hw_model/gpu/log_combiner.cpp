@@ -15,14 +15,16 @@ LogCombiner::LogCombiner(sc_module_name name, const sc_time& hold, Post post, Le
 void LogCombiner::push(uint64_t addr, const void* entry, const sc_time& offset) {
   Entry e{sc_time_stamp() + offset + hold_, addr, {}};
   std::memcpy(e.data, entry, sizeof e.data);
+  // The writer wakes once, when the entry is due: an idle writer at its leave time; a busy one reaches it
+  // in order (entries leave first in, first out).
+  if (wc_.empty()) ev_.notify(offset + hold_);
   wc_.push_back(e);
-  ev_.notify(SC_ZERO_TIME);
 }
 
 void LogCombiner::writer() {
   for (;;) {
     while (wc_.empty()) {
-      empty_ev_.notify(SC_ZERO_TIME);
+      if (flush_waiting_ > 0) empty_ev_.notify(SC_ZERO_TIME);
       wait(ev_);
     }
     const sc_time now = sc_time_stamp();
@@ -43,7 +45,9 @@ void LogCombiner::flush() {
   if (!wc_.empty()) {
     flushing_ = true;
     ev_.notify(SC_ZERO_TIME);
+    ++flush_waiting_;
     while (!wc_.empty()) wait(empty_ev_);
+    --flush_waiting_;
   }
   if (visible_ > sc_time_stamp()) wait(visible_ - sc_time_stamp());
 }

@@ -44,6 +44,7 @@ class LogCombiner : public sc_core::sc_module {
   sc_core::sc_event ev_, empty_ev_;
   sc_core::sc_time visible_ = sc_core::SC_ZERO_TIME;
   bool flushing_ = false;
+  int flush_waiting_ = 0;  // flush() calls waiting for the buffer to empty: the writer notifies empty_ev_
 };
 
 }  // namespace gpumodel
