@@ -98,3 +98,52 @@ TEST_CASE("log write-combiner: a flush of an empty buffer returns at once", "[en
   CHECK(returned == SC_ZERO_TIME);
   CHECK(b.sent.empty());
 }
+
+TEST_CASE("log write-combiner: an entry pushed with an offset is not in the buffer before it enters", "[engine][F17]") {
+  // The engine pushes a logged SIGNAL's entry as it decodes, entering at the decode's end (t0 + 10 ns).
+  // A flush at t0 + 5 ns (the OS's DxgkDdiUpdateNativeFenceLogs through the CMP) finds nothing yet: the
+  // entry leaves at its hold, t0 + 10 ns + 500 ns, and the flush returns at once. A second entry pushed
+  // at t0 + 700 ns enters at t0 + 710 ns; a flush 20 ns after the push pushes it out then.
+  Bench b;
+  const sc_time t0(100, SC_NS), decode(10, SC_NS);
+  sc_time early, late;
+  b.body = [&] {
+    wait(t0);
+    b.push(0x3000, 5, decode);
+    wait(sc_time(5, SC_NS));
+    b.wc.flush();
+    early = sc_time_stamp();
+    wait(t0 + sc_time(700, SC_NS) - sc_time_stamp());
+    b.push(0x3030, 6, decode);  // enters at t0 + 710 ns
+    wait(sc_time(20, SC_NS));
+    b.wc.flush();
+    late = sc_time_stamp();
+  };
+  sc_start(sc_time(3, SC_US));
+  REQUIRE(b.sent.size() == 2);
+  CHECK(early == t0 + sc_time(5, SC_NS));              // nothing to flush: returned at once
+  CHECK(b.sent[0].at == t0 + decode + kHold);          // left at its hold, not at the early flush
+  CHECK(b.sent[1].at == t0 + sc_time(720, SC_NS));     // entered at t0 + 710 ns, flushed at t0 + 720 ns
+  CHECK(late == t0 + sc_time(720, SC_NS) + kLatency);  // and visible then
+}
+
+TEST_CASE("log write-combiner: a flush returns only once an entry that entered meanwhile is out too", "[engine][F17]") {
+  // Entry A in the buffer at t0; entry B pushed at t0 to enter at t0 + 10 ns. The flush at t0 pushes A
+  // out at t0; B has not entered, so the flush is done (it returns at A's visibility, t0 + 90 ns) and B
+  // leaves at its own hold.
+  Bench b;
+  const sc_time t0(100, SC_NS);
+  sc_time returned;
+  b.body = [&] {
+    wait(t0);
+    b.push(0x4000, 1);
+    b.push(0x4030, 2, sc_time(10, SC_NS));
+    b.wc.flush();
+    returned = sc_time_stamp();
+  };
+  sc_start(sc_time(3, SC_US));
+  REQUIRE(b.sent.size() == 2);
+  CHECK(b.sent[0].at == t0);
+  CHECK(b.sent[1].at == t0 + sc_time(10, SC_NS) + kHold);
+  CHECK(returned == t0 + kLatency);
+}

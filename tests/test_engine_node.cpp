@@ -429,3 +429,49 @@ TEST_CASE("Engine kinds: a copy engine runs a COPY", "[H1][engine][kinds]") {
     CHECK(std::string(got) == "0123456789abcdef");
   }
 }
+
+namespace {
+// A logged SIGNAL (the queue has a signal log) with a reset asked for `asked` after the packet's fetch:
+// whether the engine still made its conditional check (the CMP's fence_written) and was reset.
+struct LoggedSignalReset {
+  bool checked = false;
+  size_t resets = 0;
+};
+LoggedSignalReset logged_signal_reset(const sc_time& asked) {
+  constexpr uint64_t kLog = kMem + 0xA000;
+  PacketWriter w;
+  w.signal_logged({kSlot, kCv, kMv}, 9, 0, 0x40);
+  Rig rig("rig", w);
+  check_defaults(rig.ps);
+  rig.cmp.q.signal_log = kLog;
+  rig.cmp.q.log_entries = 8;
+  const uint64_t mv = 5;
+  rig.mem.poke(kMv, &mv, 8);
+  const sc_time t1 = fetch(unsigned(w.bytes()));
+  rig.body = [&](Rig& r) {
+    wait(t1 + asked);
+    r.node.request_reset();
+  };
+  sc_start(sc_time(1, SC_MS));  // past node.reset_ns (174 us)
+  CHECK(rig.mem.peek64(kCv) == 9);  // the CV write was issued with the decode, before any reset
+  return {rig.cmp.count("fence_written_raise") == 1, size_t(rig.node.resets())};
+}
+}  // namespace
+
+TEST_CASE("Engine alone: a reset asked for while a logged SIGNAL decodes stops it before the conditional check",
+          "[F17][T1][engine]") {
+  // The decode takes 4 ns from the fetch (t1); the engine does not wake for it, but a reset asked for by
+  // then (t1 + 1 ns) stops the engine at the barrier's end as if it had: no conditional check.
+  const LoggedSignalReset r = logged_signal_reset(sc_time(1, SC_NS));
+  CHECK_FALSE(r.checked);
+  CHECK(r.resets == 1);
+}
+
+TEST_CASE("Engine alone: a reset asked for after a logged SIGNAL decoded lets it make its conditional check",
+          "[F17][T1][engine]") {
+  // Asked for at t1 + 10 ns, during the barrier (it ends past t1 + decode + hold): the engine was past
+  // its last stop point, as before the change; the check reaches the CMP, then the reset takes the engine.
+  const LoggedSignalReset r = logged_signal_reset(sc_time(10, SC_NS));
+  CHECK(r.checked);
+  CHECK(r.resets == 1);
+}

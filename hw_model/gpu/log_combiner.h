@@ -26,17 +26,18 @@ class LogCombiner : public sc_core::sc_module {
   void push(uint64_t addr, const void* entry, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
   // From a thread: pushes every entry out now and returns once all entries so far are visible.
   void flush();
-  bool empty() const { return wc_.empty(); }
+  bool empty() const { return wc_.empty(); }  // counting entries still to enter
   // When the last entry that left becomes visible.
   sc_core::sc_time visible() const { return visible_; }
 
  private:
   struct Entry {
-    sc_core::sc_time leave_at;
+    sc_core::sc_time enter_at, leave_at;  // enter_at: pushed with an offset, it is in the buffer from then
     uint64_t addr;
     unsigned char data[kEntryBytes];
   };
-  void writer();  // SC_THREAD
+  void writer();         // SC_THREAD
+  bool entered() const;  // an entry is in the buffer (its enter time has come)
   const sc_core::sc_time hold_;
   Post post_;
   Left left_;

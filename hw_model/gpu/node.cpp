@@ -314,7 +314,8 @@ void Node::resetter() {
     const bool adapter = req.adapter;
     reset_req_.reset();
     resetting_ = true;
-    if (life_ == Life::Running) life_ = Life::Stopping;  // a hung engine is stopped already
+    if (life_ == Life::Running)
+      life_ = Life::Stopping, stopping_at_ = sc_time_stamp();  // a hung engine is stopped already
     abort_ev_.notify(SC_ZERO_TIME);
     wait(adapter ? req.duration : reset_time_);
     while (life_ == Life::Stopping) wait(parked_ev_);  // the executor was in a bounded step (a bus access)
@@ -535,11 +536,21 @@ void Node::signal(const DecodedPacket& d, const sc_time& decode) {
   if (log && q_->signal_log && q_->log_entries) {
     // F17, the GPU's order: CV, the log entry (FenceEndGpuTimestamp: now, the CV write issued),
     // FirstFreeEntryIndex, a barrier (the index is visible), then the conditional interrupt check. A
-    // queue without a signal log runs the logged form as a plain SIGNAL.
-    wait(decode);
-    write_log(true, uint32_t(*log), uint32_t(*log >> 32), value, 0, SC_ZERO_TIME);
-    check_abort();
+    // queue without a signal log runs the logged form as a plain SIGNAL. With the log's page in the TLB
+    // the entry and the index enter their buffers once decoded (the offset), without a wake for the
+    // decode; a reset asked for by then stops the engine before the conditional check, as when it woke
+    // for the decode. A page to walk is walked after the decode, as the engine reaches it; the
+    // two-barrier order waits out the decode first too (its flush pushes the entry out at once).
+    const uint64_t entry_va =
+        q_->signal_log + fence_log::entry_offset(fence_log::entry_index(uint32_t(*log), q_->log_entries));
+    const bool at_once =
+        log_barriers_ != 2 && tm_.mmu().cached(root_, entry_va) && tm_.mmu().cached(root_, q_->signal_log);
+    const sc_time decoded = sc_time_stamp() + decode;
+    if (!at_once) wait(decode);
+    write_log(true, uint32_t(*log), uint32_t(*log >> 32), value, 0, at_once ? decode : SC_ZERO_TIME);
+    if (!at_once) check_abort();
     drain_write_buffer(false);
+    if (life_ != Life::Running && stopping_at_ <= decoded) throw Aborted{};
     bool ok = false;
     const uint64_t mv = tm_.read64(mv_root, mv_addr, ok);
     if (ok) cmp_.fence_written(slot, value, value > mv, q_);

@@ -194,6 +194,7 @@ class Node : public sc_core::sc_module, public EnginePort {
   // left it stopped until an adapter reset, whose reset then takes it back to Running).
   enum class Life : uint8_t { Running, Stopping, Stopped, Hung };
   Life life_ = Life::Running;
+  sc_core::sc_time stopping_at_ = sc_core::SC_ZERO_TIME;  // when a reset last stopped the running engine
   // Through the write buffer; `offset`: issued that long after now (still executing the packet).
   // `addr` is a GPU VA in `root` (kCurrentRoot: the running context's); false: a page fault (recorded).
   static constexpr uint64_t kCurrentRoot = ~uint64_t(0);
