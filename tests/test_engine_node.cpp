@@ -452,7 +452,7 @@ LoggedSignalReset logged_signal_reset(const sc_time& asked) {
     wait(t1 + asked);
     r.node.request_reset();
   };
-  sc_start(sc_time(1, SC_MS));  // past node.reset_ns (174 us)
+  sc_start(sc_time(1, SC_MS));      // past node.reset_ns (174 us)
   CHECK(rig.mem.peek64(kCv) == 9);  // the CV write was issued with the decode, before any reset
   return {rig.cmp.count("fence_written_raise") == 1, size_t(rig.node.resets())};
 }

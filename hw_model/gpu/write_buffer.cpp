@@ -10,7 +10,7 @@ WriteBuffer::WriteBuffer(sc_module_name name, const sc_time& hold, Issue issue, 
     : sc_module(name), hold_(hold), issue_(std::move(issue)), left_cb_(std::move(left)) {
   fc_.grant = &ev_;
   SC_HAS_PROCESS(WriteBuffer);
-  SC_METHOD(drain);
+  SC_THREAD(drain_thread);
   sensitive << ev_;
   dont_initialize();
 }
@@ -22,6 +22,13 @@ void WriteBuffer::push(uint64_t addr, const void* src, unsigned len, const sc_ti
   if (wb_.empty()) ev_.notify(offset + hold_);
   wb_.push_back(b);
   ++entered_;
+}
+
+void WriteBuffer::drain_thread() {
+  for (;;) {
+    drain();
+    wait();
+  }
 }
 
 void WriteBuffer::drain() {

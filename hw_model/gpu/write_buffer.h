@@ -4,10 +4,8 @@
 // at some instant completes when every write that entered before it has left; its time is when they
 // are all visible (the CMP's barrier, F7, and the engine's own BARRIER and FENCE).
 //
-// The writes leave from a method (no thread switch a wake): a posted write's b_transport never waits
-// in this model's targets (memory, the link, the register files answer a write with an annotated delay;
-// only their reads wait). A target that waited on a write would be refused by the kernel at once (wait()
-// in a method is an error), not run wrong.
+// The writes leave from a thread, not a method: b_transport may call wait (IEEE 1666-2011, 11.1.1.4 b),
+// so whatever target sits behind the fabric may synchronise.
 //
 // Ports: none; `issue` is the engine's bus (a posted write under flow control, false: refused for now).
 #pragma once
@@ -65,7 +63,8 @@ class WriteBuffer : public sc_core::sc_module {
     unsigned len;
     unsigned char data[kMaxBytes];
   };
-  void drain();  // SC_METHOD (static sensitivity ev_): sends every write due by now
+  void drain_thread();  // SC_THREAD (static sensitivity ev_)
+  void drain();         // sends every write due by now
   const sc_core::sc_time hold_;
   Issue issue_;
   Left left_cb_;
