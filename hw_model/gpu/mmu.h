@@ -65,10 +65,6 @@ class GpuMmu {
   Result translate(uint64_t root, uint64_t va);
   // Only the TLB (no walk, no time): for a method that cannot wait. !ok: a miss (or root 0 is not).
   Result lookup(uint64_t root, uint64_t va);
-  // Whether the TLB holds `va`'s page (no walk, no time, the LRU order untouched).
-  bool cached(uint64_t root, uint64_t va) const {
-    return root == 0 || find_const(root, va, false) || find_const(root, va, true);
-  }
   void invalidate(uint64_t root);  // root 0: every entry
 
   uint64_t hits() const { return hits_; }
@@ -85,9 +81,6 @@ class GpuMmu {
     bool valid = false, big = false, system = false, read_only = false;
   };
   Entry* find(uint64_t root, uint64_t va, bool big);
-  const Entry* find_const(uint64_t root, uint64_t va, bool big) const {
-    return const_cast<GpuMmu*>(this)->find(root, va, big);
-  }
   // Walks in flight, by (root, 64 KiB region): a second miss in the region waits for the first walk
   // and looks again (miss coalescing), instead of walking the same tables twice.
   std::vector<std::pair<uint64_t, uint64_t>> walking_;

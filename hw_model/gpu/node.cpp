@@ -536,15 +536,12 @@ void Node::signal(const DecodedPacket& d, const sc_time& decode) {
   if (log && q_->signal_log && q_->log_entries) {
     // F17, the GPU's order: CV, the log entry (FenceEndGpuTimestamp: now, the CV write issued),
     // FirstFreeEntryIndex, a barrier (the index is visible), then the conditional interrupt check. A
-    // queue without a signal log runs the logged form as a plain SIGNAL. With the log's page in the TLB
-    // the entry and the index enter their buffers once decoded (the offset), without a wake for the
-    // decode; a reset asked for by then stops the engine before the conditional check, as when it woke
-    // for the decode. A page to walk is walked after the decode, as the engine reaches it; the
-    // two-barrier order waits out the decode first too (its flush pushes the entry out at once).
-    const uint64_t entry_va =
-        q_->signal_log + fence_log::entry_offset(fence_log::entry_index(uint32_t(*log), q_->log_entries));
-    const bool at_once =
-        log_barriers_ != 2 && tm_.mmu().cached(root_, entry_va) && tm_.mmu().cached(root_, q_->signal_log);
+    // queue without a signal log runs the logged form as a plain SIGNAL. The entry and the index enter
+    // their buffers as the packet decodes (the decode is their offset, as for the CV write), without a
+    // wake for the decode; a reset asked for by its end stops the engine before the conditional check,
+    // as when it woke for the decode. The two-barrier order waits the decode out first (its flush
+    // pushes the entry out at once).
+    const bool at_once = log_barriers_ != 2;
     const sc_time decoded = sc_time_stamp() + decode;
     if (!at_once) wait(decode);
     write_log(true, uint32_t(*log), uint32_t(*log >> 32), value, 0, at_once ? decode : SC_ZERO_TIME);
