@@ -2,7 +2,7 @@
 """The simulator's speed as counted instructions, which the machine's load does not move.
 
     bench/instr.py [--gpumodel BIN] [--jobs N] [--only NAME[,NAME]] [--check FILE | --write FILE]
-                   [--tolerance PCT]
+                   [--tolerance PCT] [--measured FILE]
 
 Each path runs twice under cachegrind (`valgrind --tool=cachegrind --cache-sim=no`), at two run lengths
 that differ only in how many units they do (signals, frames, TDRs, presents); the difference of the two
@@ -13,8 +13,9 @@ tenfold with its load; this count varies by a few instructions.
 --write FILE records the counts as the baseline (bench/instructions.json is the committed one);
 --check FILE fails (exit 1) when a path costs more than --tolerance percent (default 4) over its
 baseline, and says so for a path that got cheaper by as much (update the baseline in the same commit,
-with the reason, either way). Exit 2 on bad input: an unknown path name, a baseline file that cannot be
-read or lacks a path.
+with the reason, either way). --measured FILE takes the counts from a file --write made (another
+build's) instead of running anything: two builds compared without measuring again. Exit 2 on bad input:
+an unknown path name, a baseline or measured file that cannot be read or lacks a path.
 """
 import argparse
 import concurrent.futures
@@ -82,6 +83,7 @@ def main():
     g.add_argument("--check")
     g.add_argument("--write")
     ap.add_argument("--tolerance", type=float, default=4.0)
+    ap.add_argument("--measured")
     a = ap.parse_args()
     names = [n for n in a.only.split(",") if n] or list(PATHS)
     for n in names:
@@ -93,27 +95,39 @@ def main():
         print("bench/instr.py: --tolerance = %g is out of range; allowed: above 0, at most 100" % a.tolerance,
               file=sys.stderr)
         return 2
+    def counts(opt, path):
+        try:
+            c = json.load(open(path))["paths"]
+            for n in names:
+                int(c[n]["instructions"])
+            return c
+        except (OSError, ValueError, TypeError) as e:
+            print("bench/instr.py: %s %s cannot be read as counts: %s; allowed: a file --write made"
+                  % (opt, path, e), file=sys.stderr)
+        except KeyError as e:
+            print("bench/instr.py: %s %s has no count for %s; allowed: a file --write made with that path"
+                  % (opt, path, e), file=sys.stderr)
+        return None
+
     base = None
     if a.check:
-        try:
-            base = json.load(open(a.check))["paths"]
-        except (OSError, ValueError, KeyError) as e:
-            print("bench/instr.py: --check %s cannot be read as a baseline: %s" % (a.check, e), file=sys.stderr)
+        base = counts("--check", a.check)
+        if base is None:
             return 2
-        missing = [n for n in names if n not in base]
-        if missing:
-            print("bench/instr.py: the baseline %s has no count for %s; allowed: a baseline --write made"
-                  % (a.check, ", ".join(missing)), file=sys.stderr)
+    if a.measured:
+        got = counts("--measured", a.measured)
+        if got is None:
             return 2
-    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
-        futs = {n: ex.submit(measure, a.gpumodel, n) for n in names}
-        got = {}
-        for n in names:
-            try:
-                got[n] = futs[n].result()
-            except RuntimeError as e:
-                print("bench/instr.py: %s" % e, file=sys.stderr)
-                return 1
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
+            futs = {n: ex.submit(measure, a.gpumodel, n) for n in names}
+            got = {}
+            for n in names:
+                try:
+                    got[n] = futs[n].result()
+                except RuntimeError as e:
+                    print("bench/instr.py: %s" % e, file=sys.stderr)
+                    return 1
     worse = []
     print("%-22s %14s %14s %8s  %s" % ("path", "instructions", "baseline", "change", "one unit"))
     for n in names:
@@ -131,7 +145,7 @@ def main():
         else:
             line += " %14s %8s" % ("", "")
         print(line + "  " + r["what"])
-    if a.write:
+    if a.write and not a.measured:
         tmp = a.write + ".tmp"
         with open(tmp, "w") as f:
             json.dump({"how": "bench/instr.py: instructions per unit, the difference of two run lengths under "
