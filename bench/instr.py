@@ -85,6 +85,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=4.0)
     ap.add_argument("--measured")
     a = ap.parse_args()
+    a.gpumodel = os.path.abspath(a.gpumodel)  # the runs start in a scratch directory
     names = [n for n in a.only.split(",") if n] or list(PATHS)
     for n in names:
         if n not in PATHS:
