@@ -329,6 +329,17 @@ TEST_CASE("log_timestamps: a timestamp below the previous one is a violation, a 
   other.fence_value = 99;
   b.p.vidsch.observer.log_entry_read(3, fl::kSignals, 9, other);  // never written at position 9
   CHECK(m.stale() == 1);
+  // The monitor keeps the last 2 x 84 entries written: position 10, written, then 168 more after it, is
+  // no longer known, so reading it is stale even with the very content written there (the same content
+  // as the entry that took its place).
+  fl::Entry same{};
+  same.fence_value = 7;
+  for (uint64_t seq = 10; seq <= 10 + 2 * fl::kEntries; ++seq)
+    b.p.gpu.nodes[0]->on_log_entry(3, fl::kSignals, seq, &same);
+  b.p.vidsch.observer.log_entry_read(3, fl::kSignals, 10 + 2 * fl::kEntries, same);  // the newest: kept
+  CHECK(m.stale() == 1);
+  b.p.vidsch.observer.log_entry_read(3, fl::kSignals, 10, same);  // 168 entries behind it: not kept
+  CHECK(m.stale() == 2);
 }
 
 TEST_CASE("Optimized interrupt: it names the running HW queue and the OS reads only that queue's logs", "[F19]") {

@@ -16,8 +16,10 @@ FenceLogMonitor::FenceLogMonitor(Platform& p) : p_(p) {
 
 void FenceLogMonitor::written(int queue, uint32_t type, uint64_t seq, const void* entry) {
   Log& l = logs_[{queue, type}];
-  std::memcpy(&l.written[seq], entry, sizeof(fence_log::Entry));
-  while (l.written.size() > 2 * fence_log::kEntries) l.written.erase(l.written.begin());
+  if (l.written.empty()) l.written.resize(kKept);
+  Slot& s = l.written[seq % kKept];
+  s.seq = seq;
+  std::memcpy(&s.e, entry, sizeof(fence_log::Entry));
 }
 
 void FenceLogMonitor::read(int queue, uint32_t type, uint64_t pos, const fence_log::Entry& e) {
@@ -27,10 +29,11 @@ void FenceLogMonitor::read(int queue, uint32_t type, uint64_t pos, const fence_l
       messages_.push_back("queue " + std::to_string(queue) + (type == fence_log::kWaits ? " wait" : " signal") +
                           " log, entry " + std::to_string(pos) + ": " + what);
   };
-  auto it = l.written.find(pos);
-  if (it == l.written.end() || std::memcmp(&it->second, &e, sizeof e) != 0) {
+  const Slot* s = l.written.empty() ? nullptr : &l.written[pos % kKept];
+  const bool kept = s && s->seq == pos;
+  if (!kept || std::memcmp(&s->e, &e, sizeof e) != 0) {
     ++stale_;
-    note(it == l.written.end() ? "read, never written" : "read before the GPU's write of it was visible");
+    note(!kept ? "read, never written" : "read before the GPU's write of it was visible");
   }
   if (e.fence_end_gpu_timestamp == 0) return;  // a skipped write (the document: zero is allowed)
   if (e.fence_end_gpu_timestamp < l.last_end) {
