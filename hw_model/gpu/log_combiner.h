@@ -22,9 +22,10 @@ class LogCombiner : public sc_core::sc_module {
 
   LogCombiner(sc_core::sc_module_name name, const sc_core::sc_time& hold, Post post, Left left = nullptr);
 
-  // An entry of kEntryBytes at physical `addr`, entering `offset` after now.
+  // An entry of kEntryBytes at physical `addr`, entering `offset` after now (not in the buffer before).
   void push(uint64_t addr, const void* entry, const sc_core::sc_time& offset = sc_core::SC_ZERO_TIME);
-  // From a thread: pushes every entry out now and returns once all entries so far are visible.
+  // From a thread: pushes every entry in the buffer out now (and those entering while it empties) and
+  // returns once all of them are visible; an entry still to enter is not pushed.
   void flush();
   bool empty() const { return wc_.empty(); }  // counting entries still to enter
   // When the last entry that left becomes visible.
