@@ -19,14 +19,21 @@ struct Case {
   std::vector<std::string> args;
 };
 
+// Replaces the scratch directory's placeholders: @T@ its path, @N@ its name.
+std::string scratch_names(std::string s, const std::string& scratch) {
+  const std::string name = std::filesystem::path(scratch).filename().string();
+  for (auto [key, val] : {std::pair<std::string, std::string>{"@T@", scratch}, {"@N@", name}})
+    for (size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
+  return s;
+}
+
 // Replaces the corpus' placeholders and \xNN escapes.
 std::string expand(std::string s, const std::string& scratch) {
   const std::string data = std::string(GPUMODEL_SOURCE_DIR) + "/tests/bad_input/files";
   const std::string scen = std::string(GPUMODEL_SOURCE_DIR) + "/scenarios";
-  const std::string name = std::filesystem::path(scratch).filename().string();
-  for (auto [key, val] :
-       {std::pair<std::string, std::string>{"@F@", data}, {"@S@", scen}, {"@T@", scratch}, {"@N@", name}})
+  for (auto [key, val] : {std::pair<std::string, std::string>{"@F@", data}, {"@S@", scen}})
     for (size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, key.size(), val);
+  s = scratch_names(s, scratch);
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size() + 0 && s[i + 1] == 'x' &&
@@ -54,14 +61,8 @@ std::vector<Case> load(const std::string& scratch) {
     Case c;
     c.line = n;
     c.kind = line.substr(0, a);
-    c.fragment = line.substr(a + 1, b - a - 1);  // matched literally, escapes and all (as printed)
-    c.fragment = [&] {                           // only placeholders are expanded in the fragment
-      std::string f = c.fragment;
-      for (size_t p; (p = f.find("@T@")) != std::string::npos;) f.replace(p, 3, scratch);
-      const std::string name = std::filesystem::path(scratch).filename().string();
-      for (size_t p; (p = f.find("@N@")) != std::string::npos;) f.replace(p, 3, name);
-      return f;
-    }();
+    // Matched literally, escapes and all (as printed): only the scratch directory's placeholders expanded.
+    c.fragment = scratch_names(line.substr(a + 1, b - a - 1), scratch);
     std::istringstream words(line.substr(b + 1));
     for (std::string w; words >> w;) c.args.push_back(expand(w, scratch));
     cases.push_back(c);

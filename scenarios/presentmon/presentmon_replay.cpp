@@ -161,7 +161,6 @@ class Replay : public FrameLoopDriver {
     w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
     refresh_hz = c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0;  // 0: display.mode's
-    mode_ms_ = 1000.0 / display_mode(ps.get_enum("display.mode")).refresh_hz();
     expect_all_displayed = false;
     throttle_in_present = true;
     min_agreement_pct_ = ps.get_real("workload.presentmon_min_agreement_pct");
@@ -249,11 +248,12 @@ class Replay : public FrameLoopDriver {
       x.capture_immediate = tears(cp);
       x.model_immediate = f.immediate;
     }
-    const ReplayComparison cmp = compare_replay(rf,
-                                                c_.fitted          ? c_.fit.period_ms
-                                                : refresh_ms() > 0 ? refresh_ms()
-                                                                   : mode_ms_,
-                                                c_.fit.phase_ms);
+    // The grid the frames are compared on: the capture's; with none (every frame tore), the refresh the
+    // replay ran at, or display.mode's when the run stopped before the display was set up.
+    const double period_ms = c_.fitted          ? c_.fit.period_ms
+                             : refresh_ms() > 0 ? refresh_ms()
+                                                : 1000.0 / display_mode(ps_.get_enum("display.mode")).refresh_hz();
+    const ReplayComparison cmp = compare_replay(rf, period_ms, c_.fit.phase_ms);
     r.metric("frames_compared", cmp.compared);
     r.metric("frames_same_refresh_pct", cmp.same_refresh_pct());
     // The naive rule beside it: each frame on the first vblank after Present() + its render time.
@@ -286,8 +286,6 @@ class Replay : public FrameLoopDriver {
   }
   Chosen c_;
   double c0_ = 0, min_agreement_pct_ = 95;
-  double mode_ms_ =
-      0;  // display.mode's refresh period: every frame tore and the run stopped before the display was set up
 };
 
 }  // namespace
