@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -20,6 +21,7 @@
 
 #include "app/run.h"
 #include "hw_model/core/bus.h"
+#include "hw_model/gpu/regs.h"
 #include "hw_model/memory/memory.h"
 
 namespace tb {
@@ -33,6 +35,13 @@ using sc_core::SC_PS;
 using sc_core::sc_time;
 
 inline sc_time ps(double v) { return sc_time(v, SC_PS); }
+inline sc_time us(double v) { return sc_time(v, sc_core::SC_US); }
+inline sc_time ns_(double v) { return sc_time(v, SC_NS); }
+inline double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
+inline double gib(uint64_t bytes) { return double(bytes) / double(uint64_t(1) << 30); }
+// A bench's memory base below regs::kVramBase (system scope), and an address in system memory.
+constexpr uint64_t kMem = 0x1'0000'0000ull;
+const uint64_t kA = regs::kSysmemBase + 0x100000;
 
 // Every declared parameter at its default, then the given overrides.
 inline ParamSet params(const std::map<std::string, std::string>& overrides = {}) {
@@ -212,6 +221,33 @@ inline std::string slurp(const std::string& path) {
   ss << f.rdbuf();
   return ss.str();
 }
+// A fresh, empty directory `PREFIX_NAME_PID` under the working directory (ctest runs a file's test
+// cases side by side).
+inline std::filesystem::path scratch(const std::string& prefix, const std::string& name) {
+  const std::filesystem::path d = std::filesystem::absolute(prefix + "_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+inline void put(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+// Runs gpumodel in `dir` with `args` (shell-quoted by the caller); stdout, stderr and the exit code,
+// captured in files beside `dir` so that nothing is written into it.
+inline Run run_in(const std::filesystem::path& dir, const std::string& args) {
+  const std::string base = (dir / ".." / (dir.filename().string() + "_run")).string();
+  const std::string cmd = "cd '" + dir.string() + "' && " + GPUMODEL_BIN + " " + args + " >'" + base + "_out' 2>'" +
+                          base + "_err'; echo $? >'" + base + "_rc'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  Run r;
+  r.code = std::stoi(slurp(base + "_rc"));
+  r.out = slurp(base + "_out");
+  r.err = slurp(base + "_err");
+  for (const char* s : {"_out", "_err", "_rc"}) std::filesystem::remove(base + s);
+  return r;
+}
+// The PresentMon 1.x header a capture test starts from.
+const std::string k1x =
+    "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,Dropped,TimeInSeconds,MsBetweenPresents,"
+    "MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
 // A results file without its `host` section (wall-clock figures): what identical runs share.
 inline nlohmann::json results_without_host(const std::string& path) {
   std::ifstream in(path);

@@ -47,7 +47,7 @@ std::string expand(std::string s, const std::string& scratch) {
   return out;
 }
 
-std::vector<Case> load(const std::string& scratch) {
+std::vector<Case> load_cases(const std::string& scratch) {
   std::ifstream in(std::string(GPUMODEL_SOURCE_DIR) + "/tests/bad_input/cases.tsv");
   std::vector<Case> cases;
   std::string line;
@@ -125,7 +125,7 @@ size_t run_corpus(size_t part, size_t parts) {
   const std::string scratch = fs::absolute("bad_input_scratch_" + std::to_string(part)).string();
   fs::remove_all(scratch);
   fs::create_directories(scratch);
-  const std::vector<Case> cases = load(scratch);
+  const std::vector<Case> cases = load_cases(scratch);
   CHECK(cases.size() >= 40);
   size_t refused = 0;
   const std::string original = slurp(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios/mmio_roundtrip.ini");

@@ -22,9 +22,6 @@ using namespace gpumodel;
 namespace {
 
 // A 1.x capture: the columns the replay reads, then rows (one per line, no header).
-const std::string k1x =
-    "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,Dropped,TimeInSeconds,MsBetweenPresents,"
-    "MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
 // A 2.x capture's header (CPUStartTime in ms).
 const std::string k2x =
     "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,CPUStartTime,MsBetweenAppStart,"
@@ -32,7 +29,7 @@ const std::string k2x =
 std::string row1(const std::string& app, double t, const std::string& until = "10.0") {
   return app + ",10,0x1,1,Hardware: Legacy Flip,0," + std::to_string(t) + ",16.7,0.1,2.0," + until + "\n";
 }
-Capture parse(const std::string& text) { return parse_presentmon(text, "t.csv", "workload.presentmon"); }
+Capture parse_csv(const std::string& text) { return parse_presentmon(text, "t.csv", "workload.presentmon"); }
 
 // Seconds of wall time `f` takes.
 template <typename F>
@@ -48,24 +45,25 @@ TEST_CASE("CSV reader: RFC 4180 quoting, a quoted field holds commas, quotes and
   // A name with a comma, a doubled quote and a line break: one field, and the row is kept (a reader
   // that splits lines first drops it).
   const std::string name = "\"Game, \"\"The\"\"\r\nOne\"\".exe\"";
-  const Capture c = parse(k1x + row1("a.exe", 0.01) + row1(name, 0.02) + row1("a.exe", 0.03));
+  const Capture c = parse_csv(k1x + row1("a.exe", 0.01) + row1(name, 0.02) + row1("a.exe", 0.03));
   REQUIRE(c.presents.size() == 3);
   CHECK(c.name(c.presents[1].application) == "Game, \"The\"\r\nOne\".exe");
   CHECK(c.name(c.presents[2].application) == "a.exe");
   CHECK(c.presents[2].present_ms == Approx(20.0));
   // CRLF line ends, as Windows tools write them, end records; the last line may lack one.
-  const Capture crlf = parse(
+  const Capture crlf = parse_csv(
       "Application,PresentMode,TimeInSeconds,MsBetweenPresents,MsUntilDisplayed\r\n"
       "a.exe,Hardware: Legacy Flip,0.5,16.7,10\r\na.exe,Hardware: Legacy Flip,0.6,16.7,10");
   CHECK(crlf.presents.size() == 2);
 }
 
 TEST_CASE("CSV reader: what RFC 4180 does not allow is refused with its line, not guessed at", "[H4][presentmon]") {
-  CHECK_THROWS_WITH(parse(k1x + row1("a.exe", 0.01) + row1("\"never closed", 0.02)),
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("a.exe", 0.01) + row1("\"never closed", 0.02)),
                     Catch::Contains("line 3: a quoted field opened here is never closed"));
-  CHECK_THROWS_WITH(parse(k1x + row1("\"a\"b.exe", 0.01)),
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("\"a\"b.exe", 0.01)),
                     Catch::Contains("line 2: a character after a quoted field's closing quote"));
-  CHECK_THROWS_WITH(parse(k1x + row1("a\"b.exe", 0.01)), Catch::Contains("line 2: a quote inside an unquoted field"));
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("a\"b.exe", 0.01)),
+                    Catch::Contains("line 2: a quote inside an unquoted field"));
 }
 
 TEST_CASE("PresentMon capture: a value that is not a finite number >= 0 is refused with its row and column",
@@ -75,27 +73,28 @@ TEST_CASE("PresentMon capture: a value that is not a finite number >= 0 is refus
     return k2x + "a.exe,10,0x1,1,Hardware: Legacy Flip,0.0,16.7,4.0,5.0,12.0\n" +
            "a.exe,10,0x1,1,Hardware: Legacy Flip,16.7,16.7,4.0," + gpu_busy + ",12.0\n";
   };
-  CHECK(parse(v2("NA")).presents.size() == 2);  // NA: PresentMon knew nothing
-  CHECK_FALSE(parse(v2("NA")).presents[1].gpu_busy_ms.has_value());
+  CHECK(parse_csv(v2("NA")).presents.size() == 2);  // NA: PresentMon knew nothing
+  CHECK_FALSE(parse_csv(v2("NA")).presents[1].gpu_busy_ms.has_value());
   const std::string at = "workload.presentmon = 't.csv': row 2 (line 3), column MsGPUBusy: ";
-  CHECK_THROWS_WITH(parse(v2("-1.5")), Catch::Contains(at + "'-1.5' is negative; allowed: a finite number >= 0 or NA"));
-  CHECK_THROWS_WITH(parse(v2("inf")), Catch::Contains(at + "'inf' is not a number"));
-  CHECK_THROWS_WITH(parse(v2("nan")), Catch::Contains(at + "'nan' is not a number"));
-  CHECK_THROWS_WITH(parse(v2("1e999")), Catch::Contains(at + "'1e999' is not finite"));
-  CHECK_THROWS_WITH(parse(v2("0x10")), Catch::Contains(at + "'0x10' is not a number"));
-  CHECK_THROWS_WITH(parse(v2("")), Catch::Contains(at + "empty"));
-  CHECK_THROWS_WITH(parse(v2("5 ms")), Catch::Contains(at + "'5 ms' is not a number"));
+  CHECK_THROWS_WITH(parse_csv(v2("-1.5")),
+                    Catch::Contains(at + "'-1.5' is negative; allowed: a finite number >= 0 or NA"));
+  CHECK_THROWS_WITH(parse_csv(v2("inf")), Catch::Contains(at + "'inf' is not a number"));
+  CHECK_THROWS_WITH(parse_csv(v2("nan")), Catch::Contains(at + "'nan' is not a number"));
+  CHECK_THROWS_WITH(parse_csv(v2("1e999")), Catch::Contains(at + "'1e999' is not finite"));
+  CHECK_THROWS_WITH(parse_csv(v2("0x10")), Catch::Contains(at + "'0x10' is not a number"));
+  CHECK_THROWS_WITH(parse_csv(v2("")), Catch::Contains(at + "empty"));
+  CHECK_THROWS_WITH(parse_csv(v2("5 ms")), Catch::Contains(at + "'5 ms' is not a number"));
   // 1.x: a negative present time, a sync interval D3D does not have, a Dropped that is not 0 or 1.
-  CHECK_THROWS_WITH(parse(k1x + row1("a.exe", -0.5)),
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("a.exe", -0.5)),
                     Catch::Contains("row 1 (line 2), column TimeInSeconds: '-0.500000' is negative"));
-  CHECK_THROWS_WITH(parse(k1x + "a.exe,10,0x1,7,Hardware: Legacy Flip,0,0.1,16.7,0.1,2.0,10\n"),
+  CHECK_THROWS_WITH(parse_csv(k1x + "a.exe,10,0x1,7,Hardware: Legacy Flip,0,0.1,16.7,0.1,2.0,10\n"),
                     Catch::Contains("column SyncInterval: '7' is out of range; allowed: -1 to 4"));
-  CHECK_THROWS_WITH(parse(k1x + "a.exe,10,0x1,1,Hardware: Legacy Flip,2,0.1,16.7,0.1,2.0,10\n"),
+  CHECK_THROWS_WITH(parse_csv(k1x + "a.exe,10,0x1,1,Hardware: Legacy Flip,2,0.1,16.7,0.1,2.0,10\n"),
                     Catch::Contains("column Dropped: '2' is neither 0 nor 1"));
   // A row short of a column the replay reads (a truncated last line), or longer than the header.
-  CHECK_THROWS_WITH(parse(k1x + row1("a.exe", 0.1) + "a.exe,10,0x1,1,Hardware: Legacy Flip,0,0.2\n"),
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("a.exe", 0.1) + "a.exe,10,0x1,1,Hardware: Legacy Flip,0,0.2\n"),
                     Catch::Contains("row 2 (line 3), column MsUntilDisplayed: missing (the row has 7 fields)"));
-  CHECK_THROWS_WITH(parse(k1x + "a.exe,10,0x1,1,Hardware: Legacy Flip,0,0.1,16.7,0.1,2.0,10,extra\n"),
+  CHECK_THROWS_WITH(parse_csv(k1x + "a.exe,10,0x1,1,Hardware: Legacy Flip,0,0.1,16.7,0.1,2.0,10,extra\n"),
                     Catch::Contains("the row has 12 fields, the header 11"));
 }
 
@@ -103,9 +102,9 @@ TEST_CASE("PresentMon capture: a swap chain's rows out of time order are refused
           "[H4][presentmon]") {
   // PresentMon writes a row when a present completes, so different processes' rows interleave out of
   // time order (the shipped 1.x capture does); one swap chain's never go back.
-  const Capture ok = parse(k1x + row1("dwm.exe", 0.014) + row1("game.exe", 0.009) + row1("dwm.exe", 0.022));
+  const Capture ok = parse_csv(k1x + row1("dwm.exe", 0.014) + row1("game.exe", 0.009) + row1("dwm.exe", 0.022));
   CHECK(ok.presents.size() == 3);
-  CHECK_THROWS_WITH(parse(k1x + row1("dwm.exe", 0.014) + row1("game.exe", 0.009) + row1("dwm.exe", 0.010)),
+  CHECK_THROWS_WITH(parse_csv(k1x + row1("dwm.exe", 0.014) + row1("game.exe", 0.009) + row1("dwm.exe", 0.010)),
                     Catch::Contains("row 3 (line 4), column TimeInSeconds: '0.010000' is earlier than row 1's of the "
                                     "same swap chain; allowed: each swap chain's rows in time order"));
 }

@@ -11,7 +11,7 @@
 using namespace tb;
 
 namespace {
-std::string write_ini(const std::string& name, const std::string& text) {
+std::string write_cli_ini(const std::string& name, const std::string& text) {
   const std::string path = "cli_test_" + name + ".ini";
   std::ofstream(path) << text;
   return path;
@@ -19,7 +19,7 @@ std::string write_ini(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("CLI: an unknown key in the scenario file is rejected", "[H4]") {
-  expect_bad_input(write_ini("unknown", "scenario = copy_bandwidth\n[link]\ngenn = 4\n"), "link.genn");
+  expect_bad_input(write_cli_ini("unknown", "scenario = copy_bandwidth\n[link]\ngenn = 4\n"), "link.genn");
 }
 
 TEST_CASE("CLI: an unknown key on the command line is rejected", "[H4]") {
@@ -29,7 +29,8 @@ TEST_CASE("CLI: an unknown key on the command line is rejected", "[H4]") {
 TEST_CASE("CLI: a value of the wrong type is rejected with what is allowed", "[H4]") {
   expect_bad_input(scenario("copy_bandwidth") + " --copy.bytes=lots", "copy.bytes");
   expect_bad_input(scenario("copy_bandwidth") + " --link.hop_ns=fast", "a number in");
-  expect_bad_input(write_ini("bool", "scenario = copy_bandwidth\n[cpu]\nidle_governor = 3\n"), "one of {fixed, menu}");
+  expect_bad_input(write_cli_ini("bool", "scenario = copy_bandwidth\n[cpu]\nidle_governor = 3\n"),
+                   "one of {fixed, menu}");
 }
 
 TEST_CASE("CLI: an out-of-range or disallowed value is rejected with the range", "[H4]") {
@@ -45,14 +46,14 @@ TEST_CASE("CLI: a missing or unreadable scenario file is rejected", "[H4]") {
 }
 
 TEST_CASE("CLI: a malformed INI file is rejected", "[H4]") {
-  expect_bad_input(write_ini("malformed", "scenario = copy_bandwidth\n[link\ngen = 4\n"), "cli_test_malformed.ini");
-  expect_bad_input(write_ini("noequals", "scenario = copy_bandwidth\n[link]\ngen 4\n"), "cli_test_noequals.ini");
-  expect_bad_input(write_ini("twice", "scenario = copy_bandwidth\n[link]\ngen = 4\ngen = 5\n"), "link.gen");
+  expect_bad_input(write_cli_ini("malformed", "scenario = copy_bandwidth\n[link\ngen = 4\n"), "cli_test_malformed.ini");
+  expect_bad_input(write_cli_ini("noequals", "scenario = copy_bandwidth\n[link]\ngen 4\n"), "cli_test_noequals.ini");
+  expect_bad_input(write_cli_ini("twice", "scenario = copy_bandwidth\n[link]\ngen = 4\ngen = 5\n"), "link.gen");
 }
 
 TEST_CASE("CLI: a missing or unknown scenario name is rejected with the known ones", "[H4]") {
-  expect_bad_input(write_ini("noscenario", "[link]\ngen = 4\n"), "scenario = NAME");
-  expect_bad_input(write_ini("badscenario", "scenario = warp_drive\n"), "copy_bandwidth, mmio_roundtrip");
+  expect_bad_input(write_cli_ini("noscenario", "[link]\ngen = 4\n"), "scenario = NAME");
+  expect_bad_input(write_cli_ini("badscenario", "scenario = warp_drive\n"), "copy_bandwidth, mmio_roundtrip");
 }
 
 TEST_CASE("CLI: another scenario's key is rejected", "[H4]") {

@@ -13,27 +13,6 @@ using namespace tb;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::absolute("cli_outputs_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-// Runs gpumodel in `dir`; its stdout, stderr and exit code go to the test's own directory.
-Run run_in(const fs::path& dir, const std::string& args) {
-  // Named by the process: ctest runs this file's test cases side by side.
-  static const std::string base = (fs::current_path() / ("cli_outputs_" + std::to_string(::getpid()))).string();
-  const std::string out = base + "_out.txt", err = base + "_err.txt", rc = base + "_rc.txt";
-  const std::string cmd = "cd '" + dir.string() + "' && " + GPUMODEL_BIN + " " + args + " >'" + out + "' 2>'" + err +
-                          "'; echo $? >'" + rc + "'";
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  Run r;
-  r.code = std::stoi(slurp(rc));
-  r.out = slurp(out);
-  r.err = slurp(err);
-  for (const std::string& f : {out, err, rc}) fs::remove(f);
-  return r;
-}
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> f;
   for (auto& e : fs::recursive_directory_iterator(dir)) f.insert(fs::relative(e.path(), dir).string());
@@ -43,7 +22,7 @@ std::set<std::string> source_files(const std::string& sub) { return files_in(fs:
 }  // namespace
 
 TEST_CASE("Outputs given without a file go to ./build/ under the working directory and nowhere else", "[H4]") {
-  const fs::path d = scratch("bare");
+  const fs::path d = scratch("cli_outputs", "bare");
   const std::set<std::string> before = source_files("scenarios");
   const Run r = run_in(d, "mmio_roundtrip --vcd --timeline --results");
   INFO(r.err);
@@ -86,7 +65,7 @@ TEST_CASE("An output is refused in the source tree and a refused run creates no 
         std::string::npos);
   CHECK_FALSE(fs::exists(src + "/scenarios/build"));
   // A FILE in a directory of tracked files, or over a file of the project at the top.
-  const fs::path d = scratch("refused");
+  const fs::path d = scratch("cli_outputs", "refused");
   for (const std::string& target : {src + "/scenarios/r.json", src + "/README.md", src + "/docs/x.vcd"}) {
     const Run r = run_in(d, "mmio_roundtrip --results " + target);
     INFO(target << ": " << r.err);
@@ -112,7 +91,7 @@ TEST_CASE("An output is refused in the source tree and a refused run creates no 
 }
 
 TEST_CASE("Implied keys: set unless the user set them and listed in the results", "[H4][F15]") {
-  const fs::path d = scratch("implied");
+  const fs::path d = scratch("cli_outputs", "implied");
   const std::string run = scenario("cross_adapter_fence") + " --workload.signals=2 --results r.json ";
   // xfence.scenario = 2a: an iGPU without native fences, which the user need not say.
   const Run a = run_in(d, run + "--xfence.scenario=2a");

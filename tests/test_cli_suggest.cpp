@@ -22,25 +22,6 @@ void expect_no_suggestion(const std::string& args) {
   CHECK(r.code == 2);
   CHECK(r.err.find("did you mean") == std::string::npos);
 }
-// A scratch directory under the test's working directory (ctest: build/tests), emptied.
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::absolute("cli_suggest_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-// Runs gpumodel in `dir`; stdout, stderr and the exit code in files there.
-Run run_in(const fs::path& dir, const std::string& args) {
-  const std::string cmd =
-      "cd '" + dir.string() + "' && " + GPUMODEL_BIN + " " + args + " >run_out.txt 2>run_err.txt; echo $? >run_rc.txt";
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  Run r;
-  r.code = std::stoi(slurp((dir / "run_rc.txt").string()));
-  r.out = slurp((dir / "run_out.txt").string());
-  r.err = slurp((dir / "run_err.txt").string());
-  for (const char* f : {"run_out.txt", "run_err.txt", "run_rc.txt"}) fs::remove(dir / f);
-  return r;
-}
 }  // namespace
 
 TEST_CASE("Suggest: case and dashes first then edits and prefixes then shared words and nothing silly", "[H4]") {
@@ -152,7 +133,7 @@ TEST_CASE("CLI: gpumodel NAME runs scenarios/NAME.ini and --list-scenarios lists
   CHECK(r.code == 0);
   CHECK(r.out.find("scenario mmio_roundtrip") == 0);
   CHECK(r.out.find("verdict: pass") != std::string::npos);
-  const fs::path d = scratch("name");
+  const fs::path d = scratch("cli_suggest", "name");
   // From anywhere: a relative path in the file (frame_loop's workload.file) is still the file's folder's.
   const Run f = run_in(d, "frame_loop --workload.frames=3 --quiet");
   INFO(f.err);

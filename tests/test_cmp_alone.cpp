@@ -17,9 +17,8 @@ using namespace sc_core;
 
 namespace {
 
-constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr uint64_t kCv = kMem + 0x1000;
-constexpr uint32_t kSlot = 5;
+constexpr uint32_t kCmpSlot = 5;
 
 struct StubEngine : EnginePort {
   int ordinal = 0;
@@ -43,15 +42,15 @@ struct StubEngine : EnginePort {
   void invalidate_tlb(uint64_t) override {}
 };
 
-struct Rig : sc_module {
+struct CmpRig : sc_module {
   ParamSet ps;
   Vcd vcd;
   Memory mem;
   Cmp cmp;
   StubEngine e0, e1;
   RegisterTable regs;
-  std::function<void(Rig&)> body;
-  explicit Rig(sc_module_name n)
+  std::function<void(CmpRig&)> body;
+  explicit CmpRig(sc_module_name n)
       : sc_module(n),
         ps(params({{"sysmem.bandwidth_gbps", "1000"}})),
         mem("sysmem", ps, "sysmem.", kMem),
@@ -61,7 +60,7 @@ struct Rig : sc_module {
     cmp.attach(&e0);
     cmp.attach(&e1);
     cmp.map_registers(regs);
-    SC_HAS_PROCESS(Rig);
+    SC_HAS_PROCESS(CmpRig);
     SC_THREAD(run);
   }
   void run() { body(*this); }
@@ -77,7 +76,7 @@ struct Rig : sc_module {
   const HwQueue& q(int i) const { return cmp.queue(i); }
 };
 
-void check_defaults(const ParamSet& p) {
+void check_cmp_defaults(const ParamSet& p) {
   REQUIRE(p.get_real("cmp.clock_mhz") == 1000);
   REQUIRE(p.get_int("cmp.doorbell_cycles") == 64);
   REQUIRE(p.get_int("cmp.decision_cycles") == 20);
@@ -92,11 +91,11 @@ int id(const HwQueue* q) { return q ? q->id : -1; }
 
 TEST_CASE("CMP alone: doorbells are taken in order at cmp.doorbell_cycles each and kick the queue's engine",
           "[H1][H2][cmp]") {
-  Rig rig("rig");
-  check_defaults(rig.ps);
+  CmpRig rig("rig");
+  check_cmp_defaults(rig.ps);
   std::vector<int> picks;
   bool switch_early = true, switch_late = false;
-  rig.body = [&](Rig& r) {
+  rig.body = [&](CmpRig& r) {
     r.queue(0, 0, 1);
     r.queue(1, 0, 1);
     r.queue(2, 0, 2);
@@ -131,19 +130,19 @@ TEST_CASE("CMP alone: doorbells are taken in order at cmp.doorbell_cycles each a
 }
 
 TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right", "[H1][F5][cmp]") {
-  Rig rig("rig");
-  check_defaults(rig.ps);
+  CmpRig rig("rig");
+  check_cmp_defaults(rig.ps);
   std::vector<int> picks;
   bool other_after_block = true, other_before = false;
   bool faulted_after_doorbell = false;
-  rig.body = [&](Rig& r) {
+  rig.body = [&](CmpRig& r) {
     r.queue(0, 0, 1);
     r.queue(1, 0, 1);
     r.queue(2, 0, 1);
     for (int q = 0; q < 3; ++q) r.doorbell(q, 64);
     wait(sc_time(1, SC_US));
     other_before = r.cmp.other_runnable(0, r.q(1));  // queues 0 and 2 could run beside queue 1
-    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});      // a WAIT on a slot the table does not hold: stays blocked
+    r.cmp.block(r.q(0), BlockedWait{kCmpSlot, 3});   // a WAIT on a slot the table does not hold: stays blocked
     r.cmp.drop_rest(r.q(1));                         // preempted: the rest of its ring given back
     other_after_block = r.cmp.other_runnable(0, r.q(2));
     picks.push_back(id(r.cmp.pick(0)));
@@ -173,7 +172,7 @@ TEST_CASE("CMP alone: every engine operation on a queue keeps the run list right
 }
 
 namespace {
-// A queue blocked on (kSlot, 3) while CV is 1; at 2 us an engine reports a signal of `value`, its CV
+// A queue blocked on (kCmpSlot, 3) while CV is 1; at 2 us an engine reports a signal of `value`, its CV
 // write visible at `visible` (still in its write buffer when it reports).
 struct GpuWait {
   std::vector<std::pair<int, sc_time>> kicks;
@@ -183,34 +182,34 @@ struct GpuWait {
   bool blocked_after = true;
 };
 GpuWait gpu_wait(uint64_t value, const sc_time& visible) {
-  Rig rig("rig");
-  check_defaults(rig.ps);
+  CmpRig rig("rig");
+  check_cmp_defaults(rig.ps);
   GpuWait g;
-  rig.body = [&](Rig& r) {
+  rig.body = [&](CmpRig& r) {
     const uint64_t cv = 1;
     r.mem.poke(kCv, &cv, 8);
-    r.regs.write(regs::kFenceSelect, kSlot, 4);
+    r.regs.write(regs::kFenceSelect, kCmpSlot, 4);
     r.regs.write(regs::kFenceCvAddr, kCv, 8);
     r.regs.write(regs::kFenceFlags, regs::kFenceValid, 4);
     r.queue(0, 0, 1);
     r.doorbell(0, 64);
     wait(sc_time(1, SC_US));
     r.e0.kicks.clear();
-    r.cmp.block(r.q(0), BlockedWait{kSlot, 3});
+    r.cmp.block(r.q(0), BlockedWait{kCmpSlot, 3});
     wait(sc_time(1, SC_US));
     g.registered = r.cmp.last_wait_registered();
     r.e0.flush_visible = visible;
-    r.cmp.fence_written(kSlot, value, false);
+    r.cmp.fence_written(kCmpSlot, value, false);
     wait(sc_time(3, SC_US));
     g.blocked_after = r.q(0).blocked;
     g.kicks = r.e0.kicks;
     // Blocked again, registered, then preempted: the fence forgets the queue (no stale waiter).
     r.doorbell(0, 128);
     wait(sc_time(1, SC_US));
-    r.cmp.block(r.q(0), BlockedWait{kSlot, 1000});
+    r.cmp.block(r.q(0), BlockedWait{kCmpSlot, 1000});
     wait(sc_time(1, SC_US));
     r.cmp.drop_rest(r.q(0));
-    g.waiters_after_drop = r.cmp.fence(kSlot)->gpu_waiters.size();
+    g.waiters_after_drop = r.cmp.fence(kCmpSlot)->gpu_waiters.size();
   };
   sc_start(sc_time(10, SC_US));
   g.unblocks = rig.cmp.gpu_unblocks();
@@ -250,13 +249,13 @@ struct RaisedEvent {
   uint64_t value = 0;
 };
 std::vector<RaisedEvent> step3_raise(bool names_queue) {
-  Rig rig("rig");
-  check_defaults(rig.ps);
+  CmpRig rig("rig");
+  check_cmp_defaults(rig.ps);
   constexpr uint64_t kMv = kMem + 0x2000, kShadow = kMem + 0x3000, kAck = kMem + 0x4000, kRing = kMem + 0x5000,
                      kWptr = kMem + 0x6000, kMsi = kMem + 0x7000;
   const uint64_t cv = 1;
   rig.mem.poke(kCv, &cv, 8);
-  rig.body = [&](Rig& r) {
+  rig.body = [&](CmpRig& r) {
     using namespace regs;
     r.cmp.set_msi(kMsi, 0x40);  // what BAR0's MSI registers program (the adapter's, not the CMP's)
     r.regs.write(kFenceAckAddr, kAck, 8);
@@ -265,7 +264,7 @@ std::vector<RaisedEvent> step3_raise(bool names_queue) {
     r.regs.write(kEventRingSize, 16, 4);
     r.regs.write(kEventRingWptrAddr, kWptr, 8);
     if (names_queue) r.regs.write(kFenceIrqMode, kFenceIrqNamesQueue, 4);
-    r.regs.write(kFenceSelect, kSlot, 4);
+    r.regs.write(kFenceSelect, kCmpSlot, 4);
     r.regs.write(kFenceCvAddr, kCv, 8);
     r.regs.write(kFenceMvAddr, kMv, 8);
     r.regs.write(kFenceHandle, 77, 4);

@@ -15,11 +15,10 @@ using namespace sc_core;
 namespace dr = gpumodel::display_regs;
 
 namespace {
-constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr uint64_t kRegs = 0x2'0000'0000ull;  // outside memory: the probe is bound to the engine directly
 const sc_time kRegWrite(20, SC_NS);           // display.reg_write_latency_ns
 const sc_time kRegRead(540, SC_NS);           // display.reg_read_latency_ns
-const sc_time kDram(90, SC_NS);               // sysmem.read_latency_ns
+const sc_time kReadLatency(90, SC_NS);        // sysmem.read_latency_ns
 
 ParamSet display_params(const Overrides& o) {
   ParamSet ps;
@@ -32,7 +31,7 @@ ParamSet display_params(const Overrides& o) {
 // ps(t) for exact expectations: picoseconds as an integer.
 sc_time pst(uint64_t v) { return sc_time::from_value(v); }
 
-struct Rig {
+struct DisplayRig {
   ParamSet ps;
   Vcd vcd;
   Memory mem;
@@ -42,7 +41,7 @@ struct Rig {
   Probe cpu;
   std::vector<DisplayEngine::RequestRecord> reqs;
   std::vector<DisplayEngine::FrameRecord> frames;
-  explicit Rig(const Overrides& o = {}, sc_time hop = SC_ZERO_TIME, bool trace = false)
+  explicit DisplayRig(const Overrides& o = {}, sc_time hop = SC_ZERO_TIME, bool trace = false)
       : ps(display_params(o)),
         vcd(trace ? traced() : Vcd()),
         mem("sysmem", ps, "sysmem.", kMem),
@@ -227,7 +226,7 @@ TEST_CASE("display parameters: a FIFO smaller than one request, odd requests, un
 }
 
 TEST_CASE("display registers: read latency, id, and scanline and frame count computed from time", "[C6][H1]") {
-  Rig r;
+  DisplayRig r;
   uint32_t id = 0, line_before = 0, line_at = 0, line_blank = 0;
   uint64_t frames_at = 0;
   sc_time id_done;
@@ -261,10 +260,10 @@ TEST_CASE("display registers: read latency, id, and scanline and frame count com
 TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume below the watermark at the exact time",
           "[C6][H1]") {
   // A FIFO of 4 requests of 8 KB, 8 outstanding, watermark 50 % = 16 KB (below fifo - request = 24 KB).
-  Rig r(Overrides{{"display.fifo_bytes", "32768"},
-                  {"display.request_bytes", "8192"},
-                  {"display.outstanding", "8"},
-                  {"display.watermark_pct", "50"}});
+  DisplayRig r(Overrides{{"display.fifo_bytes", "32768"},
+                         {"display.request_bytes", "8192"},
+                         {"display.outstanding", "8"},
+                         {"display.watermark_pct", "50"}});
   const sc_time t0 = kRegWrite;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
   r.run_until(t.line_start(0, 12));
@@ -275,7 +274,7 @@ TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume 
   for (unsigned i = 0; i < 4; ++i) {
     CHECK(r.reqs[i].issue == t0);
     CHECK(r.reqs[i].stream_byte == 8192 * i);
-    CHECK(r.reqs[i].arrival == t0 + dflt::dram_xfer(8192) * double(i + 1) + kDram);
+    CHECK(r.reqs[i].arrival == t0 + dflt::dram_xfer(8192) * double(i + 1) + kReadLatency);
   }
   // Full (32 KB issued, nothing consumed) until the level falls below 16 KB: consumed > 16,384 bytes,
   // i.e. byte 16,384 = pixel 4096 = row 2, pixel 256 has ended: tick (45 + 2) x 2200 + 257 = 103,657
@@ -291,7 +290,7 @@ TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume 
   for (auto& q : r.reqs) CHECK(q.stream_byte + q.len - t.consumed(q.issue) <= 32768);
   // The level just before request 4 arrives (the port is idle: 8 KB transfer and 90 ns after resume1):
   // 32 KB arrived less what the beam consumed by then. The minimum is no higher, and positive.
-  const sc_time a4 = resume1 + dflt::dram_xfer(8192) + kDram;
+  const sc_time a4 = resume1 + dflt::dram_xfer(8192) + kReadLatency;
   CHECK(r.reqs[4].arrival == a4);
   CHECK(r.disp.min_fifo_bytes() <= 32768 - t.consumed(a4));
   CHECK(r.disp.min_fifo_bytes() > 0);
@@ -301,7 +300,7 @@ TEST_CASE("display: Scan-out FIFO: K requests at enable, stop when full, resume 
 TEST_CASE("display: Flip latched at vblank: the next frame reads the new surface, flip-complete MSI after the latch",
           "[C6][H1]") {
   const sc_time hop(10, SC_NS);
-  Rig r(Overrides{{"display.reg_read_latency_ns", "0"}}, hop);
+  DisplayRig r(Overrides{{"display.reg_read_latency_ns", "0"}}, hop);
   const uint64_t a = kMem + 0x100000, b = kMem + 0x4000000;
   const uint64_t tag_a = 0xA0A0A0A0'00000001ull, tag_b = 0xB0B0B0B0'00000002ull;
   r.mem.poke(a, &tag_a, 8);
@@ -364,7 +363,7 @@ TEST_CASE("display: an immediate flip takes effect with the next request and rec
   // next request on (the FIFO still holds the old surface's bytes ahead of the beam, so the tear is below
   // the beam: at the line of that request's first byte); the flip-complete MSI goes when it is issued.
   const sc_time hop(10, SC_NS);
-  Rig r(Overrides{}, hop);
+  DisplayRig r(Overrides{}, hop);
   const uint64_t a = kMem + 0x100000, b = kMem + 0x4000000;
   const uint64_t tag_b = 0xB0B0B0B0'00000002ull;
   r.mem.poke(b, &tag_b, 8);
@@ -417,7 +416,7 @@ TEST_CASE("display: an immediate flip takes effect with the next request and rec
 }
 
 TEST_CASE("display: an immediate flip supersedes a pending vsync'd flip", "[C6]") {
-  Rig r;
+  DisplayRig r;
   const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
   r.cpu.body = [&] {
@@ -438,7 +437,7 @@ TEST_CASE("display: an immediate flip supersedes a pending vsync'd flip", "[C6]"
 }
 
 TEST_CASE("display: Two flips before one vblank: the latest wins, the other is counted replaced", "[C6]") {
-  Rig r;
+  DisplayRig r;
   const uint64_t a = kMem, b = kMem + 0x1000000, c = kMem + 0x2000000;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
   r.cpu.body = [&] {
@@ -460,7 +459,7 @@ TEST_CASE("display: Underflow: 1 ms memory latency underflows, counted with fram
   {
     // 8 requests of 8 KB per millisecond is far below the 0.594 GB/s the active lines drain, and the
     // first data arrives after frame 0 has started (the initial vertical blank lasts 666.7 us).
-    Rig r(Overrides{{"sysmem.read_latency_ns", "1000000"}});
+    DisplayRig r(Overrides{{"sysmem.read_latency_ns", "1000000"}});
     const sc_time t0 = kRegWrite;
     const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
     uint64_t hook_calls = 0, reg = 0;
@@ -490,7 +489,7 @@ TEST_CASE(
   // With 1 ms of memory latency the DMA gets about 8 x 8 KB a millisecond, an eighth of a frame in
   // the 16.7 ms it lasts. At frame n's vblank start the rest of frame n is skipped (an underflow per
   // request's worth) and frame n + 1 is fetched from its first byte, as a display pipe restarts.
-  Rig r(Overrides{{"sysmem.read_latency_ns", "1000000"}});
+  DisplayRig r(Overrides{{"sysmem.read_latency_ns", "1000000"}});
   const sc_time t0 = kRegWrite;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
   r.run_until(t.frame_start(3));
@@ -525,7 +524,7 @@ TEST_CASE(
 
 TEST_CASE("display: Underflow: the default platform never underflows over two frames", "[C6][H1]") {
   {
-    Rig r;
+    DisplayRig r;
     const sc_time t0 = kRegWrite;
     const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
     r.run_until(t.frame_start(2));
@@ -536,7 +535,7 @@ TEST_CASE("display: Underflow: the default platform never underflows over two fr
     REQUIRE(r.reqs.size() > 9);
     for (unsigned i = 0; i < 8; ++i) CHECK(r.reqs[i].issue == t0);
     CHECK(r.reqs[8].issue == r.reqs[0].arrival);
-    CHECK(r.reqs[0].arrival == t0 + dflt::dram_xfer(8192) + kDram);
+    CHECK(r.reqs[0].arrival == t0 + dflt::dram_xfer(8192) + kReadLatency);
   }
 }
 
@@ -546,7 +545,7 @@ TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 G
   // 0.50 GB/s). During active pixels the beam takes 4 B per pixel clock: 4 x 148.5e6 = 594,000,000 B/s.
   // Measured between two vblank starts, where the FIFO is empty (frame n fetched, frame n+1 not yet
   // latched), and as consumed bytes over the active time.
-  Rig r;
+  DisplayRig r;
   const sc_time t0 = kRegWrite;
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, t0);
   uint64_t f0 = 0, f2 = 0, consumed = 0;
@@ -573,7 +572,7 @@ TEST_CASE("display: Measured scan-out bandwidth: 1080p60 RGBA8 averages 0.4977 G
 }
 
 TEST_CASE("display trace: line, fifo, vblank, flip and surface signals are written when tracing is on", "[C6]") {
-  Rig r(Overrides{}, SC_ZERO_TIME, true);
+  DisplayRig r(Overrides{}, SC_ZERO_TIME, true);
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
   r.cpu.body = [&] {
     r.start(kMem);
@@ -596,7 +595,7 @@ TEST_CASE("display: Pitched surface: a request crossing a row end is split into 
           "[C6][H1]") {
   // Pitch 8192 B for 7680-byte rows: request 0 (stream bytes 0..8191) is row 0 whole and the first 512 B
   // of row 1, read at A and A + 8192; the pad A + 7680 .. A + 8191 is never read.
-  Rig r;
+  DisplayRig r;
   const uint64_t a = kMem + 0x100000;
   const uint64_t row1_tag = 0x1111222233334444ull;
   r.mem.poke(a + 8192, &row1_tag, 8);
@@ -618,7 +617,7 @@ TEST_CASE("display: Pitched surface: a request crossing a row end is split into 
   // The pieces go one after the other within the request's slot; the other 7 slots' reads compete for
   // the DRAM port too, so only the first slot's first piece has the port to itself at t0.
   CHECK(r.reqs[0].addr == a);
-  CHECK(r.reqs[0].arrival > t0 + dflt::dram_xfer(7680) + kDram + kDram);
+  CHECK(r.reqs[0].arrival > t0 + dflt::dram_xfer(7680) + kReadLatency + kReadLatency);
   CHECK(r.reqs[1].addr == a + 8192 + 512);  // stream byte 8192 = row 1, byte 512
   CHECK(r.disp.underflows() == 0);
 }
@@ -627,7 +626,7 @@ namespace {
 // Panel self refresh after 2 idle frames: which frames the engine fetches, with a flip posted during
 // frame `flip_in` (0: none). The enable lands at kRegWrite; the run stops in the middle of frame 9.
 void psr_run(uint64_t flip_in, const std::vector<uint64_t>& fetched, uint64_t psr_frames) {
-  Rig r({{"display.psr", "on"}, {"display.psr_idle_frames", "2"}});
+  DisplayRig r({{"display.psr", "on"}, {"display.psr_idle_frames", "2"}});
   const ScanTiming t(display_mode("1920x1080@60"), 4, 0, kRegWrite);
   const sc_time end = t.line_start(9, 540);
   r.cpu.body = [&] {

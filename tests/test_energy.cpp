@@ -11,11 +11,7 @@ using namespace sc_core;
 using namespace gpumodel;
 using namespace tb::dflt;
 
-namespace {
-const uint64_t kA = regs::kSysmemBase + 0x100000;
-double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
-double gib(uint64_t bytes) { return double(bytes) / double(uint64_t(1) << 30); }
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("energy: an idle millisecond and one 64 KiB copy, derived by hand from the power figures", "[H5]") {
   auto ps = params();  // defaults: the core idles in C1 (fixed governor), ASPM off, no display

@@ -19,15 +19,14 @@ using namespace sc_core;
 
 namespace {
 
-constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr uint64_t kVaOffset = 0x10'0000'0000ull;  // GPU VA = PA + this
 constexpr uint64_t kSrc = kMem + 0x10000 + 100;    // not chunk-aligned: the first chunk is short
 constexpr uint64_t kDst = kMem + 0x80000;
-const sc_time kHold(100, SC_NS);
+const sc_time kDmaHold(100, SC_NS);
 
-struct Bench : sc_module {
-  tlm_utils::simple_initiator_socket<Bench> isock;
-  BusMaster<Bench> bus;
+struct DmaBench : sc_module {
+  tlm_utils::simple_initiator_socket<DmaBench> isock;
+  BusMaster<DmaBench> bus;
   ParamSet ps;
   Memory mem;
   uint64_t fault_page = ~0ull;              // a VA page whose translation faults
@@ -40,13 +39,13 @@ struct Bench : sc_module {
   DmaEngine dma;
   std::function<void()> body;
 
-  Bench(unsigned chunk, unsigned outstanding, uint64_t ahead)
+  DmaBench(unsigned chunk, unsigned outstanding, uint64_t ahead)
       : sc_module("bench"),
         isock("isock"),
         bus(isock),
         ps(sysmem_params()),
         mem("sysmem", ps, "sysmem.", kMem),
-        dma("dma", DmaEngine::Config{chunk, outstanding, ahead, kHold},
+        dma("dma", DmaEngine::Config{chunk, outstanding, ahead, kDmaHold},
             DmaEngine::Port{[this](uint64_t, uint64_t va, GpuMmu::Result& r, const char* what) {
                               if (!std::strcmp(what, "DMA read")) ++started;
                               r = map(va);
@@ -69,7 +68,7 @@ struct Bench : sc_module {
                             },
                             [this](uint64_t pa, const sc_time& vis) { wrote.emplace_back(pa, vis); }}) {
     isock.bind(mem.tsock);
-    SC_HAS_PROCESS(Bench);
+    SC_HAS_PROCESS(DmaBench);
     SC_THREAD(run);
   }
   GpuMmu::Result map(uint64_t va) const {
@@ -91,7 +90,7 @@ struct Bench : sc_module {
   }
 };
 
-std::vector<unsigned char> pattern(size_t n) {
+std::vector<unsigned char> dma_pattern(size_t n) {
   std::vector<unsigned char> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(i * 7 + 3);
   return v;
@@ -100,9 +99,9 @@ std::vector<unsigned char> pattern(size_t n) {
 }  // namespace
 
 TEST_CASE("DMA: chunks end at source chunk boundaries and the data arrives whole", "[engine][H1]") {
-  Bench b(4096, 4, 262144);
+  DmaBench b(4096, 4, 262144);
   const uint64_t n = 10000;
-  const auto data = pattern(n);
+  const auto data = dma_pattern(n);
   b.mem.poke(kSrc, data.data(), unsigned(n));
   sc_time done;
   b.body = [&] {
@@ -130,7 +129,7 @@ TEST_CASE("DMA: chunks end at source chunk boundaries and the data arrives whole
 }
 
 TEST_CASE("DMA: no more tags in flight than configured", "[engine][H1]") {
-  Bench b(1024, 2, 0);
+  DmaBench b(1024, 2, 0);
   b.body = [&] { b.copy(kMem, kDst, 16 * 1024); };
   sc_start(sc_time(1, SC_MS));
   CHECK(b.reads.size() == 16);
@@ -139,7 +138,7 @@ TEST_CASE("DMA: no more tags in flight than configured", "[engine][H1]") {
 
 TEST_CASE("DMA: the walkers translate every page ahead of the tags, none without look-ahead", "[engine][H1]") {
   {
-    Bench b(4096, 4, 1 << 20);
+    DmaBench b(4096, 4, 1 << 20);
     b.body = [&] { b.copy(kMem, kDst, 8 * 4096); };
     sc_start(sc_time(1, SC_MS));
     std::set<uint64_t> pages;
@@ -153,7 +152,7 @@ TEST_CASE("DMA: the walkers translate every page ahead of the tags, none without
 }
 
 TEST_CASE("DMA: without look-ahead the walkers never run ahead of the tags", "[engine][H1]") {
-  Bench b(4096, 4, 0);
+  DmaBench b(4096, 4, 0);
   b.body = [&] { b.copy(kMem, kDst, 8 * 4096); };
   sc_start(sc_time(1, SC_MS));
   CHECK(b.reads.size() == 8);
@@ -165,8 +164,8 @@ TEST_CASE("DMA: without look-ahead the walkers never run ahead of the tags", "[e
 }
 
 TEST_CASE("DMA: a translation fault drops the rest of the copy", "[engine][H1]") {
-  Bench b(4096, 1, 0);  // one tag: the chunks go in order
-  const auto data = pattern(4 * 4096);
+  DmaBench b(4096, 1, 0);  // one tag: the chunks go in order
+  const auto data = dma_pattern(4 * 4096);
   b.mem.poke(kMem, data.data(), unsigned(data.size()));
   b.fault_page = (kDst + 2 * 4096 + kVaOffset) / 4096;  // the third destination page
   b.body = [&] { b.copy(kMem, kDst, 4 * 4096); };

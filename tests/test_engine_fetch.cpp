@@ -15,12 +15,11 @@ using namespace sc_core;
 
 namespace {
 
-constexpr uint64_t kMem = 0x1'0000'0000ull;
 constexpr unsigned kFetch = 64, kFifo = 128;
 
-struct Bench : sc_module {
-  tlm_utils::simple_initiator_socket<Bench> isock;
-  BusMaster<Bench> bus;
+struct FetchBench : sc_module {
+  tlm_utils::simple_initiator_socket<FetchBench> isock;
+  BusMaster<FetchBench> bus;
   ParamSet ps;
   Memory mem;
   HwQueue q;
@@ -33,9 +32,9 @@ struct Bench : sc_module {
   std::vector<Read> reads;
   unsigned faults = 0;
   RingFetcher fetch;
-  std::function<void(Bench&)> body;
+  std::function<void(FetchBench&)> body;
 
-  Bench(sc_module_name n, uint64_t ring_base, uint32_t ring_size)
+  FetchBench(sc_module_name n, uint64_t ring_base, uint32_t ring_size)
       : sc_module(n),
         isock("isock"),
         bus(isock),
@@ -61,24 +60,24 @@ struct Bench : sc_module {
     q.ring_base = ring_base;
     q.ring_size = ring_size;
     for (uint32_t i = 0; i < ring_size / 4; ++i) mem.poke(ring_base + 4 * i, &i, 4);  // dword i holds i
-    SC_HAS_PROCESS(Bench);
+    SC_HAS_PROCESS(FetchBench);
     SC_THREAD(run);
   }
   void run() { body(*this); }
 };
 
-const sc_time kRead(90, SC_NS);  // sysmem.read_latency_ns
-sc_time read_time(unsigned n) { return kRead + ps(n); }
+const sc_time kFetchRead(90, SC_NS);  // sysmem.read_latency_ns
+sc_time read_time(unsigned n) { return kFetchRead + ps(n); }
 
 }  // namespace
 
 TEST_CASE(
     "Ring fetcher: whole fetches of node.fetch_bytes while the FIFO has room and the next only once a whole one fits",
     "[H2][engine]") {
-  Bench b("bench", kMem + 0x1000, 4096);
+  FetchBench b("bench", kMem + 0x1000, 4096);
   std::vector<uint32_t> got;
   size_t dwords_at_wait = 0;
-  b.body = [&](Bench& x) {
+  b.body = [&](FetchBench& x) {
     x.q.wptr = 200;  // 50 dwords: 64 + 64 fill the FIFO; 72 wait
     x.fetch.start(&x.q);
     wait(sc_time(1, SC_US));
@@ -119,8 +118,8 @@ TEST_CASE("Ring fetcher: a fetch stops at the ring's end and at a page's end", "
   // A 256 B ring 48 B before a page boundary, read pointer 224, 96 B to fetch: 32 B to the ring's end;
   // then from the ring's start a whole fetch of 64 B would cross the page: 48 B, then the last 16 B.
   const uint64_t base = kMem + 0x1000 - 48;
-  Bench b("bench", base, 256);
-  b.body = [](Bench& x) {
+  FetchBench b("bench", base, 256);
+  b.body = [](FetchBench& x) {
     x.q.rptr = 224;
     x.q.wptr = 224 + 96;
     x.fetch.start(&x.q);
@@ -142,11 +141,11 @@ TEST_CASE("Ring fetcher: a fetch stops at the ring's end and at a page's end", "
 
 TEST_CASE("Ring fetcher: a stop drops the fetch in flight and a faulting fetch wakes the executor with no data",
           "[H2][engine]") {
-  Bench b("bench", kMem + 0x2000, 4096);
+  FetchBench b("bench", kMem + 0x2000, 4096);
   size_t after_stop = 99;
   bool woken = false;
   sc_time woken_at;
-  b.body = [&](Bench& x) {
+  b.body = [&](FetchBench& x) {
     x.q.wptr = 64;
     x.fetch.start(&x.q);
     wait(sc_time(10, SC_NS));  // the read is in flight (90 ns)

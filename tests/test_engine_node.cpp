@@ -24,11 +24,10 @@ using namespace sc_core;
 
 namespace {
 
-constexpr uint64_t kMem = 0x1'0000'0000ull;  // system memory: below regs::kVramBase, so system scope
 constexpr uint64_t kRing = kMem + 0x1000;
 constexpr uint64_t kData = kMem + 0x8000, kFenceId = kMem + 0x8100, kCv = kMem + 0x8200, kMv = kMem + 0x8208;
 constexpr uint64_t kRptr = kMem + 0x8300;
-constexpr uint32_t kSlot = 3, kFenceVector = 5, kPreemptVector = 9;
+constexpr uint32_t kNodeSlot = 3, kFenceVector = 5, kPreemptVector = 9;
 
 struct StubCmp : CmpPort {
   HwQueue q;
@@ -93,7 +92,7 @@ struct StubCmp : CmpPort {
   std::vector<const HwQueue*> queues_of(int) const override { return {&q}; }
   void raise_interrupt(uint32_t vector, int node) override { log("interrupt", vector, uint64_t(node)); }
   void invalidate_tlbs(uint64_t root) override { log("invalidate", root); }
-  const FenceEntry* fence(uint32_t slot) const override { return slot == kSlot ? &f : nullptr; }
+  const FenceEntry* fence(uint32_t slot) const override { return slot == kNodeSlot ? &f : nullptr; }
   uint64_t system_root() const override { return 0; }
   bool mv_from_memory() const override { return false; }
   uint64_t check_mv_addr(uint32_t) const override { return kMv; }
@@ -107,14 +106,14 @@ std::map<std::string, std::string> with_fast_port(std::map<std::string, std::str
   return o;
 }
 
-struct Rig : sc_module {
+struct NodeRig : sc_module {
   ParamSet ps;
   Vcd vcd;
   Memory mem;
   StubCmp cmp;
   Node node;
-  std::function<void(Rig&)> body;
-  Rig(sc_module_name n, const PacketWriter& ring, std::map<std::string, std::string> overrides = {})
+  std::function<void(NodeRig&)> body;
+  NodeRig(sc_module_name n, const PacketWriter& ring, std::map<std::string, std::string> overrides = {})
       : sc_module(n),
         ps(params(with_fast_port(std::move(overrides)))),
         mem("sysmem", ps, "sysmem.", kMem),
@@ -123,7 +122,7 @@ struct Rig : sc_module {
     node.set_preempt_vector(kPreemptVector);
     mem.poke(kRing, ring.dwords().data(), unsigned(ring.bytes()));
     cmp.q.wptr = ring.bytes();
-    SC_HAS_PROCESS(Rig);
+    SC_HAS_PROCESS(NodeRig);
     SC_THREAD(run);
   }
   void run() {
@@ -131,11 +130,11 @@ struct Rig : sc_module {
   }
 };
 
-const sc_time kRead(90, SC_NS), kWrite(90, SC_NS);
-sc_time fetch(unsigned bytes) { return kRead + ps(bytes); }
-const sc_time kDecode(4, SC_NS);  // 8 cycles at 2 GHz (the defaults; the test checks them below)
+const sc_time kNodeRead(90, SC_NS), kWrite(90, SC_NS);
+sc_time fetch(unsigned bytes) { return kNodeRead + ps(bytes); }
+const sc_time kNodeDecode(4, SC_NS);  // 8 cycles at 2 GHz (the defaults; the test checks them below)
 
-void check_defaults(const ParamSet& p) {
+void check_node_defaults(const ParamSet& p) {
   REQUIRE(p.get_int("node.decode_cycles") == 8);
   REQUIRE(p.get_real("gpu.engine_clock_mhz") == 2000);
   REQUIRE(p.get_real("sysmem.read_latency_ns") == 90);
@@ -151,8 +150,8 @@ TEST_CASE(
     "[H1][H2][T5][engine]") {
   PacketWriter w;
   w.write64(kData, 42).fence(kFenceId, 7, kFenceVector);  // 20 + 24 bytes
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   const sc_time hold = rig.ps.get_ns("node.write_buffer_ns"), bar_sys = rig.ps.get_ns("node.barrier_system_ns");
   sc_start(sc_time(20, SC_US));
   // The ring arrives in one fetch of 44 B at t1. WRITE64: decoded at t1 + decode, its write leaves at
@@ -160,12 +159,12 @@ TEST_CASE(
   // that write to be visible, then the system-scope handshake (the write went to system memory); its ID
   // is written then, leaves after hold, and the interrupt goes once the ID is visible.
   const sc_time t1 = fetch(44);
-  const sc_time data_visible = t1 + kDecode + hold + ps(8) + kWrite;
+  const sc_time data_visible = t1 + kNodeDecode + hold + ps(8) + kWrite;
   const sc_time released = data_visible + bar_sys;
   const sc_time irq = released + hold + ps(8) + kWrite;
   REQUIRE(rig.cmp.count("executed") == 2);
   CHECK(rig.cmp.find("executed", 0)->a == 20);
-  CHECK(rig.cmp.find("executed", 0)->at == t1 + kDecode);
+  CHECK(rig.cmp.find("executed", 0)->at == t1 + kNodeDecode);
   CHECK(rig.cmp.find("executed", 1)->a == 24);
   CHECK(rig.cmp.find("executed", 1)->at == irq);
   REQUIRE(rig.cmp.count("interrupt") == 1);
@@ -183,8 +182,8 @@ TEST_CASE("Engine alone: a malformed packet header faults the queue at that pack
           "[H1][engine]") {
   PacketWriter w;
   w.raw(0xFFFF'FFFFu).write64(kData, 1);
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   sc_start(sc_time(20, SC_US));
   // The fault is raised as the header is decoded (the fetch of the 24 bytes has arrived), before the
   // decode time it costs.
@@ -199,12 +198,12 @@ TEST_CASE("Engine alone: a malformed packet header faults the queue at that pack
 }
 
 namespace {
-// SIGNAL of kSlot to 9 against an MV of `mv` in memory.
+// SIGNAL of kNodeSlot to 9 against an MV of `mv` in memory.
 void signal_check(uint64_t mv, const char* expect) {
   PacketWriter w;
-  w.signal({kSlot, kCv, kMv}, 9);  // 32 bytes
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  w.signal({kNodeSlot, kCv, kMv}, 9);  // 32 bytes
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   rig.mem.poke(kMv, &mv, 8);
   const sc_time hold = rig.ps.get_ns("node.write_buffer_ns");
   sc_start(sc_time(20, SC_US));
@@ -212,13 +211,13 @@ void signal_check(uint64_t mv, const char* expect) {
   // decode as its offset); the verdict goes to the CMP when the MV arrives: fetch(16) + decode + 8 ps +
   // 90 ns. The CV write is still in the write buffer then (hold > 0): the window the CMP's barrier closes.
   const sc_time t1 = fetch(32);
-  const sc_time verdict = t1 + kDecode + ps(8) + kRead;
+  const sc_time verdict = t1 + kNodeDecode + ps(8) + kNodeRead;
   REQUIRE(rig.cmp.count(expect) == 1);
-  CHECK(rig.cmp.find(expect)->a == kSlot);
+  CHECK(rig.cmp.find(expect)->a == kNodeSlot);
   CHECK(rig.cmp.find(expect)->b == 9);
   CHECK(rig.cmp.find(expect)->at == verdict);
-  CHECK(rig.cmp.count("interrupt") == 0);  // the engine does not interrupt; the CMP decides
-  CHECK(t1 + kDecode + hold > verdict);    // the CV write had not left the engine at the verdict
+  CHECK(rig.cmp.count("interrupt") == 0);    // the engine does not interrupt; the CMP decides
+  CHECK(t1 + kNodeDecode + hold > verdict);  // the CV write had not left the engine at the verdict
   CHECK(rig.mem.peek64(kCv) == 9);
   CHECK(rig.node.signals() == 1);
 }
@@ -236,14 +235,14 @@ TEST_CASE(
     "Engine alone: an unresolved WAIT blocks the queue through the CMP and the next packet runs only once unblocked",
     "[F5][engine]") {
   PacketWriter w;
-  w.wait({kSlot, kCv, 0}, 5).write64(kData, 77);  // 24 + 20 bytes
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  w.wait({kNodeSlot, kCv, 0}, 5).write64(kData, 77);  // 24 + 20 bytes
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   const uint64_t cv = 1;
   rig.mem.poke(kCv, &cv, 8);
   const sc_time unblock(10, SC_US);
   uint64_t data_before_unblock = ~0ull;
-  rig.body = [&](Rig& r) {
+  rig.body = [&](NodeRig& r) {
     wait(unblock);
     data_before_unblock = r.mem.peek64(kData);
     r.cmp.q.blocked = false;  // the CMP's unblock (F5), then its kick
@@ -252,19 +251,19 @@ TEST_CASE(
   sc_start(sc_time(20, SC_US));
   // WAIT: decoded at t1 + decode, then reads CV (8 ps + 90 ns); CV 1 < 5, so the queue blocks then.
   const sc_time t1 = fetch(44);
-  const sc_time blocked = t1 + kDecode + ps(8) + kRead;
+  const sc_time blocked = t1 + kNodeDecode + ps(8) + kNodeRead;
   REQUIRE(rig.cmp.count("block") == 1);
   CHECK(rig.cmp.find("block")->at == blocked);
-  CHECK(rig.cmp.blocked_on.slot == kSlot);
+  CHECK(rig.cmp.blocked_on.slot == kNodeSlot);
   CHECK(rig.cmp.blocked_on.value == 5);
   CHECK_FALSE(rig.cmp.blocked_on.logged);
-  CHECK(rig.cmp.blocked_on.observed == (t1 + kDecode).value() / uint64_t(rig.ps.get_int("gpu.timestamp_tick_ps")));
+  CHECK(rig.cmp.blocked_on.observed == (t1 + kNodeDecode).value() / uint64_t(rig.ps.get_int("gpu.timestamp_tick_ps")));
   CHECK(data_before_unblock == 0);  // the WRITE64 behind the WAIT had not run
   // Unblocked at 10 us: the WRITE64 (already fetched) decodes at once and is visible hold + 8 ps + 90 ns later.
   REQUIRE(rig.cmp.count("executed") == 2);
-  CHECK(rig.cmp.find("executed", 1)->at == unblock + kDecode);
+  CHECK(rig.cmp.find("executed", 1)->at == unblock + kNodeDecode);
   CHECK(rig.mem.peek64(kData) == 77);
-  CHECK(rig.node.last_wait_read() == t1 + kDecode);
+  CHECK(rig.node.last_wait_read() == t1 + kNodeDecode);
 }
 
 TEST_CASE(
@@ -273,12 +272,12 @@ TEST_CASE(
     "[T3][engine]") {
   PacketWriter w;
   w.compute(1000).fence(kFenceId, 1, kFenceVector).compute(1000).fence(kFenceId, 2, kFenceVector);  // 72 B
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   const sc_time hold = rig.ps.get_ns("node.write_buffer_ns"), bar = rig.ps.get_ns("node.barrier_ns");
   const sc_time save = rig.ps.get_ns("node.preempt_save_ns");
   REQUIRE(rig.ps.get_enum("node.preemption") == "packet");
-  rig.body = [](Rig& r) {
+  rig.body = [](NodeRig& r) {
     wait(sc_time(100, SC_NS));  // inside the first COMPUTE
     r.node.request_preempt();
   };
@@ -288,7 +287,7 @@ TEST_CASE(
   // 8 ps + 90 ns later, then the interrupt. The preemption is taken at that boundary: the state saved
   // (node.preempt_save_ns), the rest of the ring given back, the preemption vector raised.
   const sc_time t1 = fetch(72);
-  const sc_time fence1 = t1 + kDecode + sc_time(500, SC_NS) + kDecode + bar + hold + ps(8) + kWrite;
+  const sc_time fence1 = t1 + kNodeDecode + sc_time(500, SC_NS) + kNodeDecode + bar + hold + ps(8) + kWrite;
   REQUIRE(rig.cmp.count("interrupt") == 2);
   CHECK(rig.cmp.find("interrupt", 0)->a == kFenceVector);
   CHECK(rig.cmp.find("interrupt", 0)->at == fence1);
@@ -306,12 +305,12 @@ TEST_CASE("Engine alone: a reset stops a COMPUTE where it is and empties the eng
           "[T1][T3][engine]") {
   PacketWriter w;
   w.compute(1'000'000'000).fence(kFenceId, 1, kFenceVector);  // 0.5 s of compute: a hang
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   const sc_time reset = rig.ps.get_ns("node.reset_ns");
   const sc_time asked(1, SC_US);
   uint32_t status_during = 0, status_after = 0;
-  rig.body = [&](Rig& r) {
+  rig.body = [&](NodeRig& r) {
     wait(asked);
     r.node.request_reset();
     wait(sc_time(1, SC_NS));
@@ -326,8 +325,8 @@ TEST_CASE("Engine alone: a reset stops a COMPUTE where it is and empties the eng
   REQUIRE(rig.cmp.count("reset_queue") == 1);
   CHECK(rig.cmp.find("reset_queue")->at == asked + reset);  // the reset request is taken in the same instant
   CHECK(rig.node.resets() == 1);
-  CHECK(rig.node.compute_time() == asked - (fetch(36) + kDecode));  // the COMPUTE stopped at the request
-  CHECK(rig.cmp.count("interrupt") == 0);                           // its FENCE never ran
+  CHECK(rig.node.compute_time() == asked - (fetch(36) + kNodeDecode));  // the COMPUTE stopped at the request
+  CHECK(rig.cmp.count("interrupt") == 0);                               // its FENCE never ran
   CHECK(rig.node.last_fence() == 0);
   CHECK(rig.mem.peek64(kRptr) == 36);  // the emptied queue's read pointer written back
 }
@@ -339,12 +338,12 @@ TEST_CASE("Engine alone: SET_PAGE_TABLE tells the CMP the running context's spac
   constexpr uint64_t kRoot = kMem + 0x40000;
   PacketWriter w;
   w.set_page_table(kRoot);  // 12 bytes
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   sc_start(sc_time(20, SC_US));
   REQUIRE(rig.cmp.count("set_context") == 1);
   CHECK(rig.cmp.find("set_context")->a == kRoot);
-  CHECK(rig.cmp.find("set_context")->at == fetch(12) + kDecode);
+  CHECK(rig.cmp.find("set_context")->at == fetch(12) + kNodeDecode);
   CHECK(rig.cmp.q.ctx_root == kRoot);
   CHECK(rig.cmp.q.pt_root == 0);  // the ring's space is unchanged
 }
@@ -357,14 +356,14 @@ TEST_CASE(
   // the WAIT's CV read (from fetch(24) + decode, 8 ps + 90 ns); the executor finishes that bounded step,
   // blocks the queue, then stops: the reset empties the queue only then, so the block does not outlive it.
   PacketWriter w;
-  w.wait({kSlot, kCv, 0}, 5);
-  Rig rig("rig", w, {{"node.reset_ns", "0"}});
-  check_defaults(rig.ps);
+  w.wait({kNodeSlot, kCv, 0}, 5);
+  NodeRig rig("rig", w, {{"node.reset_ns", "0"}});
+  check_node_defaults(rig.ps);
   const uint64_t cv = 1;
   rig.mem.poke(kCv, &cv, 8);
-  const sc_time t1 = fetch(24), read_done = t1 + kDecode + ps(8) + kRead;
-  rig.body = [&](Rig& r) {
-    wait(t1 + kDecode + sc_time(10, SC_NS));
+  const sc_time t1 = fetch(24), read_done = t1 + kNodeDecode + ps(8) + kNodeRead;
+  rig.body = [&](NodeRig& r) {
+    wait(t1 + kNodeDecode + sc_time(10, SC_NS));
     r.node.request_reset();
   };
   sc_start(sc_time(20, SC_US));
@@ -382,15 +381,15 @@ TEST_CASE(
     "[H1][engine][kinds]") {
   PacketWriter w;
   w.write64(kData, 5).compute(1000).write64(kData + 8, 6);  // 20 + 12 + 20 bytes
-  Rig rig("rig", w, {{"gpu.node0.kind", "copy"}});
-  check_defaults(rig.ps);
+  NodeRig rig("rig", w, {{"gpu.node0.kind", "copy"}});
+  check_node_defaults(rig.ps);
   REQUIRE(rig.node.engine_kind() == EngineKind::Copy);
   sc_start(sc_time(20, SC_US));
   // One fetch of 52 B at t1. WRITE64 is decoded at t1 + decode; the COMPUTE's fault is raised as it is
   // decoded (before the decode time the fault costs, as for a malformed header): at t1 + decode.
   const sc_time t1 = fetch(52);
   REQUIRE(rig.cmp.count("fault_queue") == 1);
-  CHECK(rig.cmp.find("fault_queue")->at == t1 + kDecode);
+  CHECK(rig.cmp.find("fault_queue")->at == t1 + kNodeDecode);
   CHECK(rig.cmp.count("executed") == 1);  // the WRITE64 only
   CHECK(rig.cmp.q.rptr == 20);            // stopped at the COMPUTE
   CHECK(rig.mem.peek64(kData) == 5);
@@ -406,7 +405,7 @@ TEST_CASE("Engine kinds: a video engine runs COMPUTE at its own clock and faults
     PacketWriter w;
     w.compute(1000).copy(kData, kData + 0x100, 64);
     // The video engine's own clock: 1,000 cycles at 500 MHz take 2 us (8 decode cycles take 16 ns).
-    Rig rig("rig", w, {{"gpu.node0.kind", "video"}, {"gpu.node0.engine_clock_mhz", "500"}});
+    NodeRig rig("rig", w, {{"gpu.node0.kind", "video"}, {"gpu.node0.engine_clock_mhz", "500"}});
     sc_start(sc_time(20, SC_US));
     CHECK(rig.node.engine_kind() == EngineKind::Video);
     CHECK(rig.node.compute_time() == sc_time(2, SC_US));
@@ -420,7 +419,7 @@ TEST_CASE("Engine kinds: a copy engine runs a COPY", "[H1][engine][kinds]") {
   {
     PacketWriter w;
     w.copy(kData, kData + 0x100, 64);
-    Rig rig("rig", w, {{"gpu.node0.kind", "copy"}});
+    NodeRig rig("rig", w, {{"gpu.node0.kind", "copy"}});
     rig.mem.poke(kData, "0123456789abcdef", 16);
     sc_start(sc_time(20, SC_US));
     CHECK(rig.cmp.count("fault_queue") == 0);
@@ -440,15 +439,15 @@ struct LoggedSignalReset {
 LoggedSignalReset logged_signal_reset(const sc_time& asked) {
   constexpr uint64_t kLog = kMem + 0xA000;
   PacketWriter w;
-  w.signal_logged({kSlot, kCv, kMv}, 9, 0, 0x40);
-  Rig rig("rig", w);
-  check_defaults(rig.ps);
+  w.signal_logged({kNodeSlot, kCv, kMv}, 9, 0, 0x40);
+  NodeRig rig("rig", w);
+  check_node_defaults(rig.ps);
   rig.cmp.q.signal_log = kLog;
   rig.cmp.q.log_entries = 8;
   const uint64_t mv = 5;
   rig.mem.poke(kMv, &mv, 8);
   const sc_time t1 = fetch(unsigned(w.bytes()));
-  rig.body = [&](Rig& r) {
+  rig.body = [&](NodeRig& r) {
     wait(t1 + asked);
     r.node.request_reset();
   };

@@ -16,8 +16,8 @@ using namespace sc_core;
 
 namespace {
 
-const sc_time kHold(100, SC_NS);    // node.write_buffer_ns
-const sc_time kLatency(30, SC_NS);  // the target's: a write is visible this long after it arrives
+const sc_time kBufferHold(100, SC_NS);    // node.write_buffer_ns
+const sc_time kBufferLatency(30, SC_NS);  // the target's: a write is visible this long after it arrives
 
 // What a link and a memory do to a posted write, in one target: records it, adds its latency to the
 // delay (the visibility time); on request refuses one flow-controlled write as a full link does, or
@@ -49,7 +49,7 @@ struct Sink : sc_module {
     uint64_t v = 0;
     std::memcpy(&v, t.get_data_ptr(), std::min(8u, t.get_data_length()));
     arrivals.push_back({t.get_address(), v, sc_time_stamp() + d});
-    d += kLatency;
+    d += kBufferLatency;
     t.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 };
@@ -66,7 +66,7 @@ struct Engine : sc_module {
         isock("isock"),
         bus(isock),
         wb(
-            "wb", kHold,
+            "wb", kBufferHold,
             [this](uint64_t a, const void* src, unsigned len, PostedFlowControl& fc, sc_time& vis) {
               return bus.try_post(a, src, len, fc, vis);
             },
@@ -80,16 +80,16 @@ struct Engine : sc_module {
   void push64(uint64_t addr, uint64_t v, const sc_time& offset = SC_ZERO_TIME) { wb.push(addr, &v, 8, offset); }
 };
 
-struct Bench {
+struct BufferBench {
   Sink sink{"sink"};
   Engine eng{"eng"};
-  Bench() { eng.isock.bind(sink.tsock); }
+  BufferBench() { eng.isock.bind(sink.tsock); }
 };
 
 }  // namespace
 
 TEST_CASE("write buffer: writes leave hold after they enter, in order, visible at the target's time", "[engine][F7]") {
-  Bench b;
+  BufferBench b;
   b.eng.body = [&] {
     b.eng.push64(0x1000, 1);
     b.eng.push64(0x1008, 2, sc_time(10, SC_NS));  // entered 10 ns later (still decoding its packet)
@@ -98,14 +98,14 @@ TEST_CASE("write buffer: writes leave hold after they enter, in order, visible a
   sc_start(sc_time(1, SC_US));
   REQUIRE(b.sink.arrivals.size() == 3);
   CHECK(b.sink.arrivals[0].value == 1);
-  CHECK(b.sink.arrivals[0].at == kHold);
+  CHECK(b.sink.arrivals[0].at == kBufferHold);
   CHECK(b.sink.arrivals[1].value == 2);
-  CHECK(b.sink.arrivals[1].at == kHold + sc_time(10, SC_NS));
+  CHECK(b.sink.arrivals[1].at == kBufferHold + sc_time(10, SC_NS));
   CHECK(b.sink.arrivals[2].value == 3);
-  CHECK(b.sink.arrivals[2].at == kHold + sc_time(10, SC_NS));
+  CHECK(b.sink.arrivals[2].at == kBufferHold + sc_time(10, SC_NS));
   REQUIRE(b.eng.left.size() == 3);
-  CHECK(b.eng.left[0].second == kHold + kLatency);
-  CHECK(b.eng.wb.visible() == kHold + sc_time(10, SC_NS) + kLatency);
+  CHECK(b.eng.left[0].second == kBufferHold + kBufferLatency);
+  CHECK(b.eng.wb.visible() == kBufferHold + sc_time(10, SC_NS) + kBufferLatency);
   CHECK(b.eng.wb.entered() == 3);
   CHECK(b.eng.wb.left() == 3);
   CHECK(b.eng.wb.empty());
@@ -113,7 +113,7 @@ TEST_CASE("write buffer: writes leave hold after they enter, in order, visible a
 
 TEST_CASE("write buffer: a flush waits for the writes before it, not after, and gives their visibility",
           "[engine][F7]") {
-  Bench b;
+  BufferBench b;
   WriteBuffer::Flush empty_flush, f;
   sc_time done_at;
   b.eng.body = [&] {
@@ -129,13 +129,13 @@ TEST_CASE("write buffer: a flush waits for the writes before it, not after, and 
   CHECK(empty_flush.done);
   CHECK(empty_flush.visible == SC_ZERO_TIME);
   CHECK(f.done);
-  CHECK(f.visible == kHold + kLatency);  // the first write's, not the second's (150 + 30 ns)
-  CHECK(done_at == kHold);               // when the write left (flush_event is a delta notification)
-  CHECK(b.eng.wb.visible() == kHold + sc_time(50, SC_NS) + kLatency);
+  CHECK(f.visible == kBufferHold + kBufferLatency);  // the first write's, not the second's (150 + 30 ns)
+  CHECK(done_at == kBufferHold);                     // when the write left (flush_event is a delta notification)
+  CHECK(b.eng.wb.visible() == kBufferHold + sc_time(50, SC_NS) + kBufferLatency);
 }
 
 TEST_CASE("write buffer: a refused write waits at the head for its grant, later writes behind it", "[engine][H1]") {
-  Bench b;
+  BufferBench b;
   b.sink.refuse_next = true;
   const sc_time grant_at(400, SC_NS);
   sc_time emptied;
@@ -163,11 +163,11 @@ TEST_CASE("write buffer: a refused write waits at the head for its grant, later 
 TEST_CASE("write buffer: a target that waits in b_transport is served (writes leave from a thread)", "[engine][H1]") {
   // IEEE 1666-2011, 11.1.1.4 b: b_transport may call wait. From a method process this target would
   // stop the simulation with an error.
-  Bench b;
+  BufferBench b;
   b.sink.waits = true;
   b.eng.body = [&] { b.eng.push64(0x4000, 5, sc_time(20, SC_NS)); };
   sc_start(sc_time(1, SC_US));
   REQUIRE(b.sink.arrivals.size() == 1);
-  CHECK(b.sink.arrivals[0].at == kHold + sc_time(20, SC_NS));
-  CHECK(b.eng.wb.visible() == kHold + sc_time(20, SC_NS) + kLatency);
+  CHECK(b.sink.arrivals[0].at == kBufferHold + sc_time(20, SC_NS));
+  CHECK(b.eng.wb.visible() == kBufferHold + sc_time(20, SC_NS) + kBufferLatency);
 }

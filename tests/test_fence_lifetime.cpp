@@ -10,7 +10,6 @@ using namespace tb;
 using namespace sc_core;
 
 namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
 
 // F11: fence A's interrupt entry is in the event ring when A is destroyed and fence B is created in
 // A's (freed) slot. The ISR runs late (cpu.interrupt_entry_ns = 20 us: interrupt latency behind

@@ -13,7 +13,6 @@ using namespace sc_core;
 namespace fl = gpumodel::fence_log;
 
 namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
 
 fl::Entry entry_at(Platform& p, uint64_t log, uint32_t index) {
   fl::Entry e{};

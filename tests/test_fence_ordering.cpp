@@ -27,8 +27,6 @@ using namespace sc_core;
 
 namespace {
 
-sc_time ns_(double v) { return sc_time(v, SC_NS); }
-
 struct Race {
   NativeFence* f = nullptr;
   sc_time t_s;                   // the SIGNAL executes (after its decode)

@@ -7,10 +7,6 @@
 using namespace tb;
 using namespace sc_core;
 
-namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
-}  // namespace
-
 TEST_CASE("MonitoredValue is the least waited value - 1, UINT64_MAX without waiters, as waiters come and go", "[F2]") {
   FenceBench b;
   auto& p = b.p;

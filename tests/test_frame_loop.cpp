@@ -16,7 +16,7 @@ namespace {
 
 // The game's frame (workloads/game.json): 42 GPU signals of its own fences, one present-fence signal;
 // its CPU steps take 3000 +- 500 and 1000 +- 200 us.
-constexpr int kSignals = 42, kFrames = 60;
+constexpr int kFrameSignals = 42, kFrames = 60;
 
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
   std::ifstream in(path);
@@ -56,7 +56,7 @@ TEST_CASE("frame_loop game: native fences interrupt once a frame and legacy fenc
   CHECK(native["gpu_waits"]["cpu_round_trips"] == 0);
   CHECK(native["gpu_waits"]["unblocked_on_gpu"].get<int>() <= 3 * kFrames);  // three GPU waits a frame at most
   // Legacy (F5): every GPU signal of a monitored fence interrupts, the present fence's too.
-  CHECK(legacy["cpu_interrupts"]["fence"] == kFrames * (kSignals + 1));
+  CHECK(legacy["cpu_interrupts"]["fence"] == kFrames * (kFrameSignals + 1));
   CHECK(legacy["cpu_interrupts"]["display_flip"] == kFrames);
   CHECK(legacy["gpu_waits"]["unblocked_on_gpu"] == 0);
   CHECK(legacy["gpu_waits"]["cpu_round_trips"].get<int>() > 0);

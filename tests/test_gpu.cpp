@@ -8,10 +8,7 @@ using namespace sc_core;
 
 using namespace tb::dflt;
 
-namespace {
-sc_time ns_(double v) { return sc_time(v, SC_NS); }
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("Ring fetch: from the doorbell write to the first packet's execution", "[H2][H3]") {
   Bench b;

@@ -8,7 +8,7 @@
 using namespace tb;
 
 namespace {
-std::string write_ini(const std::string& name, const std::string& text) {
+std::string write_params_ini(const std::string& name, const std::string& text) {
   const std::string path = "instance_test_" + name + ".ini";
   std::ofstream(path) << text;
   return path;
@@ -56,15 +56,16 @@ TEST_CASE("Node: each node reads its own keys, the others the class keys", "[H4]
 
 TEST_CASE("CLI: an instance key from a file section or the command line, and a node the platform lacks is refused",
           "[H4]") {
-  const std::string ini = write_ini("section", "scenario = mmio_roundtrip\n[gpu.node1]\nreset_ns = 2000\n");
+  const std::string ini = write_params_ini("section", "scenario = mmio_roundtrip\n[gpu.node1]\nreset_ns = 2000\n");
   Run r = run_cli(ini + " --gpu.node0.write_buffer_ns=50");
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("gpu.node1.reset_ns") != std::string::npos);
   CHECK(r.out.find("gpu.node0.write_buffer_ns") != std::string::npos);
   // gpu.node9 on two nodes: exit 2, one line naming the key and the nodes there are, nothing run.
-  for (const std::string& args : {scenario("mmio_roundtrip") + " --gpu.node9.reset_ns=1000",
-                                  write_ini("missing", "scenario = mmio_roundtrip\n[gpu.node9]\nreset_ns = 1000\n")}) {
+  for (const std::string& args :
+       {scenario("mmio_roundtrip") + " --gpu.node9.reset_ns=1000",
+        write_params_ini("missing", "scenario = mmio_roundtrip\n[gpu.node9]\nreset_ns = 1000\n")}) {
     r = run_cli(args);
     INFO(args << "\nstderr: " << r.err);
     CHECK(r.code == 2);

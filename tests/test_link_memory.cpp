@@ -8,7 +8,6 @@ using namespace sc_core;
 using namespace tb::dflt;
 
 namespace {
-const uint64_t kA = regs::kSysmemBase + 0x100000;
 // The platform with two extra initiators: one on the GPU's side (its system-memory accesses cross the
 // link) and one on the host's (straight to the root complex).
 struct TwoAgents {

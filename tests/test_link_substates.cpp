@@ -12,8 +12,6 @@ using namespace gpumodel;
 using namespace tb::dflt;
 
 namespace {
-const uint64_t kA = regs::kSysmemBase + 0x100000;
-double ms(const sc_time& t) { return t.to_seconds() * 1e3; }
 
 struct Expect {
   size_t state;      // the L1 state the link must sleep in

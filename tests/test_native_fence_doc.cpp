@@ -11,10 +11,6 @@ using namespace sc_core;
 namespace fl = gpumodel::fence_log;
 
 namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
-}  // namespace
-
-namespace {
 // Adapter start, then `calls` caps queries; the OS's feature switch as given.
 void feature_negotiation(const char* feature, bool want_enabled) {
   FenceBench b(Overrides{{"os.native_fence_feature", feature}});

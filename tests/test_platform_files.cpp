@@ -21,17 +21,8 @@ namespace {
 
 const std::string kPlatforms = std::string(GPUMODEL_SOURCE_DIR) + "/platforms/";
 
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::absolute("platform_files_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
 // parse_command_line on `args` (the program's name first), into `ps`.
-CliRequest parse(const std::vector<std::string>& args, ParamSet& ps) {
+CliRequest parse_args(const std::vector<std::string>& args, ParamSet& ps) {
   std::vector<const char*> argv{"gpumodel"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   return parse_command_line(int(argv.size()), argv.data(), ps);
@@ -92,7 +83,7 @@ TEST_CASE("The reference platforms describe the same keys, each with a source", 
 }
 
 TEST_CASE("Precedence: built-in default < platform file < scenario file < command line", "[H4]") {
-  const fs::path d = scratch("precedence");
+  const fs::path d = scratch("platform_files", "precedence");
   // Each key set at one more level than the one before it.
   put(d / "p.ini",
       "# A test platform.\n\n# source: test\nlink.hop_ns = 111\n# source: test\nrc.latency_ns = 31\n"
@@ -101,7 +92,7 @@ TEST_CASE("Precedence: built-in default < platform file < scenario file < comman
   put(d / "s.ini",
       "scenario = mmio_roundtrip\nplatform = p.ini\n[rc]\nlatency_ns = 41\n[sysmem]\nread_latency_ns = 92\n");
   ParamSet ps = params();
-  const CliRequest req = parse({(d / "s.ini").string(), "--sysmem.read_latency_ns=93"}, ps);
+  const CliRequest req = parse_args({(d / "s.ini").string(), "--sysmem.read_latency_ns=93"}, ps);
   CHECK(ps.get_real("link.l1_exit_us") == 4);          // built-in, no level sets it
   CHECK(ps.get_real("link.hop_ns") == 111);            // the platform's over the built-in 200
   CHECK(ps.get_real("rc.latency_ns") == 41);           // the scenario file's over the platform's 31
@@ -113,14 +104,14 @@ TEST_CASE("Precedence: built-in default < platform file < scenario file < comman
   CHECK(ps.was_set("rc.latency_ns"));
   // --platform replaces the file's platform, under the file's own keys still.
   ParamSet other = params();
-  const CliRequest r2 = parse({(d / "s.ini").string(), "--platform=" + (d / "q.ini").string()}, other);
+  const CliRequest r2 = parse_args({(d / "s.ini").string(), "--platform=" + (d / "q.ini").string()}, other);
   CHECK(other.get_real("link.hop_ns") == 112);
   CHECK(other.get_real("rc.latency_ns") == 41);
   CHECK(other.get_real("sysmem.read_latency_ns") == 92);
   CHECK(r2.platform.name == "q");
   // No platform named: desktop_gen4, from the source tree.
   ParamSet dflt = params();
-  const CliRequest r3 = parse({scenario("mmio_roundtrip")}, dflt);
+  const CliRequest r3 = parse_args({scenario("mmio_roundtrip")}, dflt);
   CHECK(r3.platform.name == "desktop_gen4");
   CHECK(r3.platform.file == kPlatforms + "desktop_gen4.ini");
   fs::remove_all(d);
@@ -130,17 +121,17 @@ TEST_CASE("A platform's keys for hardware a scenario leaves out are not refused 
   // laptop_hybrid sets display.mode and igpu.*: on the dGPU platform, which a scenario file or the
   // command line may choose, they configure nothing, and only a key the user set is refused for that.
   ParamSet ps = params();
-  CHECK_NOTHROW(parse({scenario("mmio_roundtrip"), "--platform=laptop_hybrid", "--platform.topology=dgpu"}, ps));
+  CHECK_NOTHROW(parse_args({scenario("mmio_roundtrip"), "--platform=laptop_hybrid", "--platform.topology=dgpu"}, ps));
   CHECK(ps.get_enum("display.mode") == "2560x1600@240");
   ParamSet user = params();
-  CHECK_THROWS_WITH(parse({scenario("mmio_roundtrip"), "--platform=laptop_hybrid", "--platform.topology=dgpu",
-                           "--igpu.engine_clock_mhz=2250"},
-                          user),
+  CHECK_THROWS_WITH(parse_args({scenario("mmio_roundtrip"), "--platform=laptop_hybrid", "--platform.topology=dgpu",
+                                "--igpu.engine_clock_mhz=2250"},
+                               user),
                     Catch::Contains("igpu.engine_clock_mhz configures the integrated adapter"));
 }
 
 TEST_CASE("desktop_gen4 runs give the results and waveform of the built-in defaults, byte for byte", "[H4]") {
-  const fs::path d = scratch("identical");
+  const fs::path d = scratch("platform_files", "identical");
   // A platform file that sets nothing: the built-in defaults.
   put(d / "none.ini", "# The built-in defaults, nothing set.\n");
   for (const std::string name : {"mmio_roundtrip", "hybrid_present"}) {
@@ -159,7 +150,7 @@ TEST_CASE("desktop_gen4 runs give the results and waveform of the built-in defau
 }
 
 TEST_CASE("A run records its platform: name, file and SHA-256, in the results and the header", "[H4]") {
-  const fs::path d = scratch("record");
+  const fs::path d = scratch("platform_files", "record");
   const std::string out = (d / "r.json").string();
   Run r = run_cli(scenario("mmio_roundtrip") + " --platform=laptop_hybrid --quiet --results " + out);
   REQUIRE(r.code == 0);
@@ -182,7 +173,7 @@ TEST_CASE("A run records its platform: name, file and SHA-256, in the results an
 }
 
 TEST_CASE("The platform file is an input: no output replaces it, and it is bounded", "[H4]") {
-  const fs::path d = scratch("input");
+  const fs::path d = scratch("platform_files", "input");
   fs::copy_file(kPlatforms + "laptop_hybrid.ini", d / "p.ini");
   const std::string before = slurp((d / "p.ini").string());
   for (const std::string opt : {"--results", "--timeline", "--vcd"})
@@ -213,7 +204,7 @@ TEST_CASE("laptop_hybrid runs every scenario file, or refuses one that presents 
   // Their scenario files make the dGPU drive the panel (display.adapter = gpu), which the hybrid laptop's
   // iGPU drives: the platform's topology under a file that does not set it is refused, naming both keys.
   const std::set<std::string> refused = {"frame_loop", "presentmon_replay", "video_playback"};
-  const fs::path d = scratch("laptop");
+  const fs::path d = scratch("platform_files", "laptop");
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(std::string(GPUMODEL_SOURCE_DIR) + "/scenarios")) {
     if (e.path().extension() != ".ini") continue;

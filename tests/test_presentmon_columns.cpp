@@ -26,7 +26,7 @@ namespace {
 
 using Row = std::map<std::string, std::string>;
 
-std::vector<Row> read_rows(const std::string& path) {
+std::vector<Row> read_column_rows(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   CsvReader csv([&in](char* b, size_t n) {
     in.read(b, std::streamsize(n));
@@ -123,7 +123,7 @@ TEST_CASE("PresentMon rows: the columns agree with each other as PresentMon defi
     w.close(done);  // the file appears whole at close (hw_model/core/output_file.h)
     REQUIRE(done.output_error.empty());
   }
-  const auto rows = read_rows(csv);
+  const auto rows = read_column_rows(csv);
   std::remove(csv.c_str());
   REQUIRE(rows.size() == 6);
   check_rules(rows);
@@ -160,7 +160,7 @@ TEST_CASE("frame_loop --presentmon: each row is the run's own frame times, and t
   sc_core::sc_start(sc_core::sc_time(2000, sc_core::SC_MS));
   d.finish(p, r);
   REQUIRE(r.failures.empty());
-  const auto rows = read_rows(csv);
+  const auto rows = read_column_rows(csv);
   std::remove(csv.c_str());
   REQUIRE(rows.size() == 30);
   check_rules(rows);

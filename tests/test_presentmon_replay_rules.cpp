@@ -19,12 +19,9 @@ using namespace gpumodel;
 
 namespace {
 
-Capture parse(const std::string& text) { return parse_presentmon(text, "t.csv", "workload.presentmon"); }
+Capture parse_rules_csv(const std::string& text) { return parse_presentmon(text, "t.csv", "workload.presentmon"); }
 
 // A 1.x capture: application, PID, swap chain, present mode, Present() time (s), until displayed (ms).
-const std::string k1x =
-    "Application,ProcessID,SwapChainAddress,SyncInterval,PresentMode,Dropped,TimeInSeconds,MsBetweenPresents,"
-    "MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
 std::string row(const std::string& app, int pid, const std::string& chain, const std::string& mode, double t_s) {
   char b[256];
   std::snprintf(b, sizeof b, "%s,%d,%s,1,%s,0,%.7f,16.6,0.1,1.0,10.0\n", app.c_str(), pid, chain.c_str(), mode.c_str(),
@@ -47,7 +44,7 @@ struct Rows {
   size_t col(const std::string& name) const { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); }
   double num(size_t row, const std::string& name) const { return std::stod(rows.at(row).at(col(name))); }
 };
-Rows read_rows(const std::string& path) {
+Rows read_replay_rows(const std::string& path) {
   Rows r;
   std::ifstream in(path);
   auto split = [](const std::string& line) {
@@ -116,9 +113,9 @@ TEST_CASE("presentmon_replay choice: by PID and swap chain, a name two processes
           "[H4][presentmon]") {
   // Two processes named game.exe (PIDs 7 and 9), and dwm.exe with two swap chains.
   const Capture cap =
-      parse(k1x + row("game.exe", 7, "0x10", kLegacy, 0.01) + row("game.exe", 9, "0x20", kLegacy, 0.02) +
-            row("game.exe", 9, "0x20", kLegacy, 0.03) + row("dwm.exe", 4, "0x30", kLegacy, 0.04) +
-            row("dwm.exe", 4, "0x31", kLegacy, 0.05) + row("dwm.exe", 4, "0x31", kLegacy, 0.06));
+      parse_rules_csv(k1x + row("game.exe", 7, "0x10", kLegacy, 0.01) + row("game.exe", 9, "0x20", kLegacy, 0.02) +
+                      row("game.exe", 9, "0x20", kLegacy, 0.03) + row("dwm.exe", 4, "0x30", kLegacy, 0.04) +
+                      row("dwm.exe", 4, "0x31", kLegacy, 0.05) + row("dwm.exe", 4, "0x31", kLegacy, 0.06));
   auto chain = [&](const SwapChainChoice& c) { return cap.name(c.swap_chain); };
   // By PID: the process's own presents only, never merged with another of the same name.
   const SwapChainChoice p7 = choose_swap_chain(cap, 7, "", "", "t.csv");
@@ -151,11 +148,12 @@ TEST_CASE("presentmon_replay choice: a tie never lands on a GDI swap chain when 
           "[H4][presentmon]") {
   // One process, two swap chains of 3 presents each: the GDI copy's comes first in the file. The one
   // with hardware flips is replayed; so is the process, over another with more presents but no flips.
-  const Capture cap = parse(k1x + row("app.exe", 5, "0xA", kGdi, 0.01) + row("app.exe", 5, "0xB", kLegacy, 0.011) +
-                            row("app.exe", 5, "0xA", kGdi, 0.02) + row("app.exe", 5, "0xB", kLegacy, 0.021) +
-                            row("app.exe", 5, "0xA", kGdi, 0.03) + row("app.exe", 5, "0xB", kLegacy, 0.031) +
-                            row("gdi.exe", 6, "0xC", kGdi, 0.04) + row("gdi.exe", 6, "0xC", kGdi, 0.05) +
-                            row("gdi.exe", 6, "0xC", kGdi, 0.06) + row("gdi.exe", 6, "0xC", kGdi, 0.07));
+  const Capture cap =
+      parse_rules_csv(k1x + row("app.exe", 5, "0xA", kGdi, 0.01) + row("app.exe", 5, "0xB", kLegacy, 0.011) +
+                      row("app.exe", 5, "0xA", kGdi, 0.02) + row("app.exe", 5, "0xB", kLegacy, 0.021) +
+                      row("app.exe", 5, "0xA", kGdi, 0.03) + row("app.exe", 5, "0xB", kLegacy, 0.031) +
+                      row("gdi.exe", 6, "0xC", kGdi, 0.04) + row("gdi.exe", 6, "0xC", kGdi, 0.05) +
+                      row("gdi.exe", 6, "0xC", kGdi, 0.06) + row("gdi.exe", 6, "0xC", kGdi, 0.07));
   const SwapChainChoice c = choose_swap_chain(cap, 0, "", "", "t.csv");
   CHECK(c.process_id == 5);
   CHECK(cap.name(c.swap_chain) == "0xB");
@@ -255,7 +253,7 @@ TEST_CASE("presentmon_replay: a burst of presents drains one per vblank, as DXGI
   // The model's own frames: each frame's screen time (its Present() plus until displayed, on the model's
   // clock) minus frame 0's is the capture's, to the 0.0001 ms the columns are printed to and the model's
   // panel period (its pixel clock: within 0.01 ms over these 17 refreshes).
-  const Rows out = read_rows(rows);
+  const Rows out = read_replay_rows(rows);
   REQUIRE(out.col("TimeInSeconds") < out.cols.size());
   REQUIRE(out.col("MsUntilDisplayed") < out.cols.size());
   std::vector<double> model_screen;
@@ -304,7 +302,7 @@ TEST_CASE("presentmon_replay: Present() blocks while DXGI's maximum frame latenc
   CHECK(m["frames_compared"] == 9);
   CHECK(m["frames_same_refresh_pct"] == 100.0);
   CHECK(m["frames_throttled"] == 2);
-  const Rows out = read_rows(rows);
+  const Rows out = read_replay_rows(rows);
   REQUIRE(out.col("MsInPresentAPI") < out.cols.size());
   std::vector<double> in_present;
   for (size_t k = 0; k < out.rows.size(); ++k) in_present.push_back(out.num(k, "MsInPresentAPI"));
@@ -403,7 +401,7 @@ TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work an
   CHECK(m["baseline_same_refresh_pct"].get<double>() < 100.0);
   // The model's own rows: each frame flipped immediately (SyncInterval 0, AllowsTearing 1), on screen from
   // its tear, mid-refresh, within a refresh of its Present() + render complete.
-  const Rows out = read_rows(rows);
+  const Rows out = read_replay_rows(rows);
   REQUIRE(out.col("MsUntilDisplayed") < out.cols.size());
   for (size_t n = 0; n < out.rows.size(); ++n) {
     INFO("frame " << n);
@@ -459,7 +457,7 @@ TEST_CASE(
   CHECK(m["immediate_flips_replayed"] == 5);
   CHECK(m["frames_compared"] == 20);
   CHECK(m["frames_same_refresh_pct"] == 100.0);
-  const Rows out = read_rows(rows);
+  const Rows out = read_replay_rows(rows);
   REQUIRE(out.col("AllowsTearing") < out.cols.size());
   std::vector<std::string> si, tear;
   for (auto& f : out.rows) si.push_back(f.at(out.col("SyncInterval"))), tear.push_back(f.at(out.col("AllowsTearing")));
@@ -477,8 +475,8 @@ TEST_CASE("PresentMon capture: AllowsTearing other than 0 or 1 is refused with i
       "Application,ProcessID,SwapChainAddress,SyncInterval,AllowsTearing,PresentMode,Dropped,"
       "TimeInSeconds,MsBetweenPresents,MsInPresentAPI,MsUntilRenderComplete,MsUntilDisplayed\n";
   const std::string ok = "a.exe,1,0x1,0,1,Hardware: Independent Flip,0,0.02,10.0,0.1,1.0,1.0\n";
-  CHECK(parse(head + ok).presents.at(0).allows_tearing);
-  CHECK_THROWS_WITH(parse(head + ok + "a.exe,1,0x1,0,2,Hardware: Independent Flip,0,0.03,10.0,0.1,1.0,1.0\n"),
+  CHECK(parse_rules_csv(head + ok).presents.at(0).allows_tearing);
+  CHECK_THROWS_WITH(parse_rules_csv(head + ok + "a.exe,1,0x1,0,2,Hardware: Independent Flip,0,0.03,10.0,0.1,1.0,1.0\n"),
                     Catch::Contains("column AllowsTearing: '2' is neither 0 nor 1; allowed: 0 or 1"));
 }
 

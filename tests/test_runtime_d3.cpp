@@ -14,8 +14,7 @@ using namespace sc_core;
 using namespace gpumodel;
 
 namespace {
-double gib(uint64_t bytes) { return double(bytes) / double(uint64_t(1) << 30); }
-const uint64_t kSlot = PcieLink::kRootPortBase + PcieLink::kSlotControl;
+const uint64_t kSlotControl = PcieLink::kRootPortBase + PcieLink::kSlotControl;
 const uint64_t kLink = PcieLink::kRootPortBase + PcieLink::kLinkControl;
 
 // The dgpu_runtime_d3 scenario with `args`; its results' metrics.
@@ -43,11 +42,11 @@ TEST_CASE(
   uint32_t id_off = 0, id_on = 0, dllla_before = 1, dllla_after = 0;
   sc_time on_at;
   p.cpu.spawn_thread("os", [&] {
-    p.cpu.mmio_write32(kSlot, PcieLink::kSlotCtlPowerOff);
+    p.cpu.mmio_write32(kSlotControl, PcieLink::kSlotCtlPowerOff);
     p.cpu.sleep(sc_time(1, SC_MS));
     id_off = p.cpu.mmio_read32(regs::kBar0Base + regs::kId);  // the slot is off: Unsupported Request
     on_at = sc_time_stamp();
-    p.cpu.mmio_write32(kSlot, 0);
+    p.cpu.mmio_write32(kSlotControl, 0);
     // The write reaches the root port within a microsecond (the root complex's crossing); Link Active is
     // set the ramp and the training later: 10 us before that it is still clear, 10 us after it is set.
     p.cpu.sleep(ramp - sc_time(10, SC_US));
@@ -88,7 +87,7 @@ void energy_while_off(bool self_refresh) {
   p.cpu.spawn_thread("os", [&] {
     p.cpu.mmio_write32(regs::kBar0Base + regs::kVramSelfRefresh, self_refresh ? 1 : 0);
     p.cpu.mmio_read32(regs::kBar0Base + regs::kVramSelfRefresh);  // flush the posted write
-    p.cpu.mmio_write32(kSlot, PcieLink::kSlotCtlPowerOff);
+    p.cpu.mmio_write32(kSlotControl, PcieLink::kSlotCtlPowerOff);
     p.cpu.sleep(sc_time(1, SC_MS));  // well past the write's arrival
     before = EnergyModel(p).read();
     p.cpu.sleep(sc_time(2, SC_MS));
@@ -132,9 +131,9 @@ TEST_CASE(
   Platform p(ps, vcd, 1);
   p.cpu.spawn_thread("os", [&] {
     for (int i = 0; i < 2; ++i) {
-      p.cpu.mmio_write32(kSlot, PcieLink::kSlotCtlPowerOff);
+      p.cpu.mmio_write32(kSlotControl, PcieLink::kSlotCtlPowerOff);
       p.cpu.sleep(sc_time(3, SC_MS));
-      p.cpu.mmio_write32(kSlot, 0);
+      p.cpu.mmio_write32(kSlotControl, 0);
       p.cpu.sleep(sc_time(200, SC_MS));  // past the ramp and the training
     }
   });

@@ -14,7 +14,7 @@ using namespace tb;
 using namespace sc_core;
 
 namespace {
-std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+std::vector<uint8_t> seeded_pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = uint8_t(i * 13 + seed);
   return v;
@@ -46,7 +46,7 @@ TEST_CASE(
   PacketScheduler& ps = p.vidsch.packets();
   TdrRulesMonitor mon(p);
   const uint64_t bytes = 256 << 10;
-  const std::vector<uint8_t> data_a = pattern(bytes, 1), data_o = pattern(bytes, 99);
+  const std::vector<uint8_t> data_a = seeded_pattern(bytes, 1), data_o = seeded_pattern(bytes, 99);
   SchedDevice* dev = nullptr;
   VidMmAllocation *a = nullptr, *other = nullptr;
   std::vector<uint8_t> at_lost(bytes), evicted(bytes), other_after(bytes), a_after(bytes);

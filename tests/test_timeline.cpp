@@ -19,7 +19,7 @@ using namespace tb;
 using nlohmann::json;
 
 namespace {
-json load(const std::string& path) {
+json load_json(const std::string& path) {
   std::ifstream in(path);
   REQUIRE(in.good());
   return json::parse(in);
@@ -36,7 +36,7 @@ std::map<std::pair<int64_t, int64_t>, std::string> tracks(const json& doc) {
 json valid_timeline(const std::string& args, const std::string& out) {
   const Run r = run_cli(args + " --timeline " + out + " --quiet");
   REQUIRE(r.code == 0);
-  const json doc = load(out);
+  const json doc = load_json(out);
   std::string problems;
   for (auto& p : check_trace_events(doc)) problems += p + "\n";
   INFO(problems);
@@ -266,7 +266,7 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   vcd.flow_end(key, 3, "cpu.context", sc_core::sc_time(25, sc_core::SC_PS));
   vcd.flow_end(key, 1, "cpu.context", sc_core::sc_time(10, sc_core::SC_PS));
   REQUIRE(vcd.write_timeline("timeline_pairing.json", sc_core::sc_time(60, sc_core::SC_PS)).empty());
-  const json doc = load("timeline_pairing.json");
+  const json doc = load_json("timeline_pairing.json");
   CHECK(check_trace_events(doc).empty());
   const auto t = tracks(doc);
   std::vector<json> s, f, marks;
@@ -310,7 +310,7 @@ TEST_CASE(
   vcd.set(n, 4, ps(40));
   vcd.slice("gpu.node0.packets", "NOP", ps(15), ps(15));
   REQUIRE(vcd.write_timeline("timeline_record.json", ps(50)).empty());
-  const json doc = load("timeline_record.json");
+  const json doc = load_json("timeline_record.json");
   CHECK(check_trace_events(doc).empty());
   std::vector<std::tuple<std::string, double, double>> states;  // name, ts, dur on the state track
   std::vector<json> counters, instants;

@@ -17,30 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::absolute("user_files_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
 std::string sq(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// Runs gpumodel in `dir` with `args`; stdout, stderr and the exit code.
-Run run_in(const fs::path& dir, const std::string& args) {
-  const std::string base = (dir / ".." / (dir.filename().string() + "_run")).string();
-  const std::string cmd = "cd " + sq(dir) + " && " + GPUMODEL_BIN + " " + args + " >'" + base + "_out' 2>'" + base +
-                          "_err'; echo $? >'" + base + "_rc'";
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  Run r;
-  r.code = std::stoi(slurp(base + "_rc"));
-  r.out = slurp(base + "_out");
-  r.err = slurp(base + "_err");
-  for (const char* s : {"_out", "_err", "_rc"}) fs::remove(base + s);
-  return r;
-}
 
 // Refused before anything ran: exit 2, one line naming `fragment`, nothing on stdout.
 void refused(const Run& r, const std::string& fragment) {
@@ -57,7 +34,7 @@ const std::string kWorkload = std::string(GPUMODEL_SOURCE_DIR) + "/workloads/gam
 }  // namespace
 
 TEST_CASE("An output never replaces an input: the capture, the workload, by symbolic and by hard link", "[H4]") {
-  const fs::path d = scratch("inputs");
+  const fs::path d = scratch("user_files", "inputs");
   fs::copy_file(kCapture, d / "c.csv");
   fs::copy_file(kWorkload, d / "w.json");
   fs::create_symlink(d / "c.csv", d / "l.csv");
@@ -92,7 +69,7 @@ TEST_CASE("An output never replaces an input: the capture, the workload, by symb
 }
 
 TEST_CASE("An output that cannot be written fails the run and says so, and none claims to be written", "[H4]") {
-  const fs::path d = scratch("write_errors");
+  const fs::path d = scratch("user_files", "write_errors");
   const std::string loop = scenario("frame_loop") + " --workload.frames=3";
   // /proc takes no new file, even from root (access(2) says it may): refused before the run.
   refused(run_in(d, loop + " --presentmon=/proc/p.csv"), "--presentmon: cannot write '/proc/p.csv'");
@@ -106,7 +83,7 @@ TEST_CASE("An output that cannot be written fails the run and says so, and none 
 }
 
 TEST_CASE("An output file appears whole or not at all, and a failed one leaves the file that was there", "[H4]") {
-  const fs::path d = scratch("atomic");
+  const fs::path d = scratch("user_files", "atomic");
   put(d / "old.txt", "the user's data\n");
   ::chmod((d / "old.txt").c_str(), 0640);
   {  // written, then abandoned (a run that failed or threw): the old file stays, no temporary file
@@ -152,7 +129,7 @@ TEST_CASE("An output file appears whole or not at all, and a failed one leaves t
 }
 
 TEST_CASE("A scenario file is a regular file of at most 1 MiB, and a long line is echoed cut", "[H4]") {
-  const fs::path d = scratch("scenario_input");
+  const fs::path d = scratch("user_files", "scenario_input");
   // A FIFO with no writer would block a reader forever: refused without opening it.
   REQUIRE(::mkfifo((d / "fifo.ini").c_str(), 0600) == 0);
   refused(run_in(d, "fifo.ini"), "cannot read scenario file 'fifo.ini': not a regular file");
@@ -168,7 +145,7 @@ TEST_CASE("A scenario file is a regular file of at most 1 MiB, and a long line i
 }
 
 TEST_CASE("A path that is not UTF-8 reaches the results escaped, not as an exception", "[H4]") {
-  const fs::path d = scratch("utf8");
+  const fs::path d = scratch("user_files", "utf8");
   const std::string name = "w\xFF.json";
   fs::copy_file(kWorkload, d / name);
   const Run r =
@@ -182,7 +159,7 @@ TEST_CASE("A path that is not UTF-8 reaches the results escaped, not as an excep
 }
 
 TEST_CASE("A bare name runs ./scenarios/NAME.ini first and the results name the file and its SHA-256", "[H4]") {
-  const fs::path d = scratch("bare_name");
+  const fs::path d = scratch("user_files", "bare_name");
   fs::create_directories(d / "scenarios");
   // The user's edited copy: one key changed, which the run must show.
   std::string text = slurp(scenario("mmio_roundtrip"));

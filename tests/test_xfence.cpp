@@ -10,10 +10,6 @@
 using namespace tb;
 using namespace sc_core;
 
-namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
-}  // namespace
-
 TEST_CASE(
     "F9: a driver that advertises NativeGpuFence while the OS did not enable DXGK_FEATURE_NATIVE_FENCE fails adapter "
     "start, with its reason in the results",

@@ -12,12 +12,11 @@ using namespace tb;
 using namespace sc_core;
 
 namespace {
-sc_time us(double v) { return sc_time(v, SC_US); }
 const std::string kOptimized = " --kmd.optimized_native_fence_signaled_interrupt=true";
 
 // The scenario file's defaults: workload.signals = 20 pairs, each value i signalled once, on the one
 // adapter other than the waiter's. Dxgkrnl forwards each new value once to every other adapter: 20 x 1.
-constexpr uint64_t kSignals = 20, kForwards = kSignals * (2 - 1);
+constexpr uint64_t kForwardSignals = 20, kForwards = kForwardSignals * (2 - 1);
 // What the optimized DPC leaves out before it forwards: the CPU's read of the fence's CV in system memory,
 // which the non-optimized DPC makes for the fence its array names (a log entry carries the value): the root
 // complex both ways (rc.latency_ns 30 each), DRAM (sysmem.read_latency_ns 90) and 8 bytes at
@@ -35,11 +34,11 @@ void check_form_optimized(const std::string& form, const std::string& extra = ""
     const auto& m = j["metrics"];
     INFO(args << "\n" << j["why_failed"].dump());
     CHECK(j["verdict"] == "pass");
-    CHECK(m["unblocked"] == kSignals);
+    CHECK(m["unblocked"] == kForwardSignals);
     CHECK(m["forwards"] == kForwards);
     const bool gpu_signal = std::string(pair).substr(4) == "gpu";
     const bool cpu_waiter = std::string(pair).rfind("cpu_", 0) == 0;
-    CHECK(m["cpu_interrupts"] == (gpu_signal ? kSignals : 0));
+    CHECK(m["cpu_interrupts"] == (gpu_signal ? kForwardSignals : 0));
     if (gpu_signal) {
       const double floor = kInterruptPath + (cpu_waiter ? kThreadWake : 0);
       CHECK(m["signal_to_unblock_ns"].get<double>() >= floor);
@@ -56,8 +55,8 @@ TEST_CASE(
   check_form_optimized("1");
   const auto m = run_json(xfence("1", "gpu_gpu") + kOptimized, "opt_1_detail")["metrics"];
   const auto plain = run_json(xfence("1", "gpu_gpu"), "opt_1_plain")["metrics"];
-  CHECK(m["dgpu_fence_interrupts"] == kSignals);
-  CHECK(m["waiter_gpu_unblocks"] == kSignals);  // the iGPU's CMP, after the forward's NotificationOnly
+  CHECK(m["dgpu_fence_interrupts"] == kForwardSignals);
+  CHECK(m["waiter_gpu_unblocks"] == kForwardSignals);  // the iGPU's CMP, after the forward's NotificationOnly
   // The value forwarded is the logged one, not a re-read of CV: exactly one CPU read sooner, every signal.
   CHECK(plain["signal_to_unblock_ns"].get<double>() - m["signal_to_unblock_ns"].get<double>() ==
         Approx(kCvRead).margin(0.01));
@@ -85,7 +84,7 @@ TEST_CASE(
   check_form_optimized("2b");
   const auto m = run_json(xfence("2b", "gpu_gpu") + kOptimized, "opt_2b_detail")["metrics"];
   const auto plain = run_json(xfence("2b", "gpu_gpu"), "opt_2b_plain")["metrics"];
-  CHECK(m["software_signals"] == kSignals);
+  CHECK(m["software_signals"] == kForwardSignals);
   CHECK(m["signal_to_unblock_ns"].get<double>() == Approx(plain["signal_to_unblock_ns"].get<double>()).margin(0.01));
 }
 
@@ -104,14 +103,14 @@ TEST_CASE(
   INFO(held["why_failed"].dump());
   CHECK(held["verdict"] == "pass");
   CHECK(held["metrics"]["igpu_native_fences"] == true);
-  CHECK(held["metrics"]["unblocked"] == kSignals);  // each probe write comes after the held work
+  CHECK(held["metrics"]["unblocked"] == kForwardSignals);  // each probe write comes after the held work
   CHECK(held["metrics"]["waiter_gpu_unblocks"] == 0);
   CHECK(held["metrics"]["forwards"] == kForwards);
   CHECK(held["metrics"]["signal_to_unblock_ns"].get<double>() >= kInterruptPath);
   const auto sig = run_json(build("2b", "gpu_gpu"), "opt_kq_2b");
   CHECK(sig["verdict"] == "pass");
-  CHECK(sig["metrics"]["unblocked"] == kSignals);
-  CHECK(sig["metrics"]["software_signals"] == kSignals);
+  CHECK(sig["metrics"]["unblocked"] == kForwardSignals);
+  CHECK(sig["metrics"]["software_signals"] == kForwardSignals);
   CHECK(sig["metrics"]["forwards"] == kForwards);
 }
 

@@ -181,7 +181,7 @@ std::string dur_us(uint64_t ts, uint64_t dur) {
     if (dur == 0 || (td + as_double(d) <= ed && tn + as_ns(d) <= en)) return d;
   }
 }
-std::string quoted(const std::string& s) {
+std::string json_quoted(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') {
@@ -246,7 +246,7 @@ void Vcd::add_event(Source source, uint64_t ts, Rank rank, char ph, const std::s
   e.rank = rank;
   e.source = source;
   e.ph = ph;
-  e.name = quoted(name);
+  e.name = json_quoted(name);
   e.tail = std::move(tail);
   events_.push(std::move(e));
 }
@@ -318,7 +318,7 @@ void Vcd::timeline_signals(uint64_t end) {
     const Signal& sg = signals_[id];
     if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
     add_event(kSignalEvents, t, kCounter, 'C', sg.name, signal_track_[id],
-              ",\"args\":{" + quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
+              ",\"args\":{" + json_quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
   };
   for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
   for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
@@ -403,14 +403,14 @@ void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
   };
   for (size_t p = 0; p < l.pids.size(); ++p) {
     out("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) +
-        ",\"args\":{\"name\":" + quoted(l.pids[p]) + "}}");
+        ",\"args\":{\"name\":" + json_quoted(l.pids[p]) + "}}");
     out("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"sort_index\":" + std::to_string(p) + "}}");
   }
   for (size_t i = 0; i < l.order.size(); ++i) {
     const uint32_t t = l.order[i];
     const std::string ids = ",\"pid\":" + std::to_string(l.pid_of_track[t]) + ",\"tid\":" + std::to_string(l.tid[t]);
-    out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + quoted(tracks_[t].name) + "}}");
+    out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + json_quoted(tracks_[t].name) + "}}");
     out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
   }
   std::string line;

@@ -26,9 +26,9 @@ std::string lower(std::string s) {
 // Present() call it records).
 enum class Num { Time, Duration, Count, Signed };
 
-class Reader {
+class CaptureParser {
  public:
-  Reader(std::string label, std::string allowed) : label_(std::move(label)), allowed_(std::move(allowed)) {}
+  CaptureParser(std::string label, std::string allowed) : label_(std::move(label)), allowed_(std::move(allowed)) {}
 
   Capture read(CsvReader& csv);
 
@@ -68,7 +68,7 @@ class Reader {
   std::unordered_map<std::string, uint32_t> ids_;
 };
 
-std::optional<double> Reader::number(long c, Num kind, bool na) const {
+std::optional<double> CaptureParser::number(long c, Num kind, bool na) const {
   if (c < 0) return std::nullopt;
   const std::string& s = f_[size_t(c)];
   const char* what = kind == Num::Count    ? "an integer"
@@ -89,7 +89,7 @@ std::optional<double> Reader::number(long c, Num kind, bool na) const {
   return v;
 }
 
-Capture Reader::read(CsvReader& csv) {
+Capture CaptureParser::read(CsvReader& csv) {
   if (!csv.next(header_) || (header_.size() == 1 && header_[0].empty())) fail("is empty");
   if (header_[0].compare(0, 3, "\xEF\xBB\xBF") == 0) header_[0].erase(0, 3);  // a UTF-8 byte-order mark
   for (size_t i = 0; i < header_.size(); ++i)
@@ -235,7 +235,7 @@ const std::string kCsvAllowed =
 Capture read_presentmon(const std::string& path, const std::string& key) {
   InputFile in(path, key, kCaptureMaxBytes, std::string(kAllowed) + " file");
   CsvReader csv([&in](char* b, size_t n) { return in.read(b, n); });
-  Reader rd(in.label(), kAllowed);
+  CaptureParser rd(in.label(), kAllowed);
   try {
     return rd.read(csv);
   } catch (const CsvError& e) {
@@ -253,7 +253,7 @@ Capture parse_presentmon(const std::string& text, const std::string& label, cons
     return k;
   });
   const std::string lab = key + " = '" + echo_input(label) + "'";
-  Reader rd(lab, kAllowed);
+  CaptureParser rd(lab, kAllowed);
   try {
     return rd.read(csv);
   } catch (const CsvError& e) {
