@@ -74,11 +74,16 @@ std::string read_file(const std::string& path, const std::string& what) {
                       std::to_string(kMaxScenarioFileBytes) + " bytes (1 MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(shown + std::strerror(errno));
-  // Read no more than the bound, whatever the size said (a file that grows while it is read).
-  std::string text(kMaxScenarioFileBytes + 1, '\0');
-  in.read(text.data(), std::streamsize(text.size()));
+  // Read no more than the bound, whatever the size said (a file that grows while it is read), in chunks: a
+  // buffer of the bound's size would be cleared at every read of a file of a few KiB.
+  std::string text;
+  std::string chunk(64 * 1024, '\0');
+  while (text.size() <= kMaxScenarioFileBytes) {
+    in.read(chunk.data(), std::streamsize(std::min(chunk.size(), kMaxScenarioFileBytes + 1 - text.size())));
+    text.append(chunk.data(), size_t(in.gcount()));
+    if (!in) break;
+  }
   if (in.bad()) throw ConfigError(shown + "read error");
-  text.resize(size_t(in.gcount()));
   if (text.size() > kMaxScenarioFileBytes)
     throw ConfigError(shown + "it holds more than " + std::to_string(kMaxScenarioFileBytes) + " bytes; allowed: a " +
                       what + " of at most 1 MiB");

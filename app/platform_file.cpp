@@ -66,12 +66,13 @@ std::string summary_of(const std::string& text) {
 
 // Checks one key of a platform file: a platform key of the machine, not an instance key.
 void check_key(const ParamSet& ps, const std::string& key, const std::string& where) {
-  std::vector<std::string> platform_keys;
-  for (auto& [name, s] : ps.specs())
-    if (s.owners.empty() && !kNotMachine.count(name.substr(0, name.find('.')))) platform_keys.push_back(name);
-  if (!ps.known(key))
+  if (!ps.known(key)) {  // the suggestions: every platform key (a list built only for the message)
+    std::vector<std::string> platform_keys;
+    for (auto& [name, s] : ps.specs())
+      if (s.owners.empty() && !kNotMachine.count(name.substr(0, name.find('.')))) platform_keys.push_back(name);
     throw ConfigError(where + ": unknown key '" + echo_input(key) + "' (gpumodel --list-params lists every key)" +
                       did_you_mean(suggest(key, platform_keys)));
+  }
   if (!ps.specs().count(key))
     throw ConfigError(where + ": key '" + key + "' is one instance's (" + ps.class_key_of(key) +
                       "); a platform file sets the class keys, an instance's own value belongs in the scenario file");

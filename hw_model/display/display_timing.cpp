@@ -1,6 +1,8 @@
 #include "hw_model/display/display_timing.h"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 
 #include "hw_model/core/params.h"
 
@@ -206,18 +208,30 @@ unsigned bytes_per_pixel(const std::string& format) {
 }
 
 ScanTiming::ScanTiming(const DisplayMode& mode, unsigned bpp, uint64_t pitch_bytes, sc_time origin)
-    : mode_(mode), bpp_(bpp), pitch_(std::max<uint64_t>(pitch_bytes, uint64_t(mode.h_active) * bpp)), origin_(origin) {}
+    : mode_(mode),
+      bpp_(bpp),
+      pitch_(std::max<uint64_t>(pitch_bytes, uint64_t(mode.h_active) * bpp)),
+      origin_(origin),
+      ps_num_(kPsPerS / std::gcd(kPsPerS, mode.pixel_clock_hz)),
+      ps_den_(mode.pixel_clock_hz / std::gcd(kPsPerS, mode.pixel_clock_hz)),
+      max_pixels_(std::numeric_limits<uint64_t>::max() / ps_num_),
+      max_ps_(std::numeric_limits<uint64_t>::max() / ps_den_) {}
 
 sc_time ScanTiming::ticks_time(uint64_t pixels) const {
-  const u128 ps = u128(pixels) * kPsPerS / mode_.pixel_clock_hz;  // floor, from the origin
-  return origin_ + sc_time::from_value(uint64_t(ps));
+  // floor(P * 1e12 / clk) from the origin; 1e12 / clk = num / den in lowest terms, so the same floor.
+  const uint64_t ps =
+      pixels <= max_pixels_ ? pixels * ps_num_ / ps_den_ : uint64_t(u128(pixels) * kPsPerS / mode_.pixel_clock_hz);
+  return origin_ + sc_time::from_value(ps);
 }
 
 uint64_t ScanTiming::ticks(const sc_time& t) const {
   if (t < origin_) return 0;
-  // The largest P with floor(P * 1e12 / clk) <= dt, i.e. P * 1e12 < (dt + 1) * clk.
-  const u128 dt = (t - origin_).value();
-  return uint64_t(((dt + 1) * mode_.pixel_clock_hz - 1) / kPsPerS);
+  // The largest P with floor(P * 1e12 / clk) <= dt, i.e. P * 1e12 < (dt + 1) * clk: floor(((dt + 1) * clk
+  // - 1) / 1e12). With clk = g * den and 1e12 = g * num that is floor(((dt + 1) * den - 1) / num): write
+  // (dt + 1) * den = q * num + r; for r >= 1 both floors are q, for r = 0 both are q - 1.
+  const uint64_t x = (t - origin_).value() + 1;
+  if (x <= max_ps_) return (x * ps_den_ - 1) / ps_num_;
+  return uint64_t((u128(x) * mode_.pixel_clock_hz - 1) / kPsPerS);
 }
 
 sc_time ScanTiming::frame_start(uint64_t n) const {

@@ -86,6 +86,9 @@ class ScanTiming {
   unsigned bpp_;
   uint64_t pitch_;
   sc_core::sc_time origin_;
+  // 1e12 / pixel_clock_hz in lowest terms (ps_num_ / ps_den_): the conversions in 64 bits where the
+  // products fit, 128 bits beyond. Exact either way; the scan-out asks several times a request.
+  uint64_t ps_num_, ps_den_, max_pixels_, max_ps_;
 };
 
 }  // namespace gpumodel
