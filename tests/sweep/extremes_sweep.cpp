@@ -150,6 +150,7 @@ int sc_main(int argc, char** argv) {
     std::cout << "\nfail reasons (numbers as N):\n";
     for (auto& [why, n] : fail_classes) std::cout << "  " << n << "x " << why << "\n";
   }
+  std::cout << "\nslowest runs:\n" << slowest(cases, verdicts, 10);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f", wall);
   std::cout << "\nsummary: " << cases.size() << " runs, " << counts[int(Outcome::Pass)] << " pass, "

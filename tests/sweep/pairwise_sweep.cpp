@@ -249,6 +249,7 @@ int pairwise_sweep(const Options& o) {
   if (o.interactions)
     std::cout << total_alone << " values alone; " << explained << " row fails a value gives alone, " << by_one
               << " reduced to one key after all\n";
+  std::cout << "slowest runs:\n" << slowest(cases, verdicts, 10);
   std::cout << "summary: " << cases.size() << " runs, " << counts[int(Outcome::Pass)] << " pass, "
             << counts[int(Outcome::FailWithReason)] << " fail with a reason, " << counts[int(Outcome::Refused)]
             << " refused (exit 2, naming a key), " << counts[int(Outcome::Finding)] << " findings; " << buf

@@ -1,5 +1,6 @@
 #include "tests/sweep/sweep_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -291,16 +292,34 @@ std::vector<Verdict> run_cases(const Options& o, const std::vector<Case>& cases,
                                                       : "fail    ")
                   << what << (v.detail.empty() ? "" : ": " + v.detail) << "\n";
       std::cout << std::flush;
+      v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
       verdicts[r.index] = std::move(v);
       running.erase(running.begin() + long(k));
       ++done;
       reaped = true;
     }
-    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // A reduced run takes about 50 ms: a longer poll would leave a job's slot idle for a tenth of a run.
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::error_code ec;
   fs::remove_all(tmp, ec);
   return verdicts;
+}
+
+std::string slowest(const std::vector<Case>& cases, const std::vector<Verdict>& verdicts, size_t n) {
+  std::vector<size_t> order(verdicts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  n = std::min(n, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(n), order.end(),
+                    [&](size_t a, size_t b) { return verdicts[a].seconds > verdicts[b].seconds; });
+  std::string out;
+  char buf[32];
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = order[k];
+    std::snprintf(buf, sizeof buf, "%6.1f s  ", verdicts[i].seconds);
+    out += std::string("  ") + buf + fs::path(cases[i].file).filename().string() + " " + describe(cases[i]) + "\n";
+  }
+  return out;
 }
 
 }  // namespace sweep

@@ -24,7 +24,10 @@ enum class Outcome { Pass, FailWithReason, Refused, Finding };
 struct Verdict {
   Outcome outcome = Outcome::Finding;
   std::string detail;  // the finding's symptom, a fail's reason, a refusal's message
+  double seconds = 0;  // the run's wall time
 };
+// The `n` slowest runs, one line each ("  12.3 s  file key=value"): where a sweep's time goes.
+std::string slowest(const std::vector<Case>& cases, const std::vector<Verdict>& verdicts, size_t n);
 
 // "baseline", "key=value (label)", or "label: k1=v1 k2=v2".
 std::string describe(const Case& c);
