@@ -181,6 +181,13 @@ TEST_CASE("The platform file is an input: no output replaces it, and it is bound
         scenario("mmio_roundtrip") + " --platform=" + (d / "p.ini").string() + " " + opt + " " + (d / "p.ini").string(),
         opt + " '" + (d / "p.ini").string() + "' is the platform file, which the run reads");
   CHECK(slurp((d / "p.ini").string()) == before);
+  // An unknown key's suggestions are platform keys only: the one a near miss of a driver key would find
+  // (kmd.ring_bytes) is not one a platform file may set, so nothing is suggested.
+  put(d / "driver_key.ini", "# source: none\nkmd.ring_byte = 4\n");
+  const Run near = run_cli(scenario("mmio_roundtrip") + " --platform=" + (d / "driver_key.ini").string());
+  CHECK(near.code == 2);
+  CHECK(near.err.find("unknown key 'kmd.ring_byte'") != std::string::npos);
+  CHECK(near.err.find("did you mean") == std::string::npos);
   put(d / "big.ini", "# big\n" + std::string(cli::kMaxScenarioFileBytes, '#') + "\n");
   expect_bad_input(scenario("mmio_roundtrip") + " --platform=" + (d / "big.ini").string(),
                    "allowed: a platform file of at most 1048576 bytes (1 MiB)");

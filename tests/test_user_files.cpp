@@ -136,6 +136,21 @@ TEST_CASE("A scenario file is a regular file of at most 1 MiB, and a long line i
   refused(run_in(d, "/dev/zero"), "cannot read scenario file '/dev/zero': not a regular file");
   put(d / "big.ini", "scenario = mmio_roundtrip\n" + std::string((1 << 20) + 10, '#'));
   refused(run_in(d, "big.ini"), "it holds 1048612 bytes; allowed: a scenario file of at most 1048576 bytes (1 MiB)");
+  // Exactly at the bound: read whole and run (a reader that never reaches the end of such a file hangs, and
+  // ctest's timeout fails the test).
+  const std::string head = "scenario = mmio_roundtrip\n";
+  put(d / "bound.ini", head + std::string((1 << 20) - head.size() - 1, '#') + "\n");
+  REQUIRE(fs::file_size(d / "bound.ini") == (1u << 20));
+  const Run at_bound = run_in(d, "bound.ini --quiet");
+  CHECK(at_bound.code == 0);
+  CHECK(at_bound.out.find("verdict: pass") != std::string::npos);
+  // A regular file that reports a size of 0 and holds more (a /proc file): the bound is kept while reading.
+  if (fs::is_regular_file("/proc/kallsyms") && slurp("/proc/kallsyms").size() > (1u << 20)) {
+    const Run proc = run_in(d, "mmio_roundtrip --platform=/proc/kallsyms");
+    refused(proc, "cannot read platform file '/proc/kallsyms': it holds more than 1048576 bytes");
+  } else {
+    WARN("/proc/kallsyms is not a regular file over 1 MiB here: the bound while reading is not checked");
+  }
   // A 300,000-character garbage line: the message shows 200 characters of it and its length.
   put(d / "garbage.ini", "scenario = mmio_roundtrip\n" + std::string(300000, 'g') + "\n");
   const Run r = run_in(d, "garbage.ini");
