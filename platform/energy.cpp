@@ -14,29 +14,42 @@ void EnergyModel::declare_params(ParamSet& ps) {
       "A: one mobile core; no public per-state table for current client parts (Intel's datasheets "
       "give the package C-state entry rules, not their power): ";
   ps.declare_real("power.cpu_c0_mw", 2000, "mW", 0, 1e6,
-                  std::string(core) + "a 15 W four-core part's busy core at mid frequency, 1.5-3 W");
-  ps.declare_real("power.cpu_c1_mw", 600, "mW", 0, 1e6, std::string(core) + "C1 clock-gated, 30 % of C0");
-  ps.declare_real("power.cpu_c1e_mw", 300, "mW", 0, 1e6, std::string(core) + "C1E at the lowest voltage");
-  ps.declare_real("power.cpu_c3_mw", 100, "mW", 0, 1e6, std::string(core) + "C3, caches flushed, clocks off");
+                  std::string(core) +
+                      "a 15 W four-core part's busy core at mid frequency, 1.5-3 W; uncertainty x0.5-x3 (a core at its "
+                      "lowest clock to a performance core at turbo)");
+  ps.declare_real("power.cpu_c1_mw", 600, "mW", 0, 1e6,
+                  std::string(core) + "C1 clock-gated, 30 % of C0; uncertainty x0.5-x2");
+  ps.declare_real("power.cpu_c1e_mw", 300, "mW", 0, 1e6,
+                  std::string(core) + "C1E at the lowest voltage; uncertainty x0.5-x2");
+  ps.declare_real(
+      "power.cpu_c3_mw", 100, "mW", 0, 1e6,
+      std::string(core) + "C3, caches flushed, clocks off; uncertainty x0.3-x3 (leakage at the retention voltage)");
   ps.declare_real("power.cpu_c6_mw", 10, "mW", 0, 1e6,
                   "Q/A: core C6 cuts the core's voltage to 0 V, state saved to SRAM (Intel Core datasheet Vol. 1, "
-                  "Core C6): leakage of the retention SRAM only");
+                  "Core C6): leakage of the retention SRAM only; uncertainty x0.3-x5 (that leakage varies with "
+                  "temperature and process)");
   const char* pkg =
       "A: the package without the core (uncore, memory controller, I/O), ordered as the package "
       "C-states' entry rules (Intel Core datasheet Vol. 1, Package C-States) give them: ";
-  ps.declare_real("power.package_pc0_mw", 1000, "mW", 0, 1e6, std::string(pkg) + "PC0, a core running");
+  ps.declare_real("power.package_pc0_mw", 1000, "mW", 0, 1e6,
+                  std::string(pkg) + "PC0, a core running; uncertainty x0.5-x2");
   ps.declare_real("power.package_pc2_mw", 800, "mW", 0, 1e6,
-                  std::string(pkg) + "PC2, the cores idle and the package held awake by a device");
-  ps.declare_real("power.package_pc8_mw", 100, "mW", 0, 1e6,
-                  std::string(pkg) + "PC8, DRAM in self-refresh, links in L1: tens to a hundred mW");
+                  std::string(pkg) + "PC2, the cores idle and the package held awake by a device; uncertainty x0.5-x2");
+  ps.declare_real(
+      "power.package_pc8_mw", 100, "mW", 0, 1e6,
+      std::string(pkg) + "PC8, DRAM in self-refresh, links in L1: tens to a hundred mW; uncertainty x0.3-x2");
   ps.declare_real("power.link_pj_per_bit", 4, "pJ/bit", 0, 1e3,
                   "D: 'A 1.93-pJ/Bit PCI Express Gen4 PHY Transmitter' (Electronics 10(1):68, 2021) for the "
                   "transmitter, doubled for the receiver; a lane in L0 burns it at the line rate whether it "
                   "carries data or idle symbols");
-  ps.declare_real("power.link_l0s_fraction", 0.33, "", 0, 1,
-                  "A: a lane in L0s draws a third of L0 (transmitter in electrical idle, receiver and PLL on)");
-  ps.declare_real("power.link_l1_fraction", 0.07, "", 0, 1,
-                  "A: a lane in L1 draws 7 % of L0 (both directions idle, PLL may stop; L1 substates lower)");
+  ps.declare_real(
+      "power.link_l0s_fraction", 0.33, "", 0, 1,
+      "A: a lane in L0s draws a third of L0 (transmitter in electrical idle, receiver and PLL on); uncertainty "
+      "x0.5-x2");
+  ps.declare_real(
+      "power.link_l1_fraction", 0.07, "", 0, 1,
+      "A: a lane in L1 draws 7 % of L0 (both directions idle, PLL may stop; L1 substates lower); uncertainty "
+      "x0.5-x2");
   ps.declare_real("power.link_l1_1_fraction", 0.03, "", 0, 1,
                   "A: a lane in L1.1 (link.l1_substates) draws 3 % of L0: the reference clock and PLL off "
                   "(CLKREQ# deasserted), the receiver's electrical-idle detector and the common-mode voltage kept "
@@ -58,42 +71,56 @@ void EnergyModel::declare_params(ParamSet& ps) {
   ps.declare_real("power.vram_pj_per_bit", 7.5, "pJ/bit", 0, 1e3,
                   "Q: Micron 'Ultra-Bandwidth Solutions' comparison table: GDDR6 average device power 7.5 pJ/bit");
   ps.declare_real("power.vram_background_mw_per_gib", 150, "mW/GiB", 0, 1e5,
-                  "A: GDDR6 standby with its interface trained (16 Gb devices, 0.3 W each)");
+                  "A: GDDR6 standby with its interface trained (16 Gb devices, 0.3 W each); uncertainty x0.5-x2");
   ps.declare_real("power.vram_self_refresh_mw_per_gib", 36, "mW/GiB", 0, 1e5,
                   "A: GDDR6 in self refresh while the dGPU is powered off (runtime D3cold, gpu.runtime_d3): "
                   "taken equal to the DDR4 device's self refresh per GiB (power.sysmem_self_refresh_mw_per_gib: "
                   "refreshing the array is the same work, the interface is off); GDDR6 vendors publish no "
                   "self-refresh current; uncertainty x0.5-x3");
   const char* eng = "A: a laptop dGPU of about 60 W split by engine; idle is clock-gated (10 %), gated leaks 0.4 %: ";
-  ps.declare_real("power.graphics_active_mw", 25000, "mW", 0, 1e7, std::string(eng) + "3D engine busy");
-  ps.declare_real("power.graphics_idle_mw", 2500, "mW", 0, 1e7, std::string(eng) + "3D engine idle");
-  ps.declare_real("power.graphics_gated_mw", 100, "mW", 0, 1e7, std::string(eng) + "3D engine power-gated");
-  ps.declare_real("power.compute_active_mw", 15000, "mW", 0, 1e7, std::string(eng) + "compute engine busy");
-  ps.declare_real("power.compute_idle_mw", 1500, "mW", 0, 1e7, std::string(eng) + "compute engine idle");
-  ps.declare_real("power.compute_gated_mw", 60, "mW", 0, 1e7, std::string(eng) + "compute engine power-gated");
-  ps.declare_real("power.copy_active_mw", 2000, "mW", 0, 1e7, std::string(eng) + "copy engine busy");
-  ps.declare_real("power.copy_idle_mw", 200, "mW", 0, 1e7, std::string(eng) + "copy engine idle");
-  ps.declare_real("power.copy_gated_mw", 8, "mW", 0, 1e7, std::string(eng) + "copy engine power-gated");
-  ps.declare_real("power.video_active_mw", 1500, "mW", 0, 1e7, std::string(eng) + "video engine busy");
-  ps.declare_real("power.video_idle_mw", 150, "mW", 0, 1e7, std::string(eng) + "video engine idle");
-  ps.declare_real("power.video_gated_mw", 6, "mW", 0, 1e7, std::string(eng) + "video engine power-gated");
+  ps.declare_real("power.graphics_active_mw", 25000, "mW", 0, 1e7,
+                  std::string(eng) + "3D engine busy; uncertainty x0.5-x2");
+  ps.declare_real("power.graphics_idle_mw", 2500, "mW", 0, 1e7,
+                  std::string(eng) + "3D engine idle; uncertainty x0.5-x2");
+  ps.declare_real("power.graphics_gated_mw", 100, "mW", 0, 1e7,
+                  std::string(eng) + "3D engine power-gated; uncertainty x0.25-x4");
+  ps.declare_real("power.compute_active_mw", 15000, "mW", 0, 1e7,
+                  std::string(eng) + "compute engine busy; uncertainty x0.5-x2");
+  ps.declare_real("power.compute_idle_mw", 1500, "mW", 0, 1e7,
+                  std::string(eng) + "compute engine idle; uncertainty x0.5-x2");
+  ps.declare_real("power.compute_gated_mw", 60, "mW", 0, 1e7,
+                  std::string(eng) + "compute engine power-gated; uncertainty x0.25-x4");
+  ps.declare_real("power.copy_active_mw", 2000, "mW", 0, 1e7,
+                  std::string(eng) + "copy engine busy; uncertainty x0.5-x2");
+  ps.declare_real("power.copy_idle_mw", 200, "mW", 0, 1e7, std::string(eng) + "copy engine idle; uncertainty x0.5-x2");
+  ps.declare_real("power.copy_gated_mw", 8, "mW", 0, 1e7,
+                  std::string(eng) + "copy engine power-gated; uncertainty x0.25-x4");
+  ps.declare_real("power.video_active_mw", 1500, "mW", 0, 1e7,
+                  std::string(eng) + "video engine busy; uncertainty x0.5-x2");
+  ps.declare_real("power.video_idle_mw", 150, "mW", 0, 1e7,
+                  std::string(eng) + "video engine idle; uncertainty x0.5-x2");
+  ps.declare_real("power.video_gated_mw", 6, "mW", 0, 1e7,
+                  std::string(eng) + "video engine power-gated; uncertainty x0.25-x4");
   ps.declare_real("power.igpu_scale", 0.2, "", 0, 10,
                   "A: an integrated GPU's engines draw a fifth of the discrete one's (a 15 W SoC's graphics "
-                  "share against a 60 W dGPU)");
+                  "share against a 60 W dGPU); uncertainty x0.5-x2");
   ps.declare_real("power.cmp_mw", 200, "mW", 0, 1e6,
-                  "A: the context management processor, a microcontroller, always on");
-  ps.declare_real("power.display_scan_mw", 300, "mW", 0, 1e6,
-                  "A: the display engine fetching and scanning out one pipe at the reference pixel rate (1920x1080 "
-                  "active at 60 Hz); other modes scale its pixel share (power.display_scan_pixel_share)");
+                  "A: the context management processor, a microcontroller, always on; uncertainty x0.25-x2");
+  ps.declare_real(
+      "power.display_scan_mw", 300, "mW", 0, 1e6,
+      "A: the display engine fetching and scanning out one pipe at the reference pixel rate (1920x1080 "
+      "active at 60 Hz); other modes scale its pixel share (power.display_scan_pixel_share); uncertainty x0.5-x2");
   ps.declare_real("power.display_scan_pixel_share", 0.3, "", 0, 1,
                   "A: the share of power.display_scan_mw that follows the mode's active pixel rate (the pipe's "
                   "datapath and the link's serialisers); the rest (clock generation, control) is fixed. "
                   "uncertainty x0.33-x2 (0.1-0.6)");
   ps.declare_real("power.display_psr_mw", 50, "mW", 0, 1e6,
-                  "A: the display engine with the panel in self refresh (fetch and link to the panel off)");
-  ps.declare_real("power.panel_mw", 1500, "mW", 0, 1e6,
-                  "A: a 14-inch eDP LCD panel and its backlight at the reference pixel rate (1920x1080 at 60 Hz); "
-                  "other modes scale its refresh share (power.panel_refresh_share)");
+                  "A: the display engine with the panel in self refresh (fetch and link to the panel off); uncertainty "
+                  "x0.5-x3");
+  ps.declare_real(
+      "power.panel_mw", 1500, "mW", 0, 1e6,
+      "A: a 14-inch eDP LCD panel and its backlight at the reference pixel rate (1920x1080 at 60 Hz); "
+      "other modes scale its refresh share (power.panel_refresh_share); uncertainty x0.7-x1.5 (brightness)");
   ps.declare_real("power.panel_refresh_share", 0.15, "", 0, 1,
                   "A: the share of an LCD panel's power that rewrites the pixels each refresh (timing controller, "
                   "source and gate drivers) and so follows the active pixel rate; the backlight, most of an LCD "

@@ -13,7 +13,10 @@ Checks, each failure named with where it is:
     own issues ("for issue 12", "(issue 11, item 6)");
   - no parameter source cites a seed document by number ("seed 003": users have the documents' titles,
     not the project's numbering) or one of the project's own issues ("issue 11"; a public project's issue,
-    "ROCm issue 6127", is a citation a user can follow).
+    "ROCm issue 6127", is a citation a user can follow);
+  - every power figure (power.*) that is an assumption, as a built-in default or as a shipped platform
+    file's value, states its uncertainty the way the sensitivity command reads it ("uncertainty x0.5-x2",
+    "uncertainty +-30 %"): an energy answer's assumptions are varied over what their sources say.
 Exit 0: clean; 1: a finding; 2: the binary or the repository could not be read.
 """
 import argparse
@@ -29,6 +32,9 @@ URL = re.compile(r"https?://\S+")
 SEED = re.compile(r"\bseeds? 0\d\d\b")
 # An issue number with no public project named before it.
 OWN_ISSUE = re.compile(r"(?<![\w-] )(?<![\w-])\bissues? \d+")
+sys.path.insert(0, os.path.join(ROOT, "workbench"))
+from sensitivity import is_assumption, platform_sources, stated_factors  # noqa: E402
+
 TEXT = (".md", ".cpp", ".h", ".py", ".ini", ".sh", ".txt", ".tsv", ".cmake", ".gtkw")
 
 
@@ -76,6 +82,25 @@ def exists(ref, citing_dir):
     return any(os.path.isfile(os.path.join(base, ref)) for base in (citing_dir, ROOT))
 
 
+def unstated_uncertainty(params, gpumodel):
+    """Assumed power figures whose source gives no uncertainty: the built-in defaults' and each shipped
+    platform file's (platforms/*.ini, as the binary lists them)."""
+    found = []
+    for p in params:
+        if p["name"].startswith("power.") and is_assumption(p.get("source", "")) and not stated_factors(p["source"]):
+            found.append(f"parameter {p['name']}: an assumption with no stated uncertainty ('uncertainty x0.5-x2')")
+    try:
+        listed = json.loads(subprocess.run([gpumodel, "--list-platforms-json"], check=True, capture_output=True,
+                                           text=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        return found + [f"the platforms could not be listed: {e}"]
+    for plat in listed:
+        for key, src in platform_sources(gpumodel, plat["name"]).items():
+            if key.startswith("power.") and is_assumption(src) and not stated_factors(src):
+                found.append(f"platform {plat['name']}: {key} is an assumption with no stated uncertainty")
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumodel", required=True)
@@ -102,6 +127,7 @@ def main():
             bad.append(f"parameter {p['name']}: its source cites a seed document by number ('{SEED.search(src).group(0)}'): name the document")
         if OWN_ISSUE.search(src):
             bad.append(f"parameter {p['name']}: its source cites '{OWN_ISSUE.search(src).group(0)}', an issue of no named project")
+    bad += unstated_uncertainty(every, a.gpumodel)
     for f in files:
         if not f.endswith(TEXT) or f.startswith("tests/golden/"):
             continue
