@@ -136,6 +136,12 @@ void EnergyModel::declare_params(ParamSet& ps) {
   ps.declare_real("power.vr_efficiency", 1, "", 0.1, 1,
                   "D: the voltage regulators' efficiency from the supply to the rails: 1 counts the power the parts "
                   "draw (no conversion loss); a platform file that compares with measured power names its figure");
+  ps.declare_real("power.charger_efficiency", 1, "", 0.5, 1,
+                  "D: the external power supply's efficiency from the wall socket to the platform's input, for "
+                  "energy.wall_power_mw (the same run plugged in, the battery full); 1 reports no supply's loss. "
+                  "A platform that compares with power measured at the wall names its figure: the US Department "
+                  "of Energy's Level VI standard for external power supplies (10 CFR 430.32(w)) requires at least "
+                  "88 % average active-mode efficiency of a basic-voltage supply of 49-250 W");
 }
 
 EnergyModel::EnergyModel(const Platform& p) : p_(p) {
@@ -166,6 +172,7 @@ EnergyModel::EnergyModel(const Platform& p) : p_(p) {
   panel_refresh_share_ = ps.get_real("power.panel_refresh_share");
   rest_mw_ = ps.get_real("power.platform_rest_mw");
   vr_efficiency_ = ps.get_real("power.vr_efficiency");
+  charger_efficiency_ = ps.get_real("power.charger_efficiency");
 }
 
 namespace {
@@ -280,7 +287,10 @@ double EnergyModel::panel_mw(const DisplayMode& m) const { return panel_mw_ * mo
 nlohmann::json EnergyModel::results(const EnergyReading& e) const {
   nlohmann::json j;
   j["total_mj"] = e.total_mj;
-  j["avg_power_mw"] = e.at > SC_ZERO_TIME ? e.total_mj / ms(e.at) * 1000 : 0.0;
+  const double avg_mw = e.at > SC_ZERO_TIME ? e.total_mj / ms(e.at) * 1000 : 0.0;
+  j["avg_power_mw"] = avg_mw;
+  // At the wall: what the external supply draws to deliver the total (a battery full, so none charges it).
+  j["wall_power_mw"] = avg_mw / charger_efficiency_;
   for (auto& [n, v] : e.parts_mj) j[n + "_mj"] = v;
   return j;
 }

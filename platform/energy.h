@@ -50,7 +50,7 @@ class EnergyModel {
 
   // The energy from time zero to now.
   EnergyReading read() const;
-  // The results' "energy" object (total_mj, avg_power_mw, <part>_mj) and "power_states" (residencies).
+  // The results' "energy" object (total_mj, avg_power_mw, wall_power_mw, <part>_mj) and "power_states" (residencies).
   nlohmann::json results(const EnergyReading& e) const;
   nlohmann::json residencies() const;
   // The balance monitor: every component's state times sum to the elapsed time and none is negative,
@@ -77,7 +77,7 @@ class EnergyModel {
   };
   std::map<std::string, Kind> kinds_;  // by engine kind name
   double igpu_scale_, cmp_mw_, display_scan_mw_, display_psr_mw_, panel_mw_, panel_psr_mw_;
-  double display_pixel_share_, panel_refresh_share_, rest_mw_, vr_efficiency_;
+  double display_pixel_share_, panel_refresh_share_, rest_mw_, vr_efficiency_, charger_efficiency_;
 };
 
 // Per frame (frame loops): at each new frame on the panel, the energy since the previous one, and the

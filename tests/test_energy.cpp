@@ -438,11 +438,24 @@ TEST_CASE("energy: the rest of the platform draws its figure and the regulators 
   CHECK(e["platform_rest_mj"].get<double>() == Approx(1000 * t_ms / 1000).epsilon(1e-12));
   double others = 0;
   for (auto& [k, v] : e.items())
-    if (k != "total_mj" && k != "vr_loss_mj" && k != "avg_power_mw") others += v.get<double>();
+    if (k != "total_mj" && k != "vr_loss_mj" && k != "avg_power_mw" && k != "wall_power_mw") others += v.get<double>();
   CHECK(e["vr_loss_mj"].get<double>() == Approx(others * (1 / 0.8 - 1)).epsilon(1e-9));
   CHECK(e["total_mj"].get<double>() == Approx(others / 0.8).epsilon(1e-9));
   // The defaults count neither: only the modelled parts.
   const nlohmann::json d = run_json(scenario("fence_signal") + " --quiet", "rest_default");
   CHECK(d["metrics"]["energy"]["platform_rest_mj"] == 0.0);
   CHECK(d["metrics"]["energy"]["vr_loss_mj"] == 0.0);
+  // No external supply's loss by default: at the wall the same as the total's average.
+  CHECK(d["metrics"]["energy"]["wall_power_mw"] == d["metrics"]["energy"]["avg_power_mw"]);
+}
+
+// At the wall the external supply delivers the platform's whole draw at power.charger_efficiency: the
+// average power over the efficiency, nothing of it counted in the parts or the total (a battery's drain).
+TEST_CASE("energy: the power at the wall is the average over the charger's efficiency, outside the total", "[H5]") {
+  const nlohmann::json j = run_json(scenario("fence_signal") + " --power.charger_efficiency=0.8 --quiet", "wall");
+  const nlohmann::json d = run_json(scenario("fence_signal") + " --quiet", "wall_default");
+  const auto &e = j["metrics"]["energy"], &e0 = d["metrics"]["energy"];
+  CHECK(e["wall_power_mw"].get<double>() == Approx(e["avg_power_mw"].get<double>() / 0.8).epsilon(1e-12));
+  CHECK(e["total_mj"] == e0["total_mj"]);
+  CHECK(e["avg_power_mw"] == e0["avg_power_mw"]);
 }
