@@ -77,30 +77,21 @@ void EnergyModel::declare_params(ParamSet& ps) {
                   "taken equal to the DDR4 device's self refresh per GiB (power.sysmem_self_refresh_mw_per_gib: "
                   "refreshing the array is the same work, the interface is off); GDDR6 vendors publish no "
                   "self-refresh current; uncertainty x0.5-x3");
+  // Each engine kind busy, idle (clock-gated, 10 % of busy) and power-gated (leaking 0.4 %).
   const char* eng = "A: a laptop dGPU of about 60 W split by engine; idle is clock-gated (10 %), gated leaks 0.4 %: ";
-  ps.declare_real("power.graphics_active_mw", 25000, "mW", 0, 1e7,
-                  std::string(eng) + "3D engine busy; uncertainty x0.5-x2");
-  ps.declare_real("power.graphics_idle_mw", 2500, "mW", 0, 1e7,
-                  std::string(eng) + "3D engine idle; uncertainty x0.5-x2");
-  ps.declare_real("power.graphics_gated_mw", 100, "mW", 0, 1e7,
-                  std::string(eng) + "3D engine power-gated; uncertainty x0.25-x4");
-  ps.declare_real("power.compute_active_mw", 15000, "mW", 0, 1e7,
-                  std::string(eng) + "compute engine busy; uncertainty x0.5-x2");
-  ps.declare_real("power.compute_idle_mw", 1500, "mW", 0, 1e7,
-                  std::string(eng) + "compute engine idle; uncertainty x0.5-x2");
-  ps.declare_real("power.compute_gated_mw", 60, "mW", 0, 1e7,
-                  std::string(eng) + "compute engine power-gated; uncertainty x0.25-x4");
-  ps.declare_real("power.copy_active_mw", 2000, "mW", 0, 1e7,
-                  std::string(eng) + "copy engine busy; uncertainty x0.5-x2");
-  ps.declare_real("power.copy_idle_mw", 200, "mW", 0, 1e7, std::string(eng) + "copy engine idle; uncertainty x0.5-x2");
-  ps.declare_real("power.copy_gated_mw", 8, "mW", 0, 1e7,
-                  std::string(eng) + "copy engine power-gated; uncertainty x0.25-x4");
-  ps.declare_real("power.video_active_mw", 1500, "mW", 0, 1e7,
-                  std::string(eng) + "video engine busy; uncertainty x0.5-x2");
-  ps.declare_real("power.video_idle_mw", 150, "mW", 0, 1e7,
-                  std::string(eng) + "video engine idle; uncertainty x0.5-x2");
-  ps.declare_real("power.video_gated_mw", 6, "mW", 0, 1e7,
-                  std::string(eng) + "video engine power-gated; uncertainty x0.25-x4");
+  const struct {
+    const char *key, *label;
+    double active, idle, gated;
+  } kinds[] = {{"graphics", "3D engine", 25000, 2500, 100},
+               {"compute", "compute engine", 15000, 1500, 60},
+               {"copy", "copy engine", 2000, 200, 8},
+               {"video", "video engine", 1500, 150, 6}};
+  for (const auto& k : kinds) {
+    const std::string key = std::string("power.") + k.key, what = std::string(eng) + k.label;
+    ps.declare_real(key + "_active_mw", k.active, "mW", 0, 1e7, what + " busy; uncertainty x0.5-x2");
+    ps.declare_real(key + "_idle_mw", k.idle, "mW", 0, 1e7, what + " idle; uncertainty x0.5-x2");
+    ps.declare_real(key + "_gated_mw", k.gated, "mW", 0, 1e7, what + " power-gated; uncertainty x0.25-x4");
+  }
   ps.declare_real("power.igpu_scale", 0.2, "", 0, 10,
                   "A: an integrated GPU's engines draw a fifth of the discrete one's (a 15 W SoC's graphics "
                   "share against a 60 W dGPU); uncertainty x0.5-x2");
