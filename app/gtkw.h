@@ -1,5 +1,5 @@
-// The GTKWave save file a run with --vcd writes beside its waveform (FILE with .gtkw): the signals in
-// groups with short titles, the view on the run's key events (Results::events) and a marker at each.
+// The GTKWave save file a run with --vcd writes beside its waveform (FILE's extension replaced by .gtkw): the signals
+// in groups with short titles, the view on the run's key events (Results::events) and a marker at each.
 //  * markers: the primary marker at the first event the view must show; named markers A..Z at the
 //    events in time order, each with its name ([markername]); at most 26 (GTKWave 3.3's named markers).
 //  * view: the events the view must show, with a margin, at the zoom that fits them in kWaveWidthPx
