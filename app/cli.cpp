@@ -50,6 +50,9 @@ std::string owners_of(const ParamSpec& s) {
 // `dashes` shows them as options (--cpu.c6_exit_ns).
 std::string key_hint(const ParamSet& ps, const std::string& scenario, const std::string& key, bool dashes = false,
                      const std::vector<std::string>& options = {}) {
+  // A setting's documented name (the registry's TdrDelay, with or without a section): its key.
+  if (const auto [doc, k] = ps.documented_as(key); !k.empty())
+    return did_you_mean({(dashes ? "--" : "") + k}, {" (" + doc + ")"});
   const size_t last = key.rfind('.');
   const std::string instance = last != std::string::npos && key.find('.') != last ? key.substr(0, last + 1) : "";
   for (const bool others : {false, true}) {
@@ -87,6 +90,18 @@ void set_value(ParamSet& ps, const std::string& scenario, const std::string& key
     ps.set(key, value, origin);
   } catch (const ConfigError& e) {
     const ParamSpec s = ps.spec(key).as_seen_by(scenario);
+    // A named-or-form value (display.mode) that is no valid form: the named modes nearest to what it says.
+    if (s.kind == ParamKind::NamedOrForm) {
+      // The value written as the form is (lower case, no spaces, no "hz"): a mode the user meant exactly.
+      std::string form;
+      for (char c : value)
+        if (c != ' ') form += char(std::tolower(static_cast<unsigned char>(c)));
+      if (const size_t hz = form.rfind("hz"); hz != std::string::npos && hz + 2 == form.size()) form.erase(hz);
+      const bool named = std::find(s.choices.begin(), s.choices.end(), form) != s.choices.end();
+      if (form != value && (named || (s.accept && s.accept(form).empty())))
+        throw ConfigError(e.what() + did_you_mean({form}));
+      throw ConfigError(e.what() + did_you_mean(nearest_modes(value, s.choices)));
+    }
     const std::vector<std::string> allowed = s.kind == ParamKind::Enum   ? s.choices
                                              : s.kind == ParamKind::Bool ? std::vector<std::string>{"true", "false"}
                                                                          : std::vector<std::string>{};

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -171,6 +173,55 @@ std::string did_you_mean(const std::vector<std::string>& names, const std::vecto
     s += "'" + names[i] + "'" + (i < annotate.size() ? annotate[i] : "");
   }
   return s + "?";
+}
+
+namespace {
+// A mode's or a value's numbers: 0 where it names none.
+struct ModeNumbers {
+  double w = 0, h = 0, r = 0;
+};
+ModeNumbers mode_numbers(const std::string& text) {
+  std::string t = text;
+  for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
+  ModeNumbers n;
+  std::smatch m;
+  if (std::regex_search(t, m, std::regex(R"((\d{3,5})\s*x\s*(\d{3,5}))"))) {
+    n.w = std::stod(m[1]);
+    n.h = std::stod(m[2]);
+  } else if (std::regex_search(t, m, std::regex(R"((\d{3,4})\s*[pi])"))) {
+    n.h = std::stod(m[1]);
+  } else if (std::regex_search(t, m, std::regex(R"(([248])\s*k)"))) {
+    n.h = m[1] == "4" ? 2160 : m[1] == "8" ? 4320 : 1440;  // 4K UHD, 8K UHD; "2K" as it is sold: 1440 lines
+  }
+  if (std::regex_search(t, m, std::regex(R"(@\s*(\d{2,3}))")) ||
+      std::regex_search(t, m, std::regex(R"((\d{2,3})\s*hz)")) ||
+      std::regex_search(t, m, std::regex(R"(\d{3,4}\s*[pi]\s*(\d{2,3}))")))
+    n.r = std::stod(m[1]);
+  return n;
+}
+}  // namespace
+
+std::vector<std::string> nearest_modes(const std::string& value, const std::vector<std::string>& modes, size_t max) {
+  const ModeNumbers v = mode_numbers(value);
+  if (v.h == 0 && v.r == 0) return {};
+  std::vector<std::pair<double, std::string>> d;
+  for (const std::string& name : modes) {
+    const ModeNumbers m = mode_numbers(name);
+    if (m.h == 0 || m.r == 0) continue;  // not a WxH@R name
+    double x = 0;
+    if (v.w > 0)
+      x += std::fabs(std::log((m.w * m.h) / (v.w * v.h)));
+    else if (v.h > 0)
+      x += std::fabs(std::log(m.h / v.h));
+    if (v.r > 0) x += std::fabs(std::log(m.r / v.r));
+    d.push_back({x, name});
+  }
+  std::vector<std::string> out;
+  if (d.empty()) return out;
+  const double best = std::min_element(d.begin(), d.end())->first;
+  for (auto& [x, name] : d)
+    if (x <= best + 1e-9 && out.size() < max) out.push_back(name);
+  return out;
 }
 
 }  // namespace gpumodel

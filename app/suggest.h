@@ -28,6 +28,12 @@ struct Candidate {
 std::vector<std::string> suggest(const std::string& word, const std::vector<Candidate>& candidates, size_t max = 3);
 std::vector<std::string> suggest(const std::string& word, const std::vector<std::string>& candidates, size_t max = 3);
 
+// The display modes (named "WxH@R") nearest to a value that is none of them and no valid form: the
+// resolution it names ("2560x1440", "1440p", "4k") and its refresh ("@120", "120hz", the 60 of "1080p60"),
+// each compared by ratio (pixels, lines or hertz), every mode at the least distance, at most `max`; none
+// when the value names neither.
+std::vector<std::string> nearest_modes(const std::string& value, const std::vector<std::string>& modes, size_t max = 4);
+
 // "; did you mean 'a'?", "; did you mean 'a' or 'b'?", "; did you mean 'a', 'b' or 'c'?"; "" for none.
 // `annotate` (optional) adds text after a name (" (scenario 'x')").
 std::string did_you_mean(const std::vector<std::string>& names, const std::vector<std::string>& annotate = {});

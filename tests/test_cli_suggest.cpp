@@ -113,6 +113,46 @@ TEST_CASE("CLI: a value of an enum or boolean close to an allowed one is named",
   expect_no_suggestion(scenario("fence_signal") + " --cpu.idle_state=c7");
 }
 
+// A display mode written another way: the named modes at the least distance in pixels (or lines) and
+// hertz, each by ratio; every mode at that distance, in the list's order.
+TEST_CASE("Suggest: the display modes nearest to a value that names a resolution or a refresh", "[H4][C6]") {
+  const std::vector<std::string> modes = {"1280x720@60",   "1920x1080@60", "1920x1080@120",
+                                          "2560x1440@120", "3840x2160@60", "3840x2160@120"};
+  CHECK(nearest_modes("@120hz", modes) == std::vector<std::string>{"1920x1080@120", "2560x1440@120", "3840x2160@120"});
+  CHECK(nearest_modes("120 Hz", modes) == std::vector<std::string>{"1920x1080@120", "2560x1440@120", "3840x2160@120"});
+  CHECK(nearest_modes("1080p60", modes) == std::vector<std::string>{"1920x1080@60"});
+  CHECK(nearest_modes("4K@120", modes) == std::vector<std::string>{"3840x2160@120"});
+  CHECK(nearest_modes("1920x1080", modes) == std::vector<std::string>{"1920x1080@60", "1920x1080@120"});
+  // 2560x1600 is nearer 2560x1440 than 3840x2160 in pixels; 100 Hz nearer 120 than 60 by ratio.
+  CHECK(nearest_modes("2560 x 1600 @ 100", modes) == std::vector<std::string>{"2560x1440@120"});
+  CHECK(nearest_modes("1440p", modes) == std::vector<std::string>{"2560x1440@120"});
+  CHECK(nearest_modes("@120hz", modes, 2) == std::vector<std::string>{"1920x1080@120", "2560x1440@120"});
+  CHECK(nearest_modes("foo", modes).empty());
+  CHECK(nearest_modes("native", modes).empty());
+}
+
+TEST_CASE("CLI: a display mode written another way names the nearest modes, or the form it meant", "[H4][C6]") {
+  expect_bad_input(scenario("fence_signal") + " --display.mode=@120hz",
+                   "did you mean '1280x720@120', '1920x1080@120', '2560x1440@120' or '3840x2160@120'?");
+  expect_bad_input(scenario("fence_signal") + " --display.mode=1080p60", "did you mean '1920x1080@60'?");
+  // A valid form but for its "Hz": the form itself, not a named mode.
+  expect_bad_input(scenario("fence_signal") + " --display.mode=2560x1600@240Hz", "did you mean '2560x1600@240'?");
+  expect_no_suggestion(scenario("fence_signal") + " --display.mode=foo");
+}
+
+TEST_CASE("CLI: a setting's name as the registry spells it names its key", "[H4][T3]") {
+  expect_bad_input(scenario("tdr_engine_reset") + " --vidsch.tdrdelay=2",
+                   "unknown key 'vidsch.tdrdelay' (gpumodel --list-params lists every key); did you mean "
+                   "'--vidsch.tdr_delay_ms' (the registry's TdrDelay, in seconds there)?");
+  expect_bad_input(scenario("tdr_engine_reset") + " --TdrLimitCount=3",
+                   "did you mean '--vidsch.tdr_limit_count' (the registry's TdrLimitCount)?");
+  expect_bad_input(scenario("tdr_engine_reset") + " --tdrlimittime=10",
+                   "did you mean '--vidsch.tdr_limit_time_ms' (the registry's TdrLimitTime, in seconds there)?");
+  // In a scenario file too.
+  std::ofstream("cli_suggest_registry.ini") << "scenario = tdr_engine_reset\n[vidsch]\nTdrDelay = 2\n";
+  expect_bad_input("cli_suggest_registry.ini", "did you mean 'vidsch.tdr_delay_ms' (the registry's TdrDelay");
+}
+
 TEST_CASE("CLI: a misspelt scenario name in a file or on the command line names the closest", "[H4]") {
   std::ofstream("cli_suggest_scenario.ini") << "scenario = fence_signl\n";
   expect_bad_input("cli_suggest_scenario.ini", "scenario = 'fence_signl' is not a scenario");

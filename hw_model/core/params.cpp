@@ -480,4 +480,24 @@ nlohmann::json ParamSet::effective(const std::string& scenario) const {
   return j;
 }
 
+namespace {
+// A documented name as the messages compare it: lower case, without leading dashes or a section.
+std::string documented_key(const std::string& word) {
+  std::string w = word.substr(word.find_first_not_of('-') == std::string::npos ? 0 : word.find_first_not_of('-'));
+  if (const size_t dot = w.rfind('.'); dot != std::string::npos) w = w.substr(dot + 1);
+  for (char& c : w) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return w;
+}
+}  // namespace
+
+void ParamSet::declare_documented_name(const std::string& name, const std::string& where, const std::string& key) {
+  documented_[documented_key(name)] = {where, key};
+}
+
+std::pair<std::string, std::string> ParamSet::documented_as(const std::string& word) const {
+  const auto it = documented_.find(documented_key(word));
+  if (it == documented_.end() || it->second.second == word) return {"", ""};
+  return it->second;
+}
+
 }  // namespace gpumodel

@@ -107,6 +107,13 @@ class ParamSet {
   // Refuses a set instance key whose instance is not among `existing` ("gpu.node0", ...).
   void check_instances(const std::vector<std::string>& existing) const;
 
+  // A setting's name in the documents (`documented`: "TdrDelay", as the registry spells it, and where:
+  // "the registry's TdrDelay") stands for `key`, for the messages that suggest keys.
+  void declare_documented_name(const std::string& name, const std::string& where, const std::string& key);
+  // The documented name a word is (case aside; a section before it, "vidsch.tdrdelay", or leading dashes
+  // do not matter): {where, key}, or {"", ""}.
+  std::pair<std::string, std::string> documented_as(const std::string& word) const;
+
   bool known(const std::string& name) const { return specs_.count(name) != 0 || !class_key_of(name).empty(); }
   // An instance key's spec is its class key's.
   const ParamSpec& spec(const std::string& name) const;
@@ -160,6 +167,7 @@ class ParamSet {
   std::map<std::string, std::vector<std::string>> instance_classes_;  // class -> adapter keys it may override
 
   std::map<std::string, ParamSpec> specs_;
+  std::map<std::string, std::pair<std::string, std::string>> documented_;  // normalised name -> {where, key}
   std::map<std::string, Value> values_;
   std::string scenario_;  // whose ranges apply (empty: the first declaration's)
   std::set<std::string> set_keys_;

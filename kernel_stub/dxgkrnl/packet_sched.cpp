@@ -64,6 +64,11 @@ void PacketScheduler::declare_params(ParamSet& ps) {
   ps.declare_int("vidsch.tdr_limit_count", 5, "timeouts", 1, 1000,
                  "Q: docs/calibration.md TdrLimitCount 5 within TdrLimitTime, then bug check 0x116");
   ps.declare_real("vidsch.tdr_limit_time_ms", 60000, "ms", 1, 1e7, "Q: docs/calibration.md TdrLimitTime 60 s");
+  // The registry values these stand for (Microsoft, "TDR registry keys"), as a user may type them.
+  ps.declare_documented_name("TdrDelay", "the registry's TdrDelay, in seconds there", "vidsch.tdr_delay_ms");
+  ps.declare_documented_name("TdrLimitCount", "the registry's TdrLimitCount", "vidsch.tdr_limit_count");
+  ps.declare_documented_name("TdrLimitTime", "the registry's TdrLimitTime, in seconds there",
+                             "vidsch.tdr_limit_time_ms");
 }
 
 PacketScheduler::PacketScheduler(const ParamSet& ps, Cpu& cpu, Vcd& vcd, const std::string& adapter,
