@@ -148,6 +148,14 @@ TEST_CASE(
   CHECK(step_names(m) == std::vector<std::string>{"preempt", "timeout", "snapshot", "flushdpc", "noresp", "adreset",
                                                   "adrun", "vramrst"});
   CHECK_FALSE(m.contains("reset_ns"));  // DxgkDdiResetEngine never called
+  // So no IDs came back and no snapshot was checked against them: absent with the reason, not 0.
+  for (const char* k :
+       {"last_aborted_fence_id", "last_completed_fence_id", "snapshot_last_completed", "snapshot_last_submitted"}) {
+    INFO(k);
+    CHECK_FALSE(m.contains(k));
+    REQUIRE(j["absent"].contains(k));
+    CHECK(j["absent"][k].get<std::string>().rfind("no DxgkDdiResetEngine call returned", 0) == 0);
+  }
   CHECK(m["tdr_reason"] == 9);
   CHECK(m["engine_resets"] == 0);
   CHECK(m["devices_in_error"] == 4);             // the three render apps and the second app on the hung node

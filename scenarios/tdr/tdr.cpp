@@ -88,6 +88,7 @@ class TdrScenario : public ScenarioDriver {
     chain(o.step, [this, &p](const TdrStepRecord& s) { on_step(p, s); });
     chain(o.reset_returned, [this](int, const DxgkResetEngineArgs& a, uint64_t sc, uint64_t ss) {
       snap_completed_ = sc, snap_submitted_ = ss, reset_out_ = a;
+      engine_reset_returned_ = true;
     });
     chain(o.device_error, [this](const SchedDevice& d) { error_ids_.push_back(d.id); });
     chain(o.submitted, [this](const DmaPacket& pk, bool resubmission) {
@@ -224,6 +225,7 @@ class TdrScenario : public ScenarioDriver {
   nlohmann::ordered_json resubmissions_ = nlohmann::ordered_json::array();
   std::map<uint64_t, uint64_t> last_id_;
   uint64_t snap_completed_ = 0, snap_submitted_ = 0;
+  bool engine_reset_returned_ = false;  // a DxgkDdiResetEngine call returned (its IDs and the OS's snapshot)
   DxgkResetEngineArgs reset_out_;
   bool setup_ok_ = false;
 };
@@ -451,11 +453,26 @@ void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const 
   r.metric("packets_aborted", ps.packets_aborted());
   r.metric("packets_resubmitted", ps.packets_resubmitted());
   r.metric("devices_in_error", ps.devices_in_error());
-  r.metric("last_aborted_fence_id", ps.last_aborted_fence_id());
-  r.metric("last_completed_fence_id", ps.last_reset_completed_fence_id());
+  // The IDs DxgkDdiResetEngine returns and the OS's snapshot it checks them against (T4) exist only when
+  // an engine reset returned; an adapter reset alone (no per-engine TDR, or a failed engine reset that
+  // never returned) reports none, so they are absent, not 0.
+  const char* no_engine_reset = "no DxgkDdiResetEngine call returned: an adapter reset reports no fence IDs";
+  if (engine_reset_returned_) {
+    r.metric("last_aborted_fence_id", ps.last_aborted_fence_id());
+    r.metric("last_completed_fence_id", ps.last_reset_completed_fence_id());
+  } else {
+    r.metric_absent("last_aborted_fence_id", no_engine_reset);
+    r.metric_absent("last_completed_fence_id", no_engine_reset);
+  }
   r.metric("hang_fence_id", hang_fence_id_);
-  r.metric("snapshot_last_completed", snap_completed_);
-  r.metric("snapshot_last_submitted", snap_submitted_);
+  const char* no_snapshot = "no DxgkDdiResetEngine call returned: the snapshot is reported with the answer it checks";
+  if (engine_reset_returned_) {
+    r.metric("snapshot_last_completed", snap_completed_);
+    r.metric("snapshot_last_submitted", snap_submitted_);
+  } else {
+    r.metric_absent("snapshot_last_completed", no_snapshot);
+    r.metric_absent("snapshot_last_submitted", no_snapshot);
+  }
   r.metric("timeouts", ps.timeouts());
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
