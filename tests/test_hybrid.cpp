@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw_model/display/display_timing.h"
 #include "kernel_stub/dxgkrnl/vidmm.h"
 #include "tb.h"
 
@@ -316,6 +317,29 @@ TEST_CASE(
   CHECK(j["metrics"]["frames_displayed"] == 12);
   // Two buffers: frame n waits for frame n - 1's flip, so the app is throttled on nearly every frame.
   CHECK(j["metrics"]["frames_throttled"].get<int>() >= 10);
+}
+
+// The app's pace follows the panel unless set: workload.frame_interval_us = 0 is one refresh of
+// display.mode (2560x1440@144's own refresh, from its timing), and the run reports the rate it reached.
+TEST_CASE("hybrid_present: the app paces itself at display.mode's refresh unless set, and reports its rate",
+          "[C6][H4]") {
+  const std::string base = scenario("hybrid_present") +
+                           " --workload.frames=40 --present.max_frame_latency=16 --workload.start_jitter_us=0"
+                           " --workload.render_us=500 --display.mode=2560x1440@144 --igpu.stolen_bytes=1073741824";
+  const auto j = run_json(base, "pace144");
+  REQUIRE(j["verdict"] == "pass");
+  const double refresh_hz = display_mode("2560x1440@144").refresh_hz();
+  CHECK(refresh_hz == Approx(144).epsilon(0.01));
+  // The interval is one refresh, to the kernel's picosecond (the metric is in us, to the ns).
+  CHECK(j["metrics"]["frame_interval_us"].get<double>() == Approx(1e6 / refresh_hz).margin(1e-3));
+  // With nothing holding it back (latency 16, no CPU work, 0.5 ms of rendering) the app presents at its
+  // pace: 39 intervals between the first and the last present.
+  CHECK(j["metrics"]["fps"].get<double>() == Approx(refresh_hz).epsilon(1e-6));
+  CHECK(j["metrics"]["frames_throttled"] == 0);
+  // Set, the pace is the user's: 100 fps on the 144 Hz panel.
+  const auto k = run_json(base + " --workload.frame_interval_us=10000", "pace100");
+  CHECK(k["metrics"]["frame_interval_us"].get<double>() == Approx(10000).margin(1e-3));
+  CHECK(k["metrics"]["fps"].get<double>() == Approx(100).epsilon(1e-6));
 }
 
 TEST_CASE("scanout_underflow: the FIFO it reports as needed follows the watermark", "[C6]") {

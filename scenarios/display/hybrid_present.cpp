@@ -41,13 +41,25 @@
 namespace gpumodel {
 namespace {
 
+// The app's pace: workload.frame_interval_us, or (0, the default) one refresh of display.mode, so the
+// app runs at the panel's rate at any mode; the CPU work before each submit, workload.start_jitter_us, or
+// (-1, the default) up to one frame interval, so the present's phase to the vblank covers the period.
+double frame_interval_us(const ParamSet& ps) {
+  const double set = ps.get_real("workload.frame_interval_us");
+  return set > 0 ? set : 1e6 / display_mode(ps.get_enum("display.mode")).refresh_hz();
+}
+double start_jitter_us(const ParamSet& ps) {
+  const double set = ps.get_real("workload.start_jitter_us");
+  return set >= 0 ? set : frame_interval_us(ps);
+}
+
 class HybridPresent : public ScenarioDriver {
  public:
   explicit HybridPresent(const ParamSet& ps)
       : frames_(uint64_t(ps.get_int("workload.frames"))),
         render_us_(ps.get_real("workload.render_us")),
-        interval_(sc_core::sc_time(ps.get_real("workload.frame_interval_us"), sc_core::SC_US)),
-        jitter_us_(ps.get_real("workload.start_jitter_us")),
+        interval_(sc_core::sc_time(frame_interval_us(ps), sc_core::SC_US)),
+        jitter_us_(start_jitter_us(ps)),
         compose_us_(ps.get_real("present.compose_us")),
         forced_(ps.get_enum("present.path")),
         buffers_(unsigned(ps.get_int("present.buffers"))),
@@ -331,7 +343,14 @@ void HybridPresent::finish(Platform& p, Results& r) {
   r.metric("frames_dropped", dropped);
   r.metric("frames_pending", presented - displayed - dropped);
   r.metric("frames_composed", composed);
+  // Frames whose start waited for the frame-latency waitable object or a free buffer
+  // (present.max_frame_latency, present.buffers), and the rate the presents reached.
   r.metric("frames_throttled", throttled_);
+  if (presented > 1 && st_[presented].present > st_[1].present)
+    r.metric("fps", double(presented - 1) / (st_[presented].present - st_[1].present).to_seconds());
+  else
+    r.metric_absent("fps", "fewer than two frames presented");
+  r.metric("frame_interval_us", to_ns(interval_) / 1000);
   r.metric("energy_per_frame_mj", energy_->summary());
   report_scanout(*display_, d, r);
   if (!complete) return;  // the checks below judge a whole run
@@ -409,12 +428,16 @@ ScenarioInfo hybrid_present_scenario() {
         ps.declare_int("workload.frames", 120, "frames", 1, 1000000, "A: two seconds at 60 Hz", o);
         ps.declare_real("workload.render_us", 4000, "us", 0, 1e6,
                         "A: 4 ms of 3D-engine work a frame, a light game at 60 Hz", o);
-        ps.declare_real("workload.frame_interval_us", 1e6 / 60, "us", 1, 1e7,
-                        "A: the app paces itself at 60 frames a second, the panel's rate", o);
-        ps.declare_real("workload.start_jitter_us", 1e6 / 60, "us", 0, 1e7,
-                        "A: the frame's CPU work before it submits takes up to one refresh (16,667 us at "
-                        "60 Hz), so the present's phase to the vblank covers the whole period and "
-                        "present_to_scanout is the phase-averaged latency",
+        ps.declare_real("workload.frame_interval_us", 0, "us", 0, 1e7,
+                        "A: the app paces itself at the panel's rate: 0 = one refresh of display.mode (16,667 us "
+                        "at 60 Hz, 6,944 us at 144 Hz); a value in us sets another pace (the fps metric reports "
+                        "the rate the run reached)",
+                        o);
+        ps.declare_real("workload.start_jitter_us", -1, "us", -1, 1e7,
+                        "A: the frame's CPU work before it submits: -1 = up to one frame interval "
+                        "(workload.frame_interval_us), so the present's phase to the vblank covers the whole "
+                        "period and present_to_scanout is the phase-averaged latency; 0 or more: up to that "
+                        "many us",
                         o);
         ps.declare_enum("workload.jitter", "sweep", {"sweep", "random"},
                         "A: sweep = frame n's CPU work is start_jitter_us x (n - 1) / frames (stratified: "
@@ -433,7 +456,8 @@ ScenarioInfo hybrid_present_scenario() {
         ps.declare_int("present.max_frame_latency", 1, "frames", 1, 16,
                        "A: IDXGISwapChain2::SetMaximumFrameLatency(1) with the frame-latency waitable object, "
                        "what a latency-minded game does (DXGI's default is 3): frame n starts only once frame "
-                       "n - 1 is on screen, so no present queues behind another",
+                       "n - 1 is on screen, so no present queues behind another; frames_throttled counts the "
+                       "frames that waited so (at 1, nearly every frame: the app's pace is the panel's)",
                        o);
         ps.declare_real("present.compose_us", 500, "us", 0, 1e6,
                         "A: DWM's composition pass on the iGPU's 3D engine before its copy", o);
@@ -483,20 +507,18 @@ ScenarioInfo hybrid_present_scenario() {
         }
         // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
         // beyond that for the present queue and 100 ms for start-up and the last scan-out.
-        const double need_ms =
-            double(ps.get_int("workload.frames")) *
-                (ps.get_real("workload.frame_interval_us") + ps.get_real("workload.start_jitter_us") +
-                 2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) /
-                1000.0 +
-            100.0;
+        const double need_ms = double(ps.get_int("workload.frames")) *
+                                   (frame_interval_us(ps) + start_jitter_us(ps) +
+                                    2e6 / display_mode(ps.get_enum("display.mode")).refresh_hz()) /
+                                   1000.0 +
+                               100.0;
         if (ps.get_real("sim.limit_ms") < need_ms)
-          throw ConfigError(
-              "sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
-              " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
-              " of workload.frame_interval_us = " + format_number(ps.get_real("workload.frame_interval_us")) +
-              " + workload.start_jitter_us = " + format_number(ps.get_real("workload.start_jitter_us")) +
-              " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
-              ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
+          throw ConfigError("sim.limit_ms = " + format_number(ps.get_real("sim.limit_ms")) +
+                            " is too short for workload.frames = " + std::to_string(ps.get_int("workload.frames")) +
+                            " of workload.frame_interval_us = " + format_number(frame_interval_us(ps)) +
+                            " + workload.start_jitter_us = " + format_number(start_jitter_us(ps)) +
+                            " + two refreshes of display.mode = " + ps.get_enum("display.mode") +
+                            ", plus 100 ms; allowed: sim.limit_ms >= " + format_number(std::ceil(need_ms)));
       }};
   info.presents = true;
   return info;

@@ -12,18 +12,14 @@
 //   wait              a WAIT on a fence nothing signals
 //   finite            a COMPUTE of quantum + TdrDelay + workload.hang_overrun_us: it completes inside the
 //                     sequence (tdr_race_window: between the snapshot and the reset, T8)
-//   paging            the paging context's transfer of the hang device's allocation waits on a fence
-//                     nothing signals (T7)
-//   vidmm             VidMm's own eviction of the hang app's resident data waits for its writer, which never
-//                     finishes (T7 for VidMm's paging: redone after the adapter reset; workload.hang_node = 0)
+//   paging            the paging transfer of the hang device's allocation waits on a fence never signalled (T7)
+//   vidmm             VidMm's eviction of the hang app's data waits for a writer that never ends (T7, hang_node 0)
 // The apps keep the other nodes loaded until workload.after_ms after the sequence ends.
 //
-// Metrics (names fixed by the issue): detect_ns (the hang packet's start -> timeout detected),
-// reset_ns (DxgkDdiResetEngine call -> return), recover_ns (timeout -> the node executes again),
-// packets_aborted, packets_resubmitted, devices_in_error, last_aborted_fence_id,
-// last_completed_fence_id, and per node its throughput (share of time the engine computes) before the
-// timeout, during the sequence and after it (T10); plus the step times, preemptions, ignored
-// interrupts, adapter resets and their duration, tdr_reason.
+// Metrics: detect_ns (hang start -> timeout), reset_ns (DxgkDdiResetEngine call -> return), recover_ns
+// (timeout -> the node executes again), packets_aborted and _resubmitted, devices_in_error, the IDs the
+// engine reset returned (absent after an adapter reset alone), each node's throughput before, during and
+// after the sequence (T10), the step times, preemptions, ignored interrupts, adapter resets, tdr_reason.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -87,8 +83,7 @@ class TdrScenario : public ScenarioDriver {
     PacketSchedObserver& o = p.vidsch.packets().observer;
     chain(o.step, [this, &p](const TdrStepRecord& s) { on_step(p, s); });
     chain(o.reset_returned, [this](int, const DxgkResetEngineArgs& a, uint64_t sc, uint64_t ss) {
-      snap_completed_ = sc, snap_submitted_ = ss, reset_out_ = a;
-      engine_reset_returned_ = true;
+      snap_completed_ = sc, snap_submitted_ = ss, reset_out_ = a, engine_reset_returned_ = true;
     });
     chain(o.device_error, [this](const SchedDevice& d) { error_ids_.push_back(d.id); });
     chain(o.submitted, [this](const DmaPacket& pk, bool resubmission) {
@@ -454,25 +449,16 @@ void TdrScenario::report_scheduler(const PacketScheduler& ps, Results& r) const 
   r.metric("packets_resubmitted", ps.packets_resubmitted());
   r.metric("devices_in_error", ps.devices_in_error());
   // The IDs DxgkDdiResetEngine returns and the OS's snapshot it checks them against (T4) exist only when
-  // an engine reset returned; an adapter reset alone (no per-engine TDR, or a failed engine reset that
-  // never returned) reports none, so they are absent, not 0.
-  const char* no_engine_reset = "no DxgkDdiResetEngine call returned: an adapter reset reports no fence IDs";
-  if (engine_reset_returned_) {
-    r.metric("last_aborted_fence_id", ps.last_aborted_fence_id());
-    r.metric("last_completed_fence_id", ps.last_reset_completed_fence_id());
-  } else {
-    r.metric_absent("last_aborted_fence_id", no_engine_reset);
-    r.metric_absent("last_completed_fence_id", no_engine_reset);
-  }
+  // an engine reset returned; an adapter reset alone reports none: absent, not 0.
+  const std::string why = "no DxgkDdiResetEngine call returned: ";
+  auto id = [&](const char* key, uint64_t v, const char* what) {
+    engine_reset_returned_ ? r.metric(key, v) : r.metric_absent(key, why + what);
+  };
+  id("last_aborted_fence_id", ps.last_aborted_fence_id(), "an adapter reset reports no fence IDs");
+  id("last_completed_fence_id", ps.last_reset_completed_fence_id(), "an adapter reset reports no fence IDs");
   r.metric("hang_fence_id", hang_fence_id_);
-  const char* no_snapshot = "no DxgkDdiResetEngine call returned: the snapshot is reported with the answer it checks";
-  if (engine_reset_returned_) {
-    r.metric("snapshot_last_completed", snap_completed_);
-    r.metric("snapshot_last_submitted", snap_submitted_);
-  } else {
-    r.metric_absent("snapshot_last_completed", no_snapshot);
-    r.metric_absent("snapshot_last_submitted", no_snapshot);
-  }
+  id("snapshot_last_completed", snap_completed_, "the snapshot is reported with the answer it checks");
+  id("snapshot_last_submitted", snap_submitted_, "the snapshot is reported with the answer it checks");
   r.metric("timeouts", ps.timeouts());
   r.metric("engine_resets", ps.engine_resets());
   r.metric("adapter_resets", ps.adapter_resets());
