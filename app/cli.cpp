@@ -20,6 +20,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/cli_internal.h"
+#include "app/data_dir.h"
 #include "app/platform_file.h"
 #include "app/suggest.h"
 #include "hw_model/core/output_file.h"
@@ -607,10 +608,11 @@ int run(int argc, char** argv) {
 }  // namespace
 
 namespace {
-// `gpumodel sweep|plot|compare ...`: the workbench's tools, Python scripts in the source tree's
-// workbench/ (Debian's python3, standard library only). They run this same binary: GPUMODEL_BIN.
+// `gpumodel sweep|plot|compare ...`: the workbench's tools, Python scripts in the data folder's
+// workbench/ (app/data_dir.h; Debian's python3, standard library only). They run this same binary:
+// GPUMODEL_BIN.
 int run_tool(const std::string& tool, int argc, char** argv) {
-  const std::string script = std::string(GPUMODEL_WORKBENCH_DIR) + "/" + tool + ".py";
+  const std::string script = data_dir() + "/workbench/" + tool + ".py";
   if (::access(script.c_str(), R_OK) != 0) {
     std::cerr << "gpumodel: " << tool << ": cannot read '" << script << "': " << std::strerror(errno) << "\n";
     return 2;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/cli_internal.h"
+#include "app/data_dir.h"
 #include "app/gtkw.h"
 #include "app/suggest.h"
 #include "hw_model/core/output_file.h"
@@ -21,10 +22,10 @@ namespace fs = std::filesystem;
 namespace gpumodel::cli {
 namespace {
 
-// The source tree this binary was built from (CMake): its scenarios/ are runnable by name, and no
-// default output lands in it.
+// The source tree this binary was built from (CMake): no default output lands in it. The scenarios
+// runnable by name are the data folder's (app/data_dir.h: the installed ones, else this tree's).
 const std::string kSourceDir = GPUMODEL_SOURCE_DIR;
-const std::string kScenariosDir = kSourceDir + "/scenarios";
+const std::string kScenariosDir = data_dir() + "/scenarios";
 
 // The header comment's first sentence, for a variant's line in --list-scenarios.
 std::string first_sentence(const std::string& text) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli_internal.h"
+#include "app/data_dir.h"
 #include "app/run.h"
 #include "app/sha256.h"
 #include "app/suggest.h"
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 namespace gpumodel::cli {
 namespace {
 
-const std::string kPlatformsDir = std::string(GPUMODEL_SOURCE_DIR) + "/platforms";
+const std::string kPlatformsDir = data_dir() + "/platforms";
 
 // The keys of the software and of the run, not of the machine: a platform file leaves them to the
 // scenario file (kmd.paging_va_mb, for one, means something only when the user set it).
