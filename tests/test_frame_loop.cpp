@@ -81,14 +81,14 @@ TEST_CASE("frame_loop --presentmon: one row per present that a frame-pacing tool
     INFO("row " << i);
     CHECK(r.at("Application") == "gpumodel.exe");
     CHECK(r.at("PresentMode") == "Hardware: Legacy Flip");
-    CHECK(r.at("Dropped") == "0");
+    CHECK(r.at("MsUntilDisplayed") != "NA");  // displayed
     // The app starts a frame every 16.667 ms (60 fps) and its CPU steps take 4 ms +- 0.7 ms before it
     // presents (plus submission time, under 0.3 ms).
-    CHECK(std::stod(r.at("CPUStartTime")) == Approx(refresh * double(i)).margin(1e-3));
+    CHECK(std::stod(r.at("CPUStartQPC")) / 1e4 == Approx(refresh * double(i)).margin(1e-3));
     CHECK(std::stod(r.at("MsCPUBusy")) >= 3.3);
     CHECK(std::stod(r.at("MsCPUBusy")) <= 5.0);
     // Each frame is on screen at a vblank start: present + until-displayed lies on one 60 Hz grid.
-    const double screen = std::stod(r.at("TimeInSeconds")) * 1000.0 + std::stod(r.at("MsUntilDisplayed"));
+    const double screen = std::stod(r.at("TimeInQPC")) / 1e4 + std::stod(r.at("MsUntilDisplayed"));
     const double ph = std::fmod(screen, refresh);
     if (phase < 0) phase = ph;
     CHECK(std::fabs(ph - phase) < 2e-3);
@@ -96,9 +96,7 @@ TEST_CASE("frame_loop --presentmon: one row per present that a frame-pacing tool
       CHECK(std::stod(r.at("MsBetweenDisplayChange")) == Approx(refresh).margin(2e-3));
       CHECK(std::stod(r.at("MsBetweenPresents")) > 0);
     }
-    if (i + 1 < rows.size()) CHECK(std::stod(r.at("DisplayedTime")) == Approx(refresh).margin(2e-3));
   }
-  CHECK(rows.back().at("DisplayedTime") == "NA");  // the last frame's successor never came
   CHECK(m["frames_displayed"] == 120);
 }
 

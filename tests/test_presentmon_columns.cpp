@@ -1,16 +1,19 @@
 // PresentMon's columns checked against each other as PresentMon's console application README ("CSV
 // columns") defines them, in rows the writer makes and in a run's own; and presentmon_replay's
-// comparison figures against a hand count, on a few frames and on a small capture replayed.
+// comparison figures against a hand count, on a few frames and on a small capture replayed. Times of day
+// are QPC ticks at 10 MHz (TimeInQPC, CPUStartQPC), intervals ms:
 //   MsCPUBusy + MsCPUWait = MsBetweenAppStart  (the frame's CPU work, then the wait to the next start)
-//   CPUStartTime + MsBetweenAppStart = the next row's CPUStartTime
+//   CPUStartQPC + MsBetweenAppStart = the next row's CPUStartQPC
 //   MsGPUBusy + MsGPUWait = MsGPUTime
-//   MsCPUBusy + MsUntilRenderComplete = MsGPULatency + MsGPUTime  (the GPU's end from the frame's start)
-//   DisplayLatency = MsCPUBusy + MsUntilDisplayed
-//   MsBetweenDisplayChange = the previous displayed frame's DisplayedTime
-//   MsBetweenPresents = the difference of successive TimeInSeconds
+//   MsCPUBusy + MsRenderPresentLatency = MsGPULatency + MsGPUTime  (the GPU's end from the frame's start)
+//   MsBetweenDisplayChange = this displayed frame's screen time (TimeInQPC + MsUntilDisplayed) less the
+//   previous displayed frame's; a frame never displayed has NA in both
+//   MsBetweenPresents = the difference of successive TimeInQPC
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "monitors/monitor.h"
 #include "scenarios/frame_loop/frame_loop.h"
@@ -50,9 +53,10 @@ double v(const Row& r, const std::string& col) {
   return s == "NA" ? std::numeric_limits<double>::quiet_NaN() : std::stod(s);
 }
 
-// Each column is printed to 0.0001 ms (TimeInSeconds to 1e-7 s): a sum of three rounded figures is
-// within 1.5e-4 ms of exact.
+// Each interval is printed to 0.0001 ms and each QPC time to a tick (0.0001 ms): a sum of three rounded
+// figures is within 1.5e-4 ms of exact.
 constexpr double kTol = 2e-4;
+double qpc_ms(const Row& r, const std::string& col) { return v(r, col) / 1e4; }
 
 // Every rule of the file's header comment, on consecutive rows.
 void check_rules(const std::vector<Row>& rows) {
@@ -63,25 +67,25 @@ void check_rules(const std::vector<Row>& rows) {
     const bool next = i + 1 < rows.size();
     if (next) {
       CHECK(v(r, "MsCPUBusy") + v(r, "MsCPUWait") == Approx(v(r, "MsBetweenAppStart")).margin(kTol));
-      CHECK(v(r, "CPUStartTime") + v(r, "MsBetweenAppStart") == Approx(v(rows[i + 1], "CPUStartTime")).margin(kTol));
+      CHECK(qpc_ms(r, "CPUStartQPC") + v(r, "MsBetweenAppStart") ==
+            Approx(qpc_ms(rows[i + 1], "CPUStartQPC")).margin(kTol));
     } else {
       CHECK(r.at("MsCPUWait") == "NA");  // no next frame
     }
     CHECK(v(r, "MsGPUBusy") + v(r, "MsGPUWait") == Approx(v(r, "MsGPUTime")).margin(kTol));
-    CHECK(v(r, "MsCPUBusy") + v(r, "MsUntilRenderComplete") ==
+    CHECK(v(r, "MsCPUBusy") + v(r, "MsRenderPresentLatency") ==
           Approx(v(r, "MsGPULatency") + v(r, "MsGPUTime")).margin(kTol));
     if (i > 0)
       CHECK(v(r, "MsBetweenPresents") ==
-            Approx(1000.0 * (v(r, "TimeInSeconds") - v(rows[i - 1], "TimeInSeconds"))).margin(kTol));
-    const bool shown = r.at("Dropped") == "0";
-    if (!shown) {
-      CHECK(r.at("MsUntilDisplayed") == "NA");
-      CHECK(r.at("DisplayLatency") == "NA");
+            Approx(qpc_ms(r, "TimeInQPC") - qpc_ms(rows[i - 1], "TimeInQPC")).margin(kTol));
+    if (r.at("MsUntilDisplayed") == "NA") {
+      CHECK(r.at("MsBetweenDisplayChange") == "NA");
       continue;
     }
-    CHECK(v(r, "DisplayLatency") == Approx(v(r, "MsCPUBusy") + v(r, "MsUntilDisplayed")).margin(kTol));
+    const double screen = qpc_ms(r, "TimeInQPC") + v(r, "MsUntilDisplayed");
     if (last_shown)
-      CHECK(v(r, "MsBetweenDisplayChange") == Approx(v(*last_shown, "DisplayedTime")).margin(kTol));
+      CHECK(v(r, "MsBetweenDisplayChange") ==
+            Approx(screen - qpc_ms(*last_shown, "TimeInQPC") - v(*last_shown, "MsUntilDisplayed")).margin(kTol));
     else
       CHECK(r.at("MsBetweenDisplayChange") == "NA");
     last_shown = &r;
@@ -130,8 +134,31 @@ TEST_CASE("PresentMon rows: the columns agree with each other as PresentMon defi
   // And against the frames written: the wait counts from the Present() call, not its return.
   CHECK(v(rows[1], "MsCPUWait") == Approx(21 - 15).margin(kTol));
   CHECK(v(rows[1], "MsInPresentAPI") == Approx(0.5).margin(kTol));
-  CHECK(rows[2].at("Dropped") == "1");
+  CHECK(rows[2].at("MsUntilDisplayed") == "NA");                                // dropped
   CHECK(v(rows[3], "MsBetweenDisplayChange") == Approx(50 - 30).margin(kTol));  // frame 2 showed until frame 4
+}
+
+// The column set is one PresentMon release's, named: its own gold test data's header, column by column
+// (workloads/captures/test_case_5.csv, GameTechDev/PresentMon Tests/Gold, BOM aside).
+TEST_CASE("PresentMon rows: the header is PresentMon 2.x's gold test data's, column by column", "[H4][presentmon]") {
+  std::ifstream in(std::string(GPUMODEL_SOURCE_DIR) + "/workloads/captures/test_case_5.csv", std::ios::binary);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  auto split = [](const std::string& t) {
+    std::vector<std::string> c;
+    std::stringstream ss(t);
+    for (std::string f; std::getline(ss, f, ',');) c.push_back(f);
+    return c;
+  };
+  const std::vector<std::string> real = split(line), ours = split(PresentMonWriter::kHeader);
+  REQUIRE(real.size() == 32);
+  REQUIRE(ours.size() == real.size());
+  for (size_t i = 0; i < real.size(); ++i) {
+    INFO("column " << i + 1);
+    CHECK(ours[i] == real[i]);
+  }
 }
 
 TEST_CASE("frame_loop --presentmon: each row is the run's own frame times, and the columns agree",
@@ -171,13 +198,14 @@ TEST_CASE("frame_loop --presentmon: each row is the run's own frame times, and t
     const Row& row = rows[n - 1];
     const FrameTimes& f = ft[n];
     INFO("frame " << n);
-    CHECK(v(row, "CPUStartTime") == Approx(ms(f.cpu_start)).margin(1e-4));
-    CHECK(v(row, "TimeInSeconds") * 1000.0 == Approx(ms(f.present)).margin(1e-4));
+    CHECK(qpc_ms(row, "CPUStartQPC") == Approx(ms(f.cpu_start)).margin(1e-4));
+    CHECK(qpc_ms(row, "TimeInQPC") == Approx(ms(f.present)).margin(1e-4));
     CHECK(v(row, "MsInPresentAPI") == Approx((f.present_return - f.present) / 1e6).margin(1e-4));
     if (n < 30) CHECK(v(row, "MsCPUWait") == Approx((ft[n + 1].cpu_start - f.present) / 1e6).margin(1e-4));
     REQUIRE(f.displayed.has_value());
     CHECK(v(row, "MsUntilDisplayed") == Approx((*f.displayed - f.present) / 1e6).margin(1e-4));
-    if (n < 30) CHECK(v(row, "DisplayedTime") == Approx((*ft[n + 1].displayed - *f.displayed) / 1e6).margin(1e-4));
+    if (n > 1)
+      CHECK(v(row, "MsBetweenDisplayChange") == Approx((*f.displayed - *ft[n - 1].displayed) / 1e6).margin(1e-4));
     CHECK(v(row, "MsGPUTime") == Approx((*f.gpu_end - *f.gpu_start) / 1e6).margin(1e-4));
     CHECK(v(row, "MsGPUBusy") == Approx(*f.gpu_busy / 1e6).margin(1e-4));
   }

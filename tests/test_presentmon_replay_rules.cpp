@@ -254,11 +254,17 @@ TEST_CASE("presentmon_replay: a burst of presents drains one per vblank, as DXGI
   // clock) minus frame 0's is the capture's, to the 0.0001 ms the columns are printed to and the model's
   // panel period (its pixel clock: within 0.01 ms over these 17 refreshes).
   const Rows out = read_replay_rows(rows);
-  REQUIRE(out.col("TimeInSeconds") < out.cols.size());
+  REQUIRE(out.col("TimeInQPC") < out.cols.size());
   REQUIRE(out.col("MsUntilDisplayed") < out.cols.size());
+  // The rows are the capture's process and swap chain, as PresentMon wrote them: PID 44, chain 0x1.
+  for (size_t k = 0; k < out.rows.size(); ++k) {
+    CHECK(out.rows[k].at(out.col("Application")) == "dwm.exe");
+    CHECK(out.rows[k].at(out.col("ProcessID")) == "44");
+    CHECK(out.rows[k].at(out.col("SwapChainAddress")) == "0x0000000000000001");
+  }
   std::vector<double> model_screen;
   for (size_t k = 0; k < out.rows.size(); ++k)
-    model_screen.push_back(out.num(k, "TimeInSeconds") * 1000.0 + out.num(k, "MsUntilDisplayed"));
+    model_screen.push_back(out.num(k, "TimeInQPC") / 1e4 + out.num(k, "MsUntilDisplayed"));
   REQUIRE(model_screen.size() == 15);
   for (size_t i = 1; i < 15; ++i) {
     INFO("frame " << i);
@@ -407,7 +413,7 @@ TEST_CASE("presentmon_replay: torn presents flip at once after the GPU's work an
     INFO("frame " << n);
     CHECK(out.rows[n].at(out.col("SyncInterval")) == "0");
     CHECK(out.rows[n].at(out.col("AllowsTearing")) == "1");
-    const double render = out.num(n, "MsUntilRenderComplete"), until = out.num(n, "MsUntilDisplayed");
+    const double render = out.num(n, "MsRenderPresentLatency"), until = out.num(n, "MsUntilDisplayed");
     CHECK(render == Approx(done[n] - present[n]).margin(0.1));
     CHECK(until > render);
     CHECK(until < render + 1000.0 / 60.0);

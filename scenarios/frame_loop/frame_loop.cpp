@@ -678,6 +678,7 @@ void FrameLoopDriver::write_presentmon(Results& r) {
     const FrameTimes& f = ft_[n];
     PresentRow row;
     row.application = application;
+    row.process_id = process_id, row.swap_chain = swap_chain;
     row.present_mode = "Hardware: Legacy Flip";
     row.sync_interval = f.immediate ? 0 : 1;
     row.allows_tearing = f.immediate;

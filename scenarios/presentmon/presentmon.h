@@ -1,6 +1,6 @@
 // PresentMon's CSV, out and in. PresentMon (Intel, open source) writes one row per present; FrameView,
-// CapFrameX and most frame-pacing tools read it. The model writes the PresentMon 2.x columns (with the
-// 1.x Ms... names PresentMon 2.x still writes beside them), NA where it knows nothing, and reads
+// CapFrameX and most frame-pacing tools read it. The model writes PresentMon 2.x's column set as its own
+// gold test data has it (presentmon_writer.cpp), NA where it knows nothing, and reads
 // captures in the 1.x (TimeInSeconds, MsBetweenPresents, MsUntilDisplayed, ...) and 2.x (CPUStartQPC,
 // MsCPUBusy, MsGPUBusy, ... or CPUBusy, GPUBusy, DisplayLatency, DisplayedTime) column sets.
 #pragma once
