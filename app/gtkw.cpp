@@ -35,6 +35,7 @@ bool writes_gtkw(const std::string& vcd_path) {
 namespace {
 
 constexpr int kNamedMarkers = 26;  // GTKWave 3.3: WAVE_NUM_NAMED_MARKERS, A..Z
+constexpr double kLabelPx = 7;     // a marker name's character width at GTKWave's default font, about
 
 struct Row {
   std::string name;   // the VCD's full name, without "top."
@@ -235,16 +236,33 @@ std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path,
     for (size_t i = 0; i < events.size() && named.size() < kNamedMarkers; ++i)
       if (events[i].in_view == (pass == 0)) named.push_back(i);
   std::sort(named.begin(), named.end());
+  // A marker's name is drawn at its top: two markers nearer than a label's width in the view would
+  // overlap, so the later one's name joins the earlier's ("reset done, recovery") and its marker goes.
+  std::vector<std::string> label(events.size());
+  for (size_t i = 0; i < events.size(); ++i) label[i] = events[i].name;
+  const double ps_per_px = std::pow(2.0, -v.zoom) / 200.0;
+  size_t merged = 0;
+  for (size_t k = 1; k < named.size();) {
+    const RunEvent &a = events[named[k - 1]], &b = events[named[k]];
+    const double gap_px = double(b.ps - a.ps) / ps_per_px;
+    if (a.in_view && b.in_view && gap_px < kLabelPx * double(label[named[k - 1]].size() + 1)) {
+      label[named[k - 1]] += ", " + label[named[k]];
+      named.erase(named.begin() + std::ptrdiff_t(k));
+      ++merged;
+    } else {
+      ++k;
+    }
+  }
 
   std::ostringstream os;
   os << "[*] Written by gpumodel with the waveform: the view and the markers are this run's key events.\n";
   for (size_t k = 0; k < named.size(); ++k) {
     const RunEvent& e = events[named[k]];
-    os << "[*] " << char('A' + k) << " " << e.name << " at " << e.ps << " ps"
+    os << "[*] " << char('A' + k) << " " << label[named[k]] << " at " << e.ps << " ps"
        << (e.in_view ? "" : " (outside the view)") << "\n";
   }
-  if (events.size() > named.size())
-    os << "[*] " << events.size() - named.size() << " more events in the results file have no marker\n";
+  if (events.size() > named.size() + merged)
+    os << "[*] " << events.size() - named.size() - merged << " more events in the results file have no marker\n";
   os << "[dumpfile] \"" << base_name(vcd_path) << "\"\n";
   os << "[savefile] \"" << base_name(gtkw_path) << "\"\n";
   os << "[timestart] " << v.start << "\n";
@@ -255,7 +273,7 @@ std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path,
   for (int k = 0; k < kNamedMarkers; ++k)
     os << " " << (size_t(k) < named.size() ? std::to_string(events[named[size_t(k)]].ps) : std::string("-1"));
   os << "\n";
-  for (size_t k = 0; k < named.size(); ++k) os << "[markername] " << char('A' + k) << events[named[k]].name << "\n";
+  for (size_t k = 0; k < named.size(); ++k) os << "[markername] " << char('A' + k) << label[named[k]] << "\n";
   const Layout l(vcd);
   const std::vector<Group> groups = groups_for(l, events);
   os << "[signals_width] " << kSignalsWidthPx << "\n";
@@ -263,7 +281,11 @@ std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path,
   for (auto& g : groups) {
     os << "@800200\n-" << g.title << "\n";
     for (auto& row : g.rows) {
-      os << "@" << (row.ascii ? "820" : row.width == 1 ? "28" : "24") << "\n";
+      // Flags (GTKWave's TR_*): ASCII text, binary bits, decimal numbers right-justified; a fence's
+      // 64-bit values signed (TR_SIGNED 0x400), so the all-ones value a fence holds before its first
+      // write reads -1 instead of a 20-digit number cut to "184467+".
+      const bool fence_value = row.width == 64 && row.name.rfind("fences.", 0) == 0;
+      os << "@" << (row.ascii ? "820" : row.width == 1 ? "28" : fence_value ? "424" : "24") << "\n";
       os << "+{" << row.alias << "} top." << row.name;
       if (row.width > 1) os << "[" << row.width - 1 << ":0]";
       os << "\n";

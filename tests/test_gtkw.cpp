@@ -133,17 +133,42 @@ Checked run_and_check(const std::string& args, const std::string& tag, int expec
   REQUIRE(!events.empty());
   CHECK(g.dumpfile == "\"" + base + ".vcd\"");
   REQUIRE(g.named.size() == 26);
-  // Every event has its named marker, in time order, while there are letters.
-  const size_t marked = std::min<size_t>(events.size(), 26);
-  for (size_t k = 0; k < 26; ++k) {
-    INFO("marker " << char('A' + k));
-    if (k < marked && events.size() <= 26) {
-      CHECK(g.named[k] == events[k]["ps"].get<int64_t>());
-      CHECK(g.names.at(char('A' + k)) == events[k]["name"].get<std::string>());
-    } else if (k >= marked) {
-      CHECK(g.named[k] == -1);
+  // Every event has a named marker, in time order, while there are letters: its own, at its time, or,
+  // when it is nearer the marker before it than that marker's label is wide in the view (7 px a
+  // character), that marker's, its name joined to the label ("reset done, recovery"): labels never overlap.
+  const double px_ps = std::pow(2.0, -g.zoom) / 200.0;
+  size_t k = 0;
+  if (events.size() <= 26) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      INFO("event " << i << " " << events[i]["name"]);
+      const int64_t ps = events[i]["ps"].get<int64_t>();
+      const std::string name = events[i]["name"];
+      if (k > 0) {
+        const std::string& label = g.names.at(char('A' + k - 1));
+        const double gap_px = double(ps - g.named[k - 1]) / px_ps;
+        const std::string tail = ", " + name;
+        const bool joined =
+            label.size() >= tail.size() && label.compare(label.size() - tail.size(), tail.size(), tail) == 0;
+        if (joined && k < 26 && g.named[k] != ps) {  // shares the marker before: too near for its own label
+          CHECK(gap_px < 7.0 * double(label.size() - tail.size() + 1));
+          continue;
+        }
+      }
+      REQUIRE(k < 26);
+      CHECK(g.named[k] == ps);
+      CHECK(g.names.at(char('A' + k)).rfind(name, 0) == 0);
+      ++k;
     }
+    for (size_t j = 1; j < k; ++j) {  // the labels that stay apart are a label's width apart
+      INFO("marker " << char('A' + j));
+      const std::string& before = g.names.at(char('A' + j - 1));
+      if (events.size() > 0 && g.named[j] > int64_t(g.timestart) && g.named[j - 1] > int64_t(g.timestart))
+        CHECK(double(g.named[j] - g.named[j - 1]) / px_ps >= 7.0 * double(before.size() + 1) - 1e-9);
+    }
+  } else {
+    k = 26;
   }
+  for (size_t j = k; j < 26; ++j) CHECK(g.named[j] == -1);
   // The view: [timestart] and the zoom's page hold every event the view is for; the primary marker is
   // the first of them.
   const double page = page_of(g.zoom);
@@ -231,6 +256,10 @@ TEST_CASE("tdr_engine_reset's save file opens on the timeout to the recovery wit
   std::vector<std::string> names;
   for (auto& e : ev) names.push_back(e["name"]);
   CHECK(names == std::vector<std::string>{"hang", "timeout", "reset", "reset done", "recovery"});
+  // The reset's return and the recovery are under a label's width apart in the view: one marker, both
+  // names, so the labels do not overlap.
+  CHECK(c.gtkw.names.at('D') == "reset done, recovery");
+  CHECK(c.gtkw.named[4] == -1);
   // Each marker pair is a metric's two ends.
   CHECK(event_ps(ev, "timeout") - event_ps(ev, "hang") == Approx(m["detect_ns"].get<double>() * 1000).margin(0.5));
   CHECK(event_ps(ev, "reset done") - event_ps(ev, "reset") == Approx(m["reset_ns"].get<double>() * 1000).margin(0.5));
@@ -324,6 +353,33 @@ TEST_CASE("copy_bandwidth's save file opens on the copy and cross_adapter_fence'
   CHECK(d >= m["signal_to_unblock_min_ns"].get<double>() - 1e-6);
   CHECK(d <= m["signal_to_unblock_max_ns"].get<double>() + 1e-6);
   CHECK(d != Approx(m["signal_to_unblock_first_ns"].get<double>()));  // not the cold first
+}
+
+// A fence's 64-bit values are shown as signed decimals (GTKWave's TR_SIGNED | TR_DEC | TR_RJUSTIFY,
+// flags 0x424), so the all-ones value a fence's MV holds before its first write reads -1, not a
+// 20-digit number cut short; other 64-bit rows stay unsigned decimal (0x24) or text (0x820).
+TEST_CASE("A fence's values are signed decimals in the save file, other numbers unsigned", "[H4][F2]") {
+  const std::string base = "gtkw_signed_" + std::to_string(::getpid());
+  REQUIRE(run_cli(scenario("fence_signal") + " --quiet --vcd " + base + ".vcd").code == 0);
+  const std::string text = slurp(base + ".gtkw");
+  for (const char* ext : {".vcd", ".gtkw"}) std::remove((base + ext).c_str());
+  std::istringstream in(text);
+  std::string flags, line;
+  int fences = 0, others = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("@", 0) == 0) flags = line;
+    if (line.rfind("+{", 0) != 0 || line.find("[63:0]") == std::string::npos) continue;
+    INFO(line);
+    if (line.find(" top.fences.") != std::string::npos) {
+      CHECK(flags == "@424");
+      ++fences;
+    } else {
+      CHECK((flags == "@24" || flags == "@820"));  // unsigned decimal, or a state's text
+      ++others;
+    }
+  }
+  CHECK(fences >= 3);  // the first fence's CV, MV and shadow MV at least
+  CHECK(others >= 1);
 }
 
 TEST_CASE("A run without key events opens the whole run and marks nothing", "[H4]") {

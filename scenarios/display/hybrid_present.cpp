@@ -288,6 +288,13 @@ void HybridPresent::finish(Platform& p, Results& r) {
     last = *shown_ns[n];
     p2s.push_back(*shown_ns[n] - to_ns(st_[n].present));
   }
+  // The waveform's view (its save file): the second frame's way from Present() to the panel, past start-up.
+  if (const uint64_t k = std::min<uint64_t>(2, frames_); k >= 1 && shown_ns[k]) {
+    r.event("present", st_[k].present.value());
+    if (st_[k].copy1_seen != sc_core::SC_ZERO_TIME) r.event("copy done", st_[k].copy1_seen.value());
+    if (st_[k].flip_programmed != sc_core::SC_ZERO_TIME) r.event("flip", st_[k].flip_programmed.value());
+    r.event("on screen", uint64_t(std::llround(*shown_ns[k] * 1000)));
+  }
   uint64_t displayed = uint64_t(p2s.size()), composed = 0;
   std::vector<double> render, copy1, copy2, forward, ready;
   const double dtick = double(p.params.get_int(s_.render.key + ".timestamp_tick_ps")) / 1000.0;
