@@ -132,7 +132,8 @@ void EnergyModel::declare_params(ParamSet& ps) {
                   "energy.wall_power_mw (the same run plugged in, the battery full); 1 reports no supply's loss. "
                   "A platform that compares with power measured at the wall names its figure: the US Department "
                   "of Energy's Level VI standard for external power supplies (10 CFR 430.32(w)) requires at least "
-                  "88 % average active-mode efficiency of a basic-voltage supply of 49-250 W");
+                  "88 % average active-mode efficiency (over 25-100 % of its rated load) of a basic-voltage supply of "
+                  "49-250 W; at a few percent of its load a supply does worse");
 }
 
 EnergyModel::EnergyModel(const Platform& p) : p_(p) {

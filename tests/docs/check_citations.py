@@ -82,23 +82,29 @@ def exists(ref, citing_dir):
     return any(os.path.isfile(os.path.join(base, ref)) for base in (citing_dir, ROOT))
 
 
-def unstated_uncertainty(params, gpumodel):
-    """Assumed power figures whose source gives no uncertainty: the built-in defaults' and each shipped
-    platform file's (platforms/*.ini, as the binary lists them)."""
+def uncertainty_findings(params, platforms):
+    """Assumed power figures whose source gives no uncertainty the sensitivity command can read: among
+    `params` (the built-in defaults: [{"name", "source"}]) and `platforms` ({platform: {key: source}}, each
+    shipped platform file's values with its tag)."""
     found = []
     for p in params:
         if p["name"].startswith("power.") and is_assumption(p.get("source", "")) and not stated_factors(p["source"]):
             found.append(f"parameter {p['name']}: an assumption with no stated uncertainty ('uncertainty x0.5-x2')")
+    for name, sources in platforms.items():
+        for key, src in sources.items():
+            if key.startswith("power.") and is_assumption(src) and not stated_factors(src):
+                found.append(f"platform {name}: {key} is an assumption with no stated uncertainty")
+    return found
+
+
+def unstated_uncertainty(params, gpumodel):
+    """uncertainty_findings over the binary's defaults and every platform file it lists."""
     try:
         listed = json.loads(subprocess.run([gpumodel, "--list-platforms-json"], check=True, capture_output=True,
                                            text=True).stdout)
     except (OSError, subprocess.CalledProcessError, ValueError) as e:
-        return found + [f"the platforms could not be listed: {e}"]
-    for plat in listed:
-        for key, src in platform_sources(gpumodel, plat["name"]).items():
-            if key.startswith("power.") and is_assumption(src) and not stated_factors(src):
-                found.append(f"platform {plat['name']}: {key} is an assumption with no stated uncertainty")
-    return found
+        return [f"the platforms could not be listed: {e}"]
+    return uncertainty_findings(params, {plat["name"]: platform_sources(gpumodel, plat["name"]) for plat in listed})
 
 
 def main():

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The citation check's page rule itself: a user's page citing one of the project's own issues or a seed
-document by number is a finding; a public project's issue is a citation a user can follow.
+"""The citation check's rules themselves: a user's page citing one of the project's own issues or a seed
+document by number is a finding; a public project's issue is a citation a user can follow; an assumed
+power figure, a built-in default's or a platform file's, must state its uncertainty in a form the
+sensitivity command reads.
 
     tests/docs/test_check_citations.py [--gpumodel BIN]
 """
@@ -40,6 +42,22 @@ def main():
         got = cc.page_findings("docs/README.md", line + "\n")
         if got:
             failures.append(f"a public citation refused: {line!r}: {got}")
+    # The uncertainty rule: a default and a platform file's value each found alone, an unreadable form
+    # found, a readable one (either form) and a quoted or derived figure passed.
+    cases = [
+        ([{"name": "power.x_mw", "source": "A: a guess"}], {}, 1),
+        ([], {"laptop": {"power.x_mw": "A: a guess"}}, 1),
+        ([{"name": "power.x_mw", "source": "A: a guess; uncertainty 50-200 %"}], {}, 1),
+        ([{"name": "power.x_mw", "source": "Q/A: leakage only"}], {}, 1),
+        ([{"name": "power.x_mw", "source": "A: a guess; uncertainty x0.5-x2"},
+          {"name": "power.y_mw", "source": "A: a guess; uncertainty +-30 %"},
+          {"name": "power.z_mw", "source": "Q: a datasheet"}, {"name": "link.x_ns", "source": "A: a guess"}],
+         {"laptop": {"power.x_mw": "A: a guess, uncertainty x0.8-x1.2", "power.y_mw": "D: derived"}}, 0),
+    ]
+    for params, platforms, want in cases:
+        got = cc.uncertainty_findings(params, platforms)
+        if len(got) != want:
+            failures.append(f"uncertainty rule: {params} {platforms}: {len(got)} finding(s), want {want}: {got}")
     # The whole check on a repository whose page cites an own issue: exit 1, the page and line named.
     if len(sys.argv) > 2 and sys.argv[1] == "--gpumodel":
         with tempfile.TemporaryDirectory() as tmp:
@@ -54,7 +72,8 @@ def main():
                 failures.append(f"a page citing 'issue 12' passed the whole check: exit {p.returncode} {p.stdout[-300:]}")
     for f in failures:
         print("FAIL: " + f)
-    print(f"test_check_citations: {len(failures)} failure(s) in {len(FINDING) + len(CLEAN)} lines")
+    print(f"test_check_citations: {len(failures)} failure(s) in {len(FINDING) + len(CLEAN)} lines and "
+          f"{len(cases)} uncertainty cases")
     return 1 if failures else 0
 
 
