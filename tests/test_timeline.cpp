@@ -119,19 +119,19 @@ TEST_CASE("hybrid_present's timeline is valid and shows both adapters, the displ
 TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-order events and broken flows", "[H4]") {
   // A valid document, then one mutation at a time: each must be caught.
   const json good = json::parse(R"({"traceEvents":[
-    {"ph":"M","name":"process_name","pid":1,"args":{"name":"gpu"}},
-    {"ph":"M","name":"process_name","pid":2,"args":{"name":"cpu"}},
-    {"ph":"M","name":"thread_name","pid":1,"tid":11,"args":{"name":"gpu.node0.packets"}},
-    {"ph":"M","name":"thread_name","pid":1,"tid":12,"args":{"name":"gpu.node0.queue"}},
-    {"ph":"M","name":"thread_name","pid":2,"tid":21,"args":{"name":"cpu.context"}},
-    {"ph":"X","name":"SIGNAL fence 0 value 1","cat":"model","pid":1,"tid":11,"ts":1,"dur":1},
-    {"ph":"X","name":"gpu fence 0 = 1 signalled","cat":"fence","pid":1,"tid":11,"ts":1,"dur":0},
+    {"ph":"M","cat":"__metadata","name":"process_name","pid":1,"args":{"name":"gpu"}},
+    {"ph":"M","cat":"__metadata","name":"process_name","pid":2,"args":{"name":"cpu"}},
+    {"ph":"M","cat":"__metadata","name":"thread_name","pid":1,"tid":11,"args":{"name":"gpu.node0.packets"}},
+    {"ph":"M","cat":"__metadata","name":"thread_name","pid":1,"tid":12,"args":{"name":"gpu.node0.queue"}},
+    {"ph":"M","cat":"__metadata","name":"thread_name","pid":2,"tid":21,"args":{"name":"cpu.context"}},
+    {"ph":"X","name":"SIGNAL fence 0 value 1","cat":"model","pid":1,"tid":11,"ts":1,"dur":1,"args":{}},
+    {"ph":"X","name":"gpu fence 0 = 1 signalled","cat":"fence","pid":1,"tid":11,"ts":1,"dur":0,"args":{}},
     {"ph":"s","name":"gpu fence 0 = 1","cat":"fence","id":1,"pid":1,"tid":11,"ts":1},
-    {"ph":"C","name":"gpu.node0.queue","pid":1,"tid":12,"ts":2.5,"args":{"queue":3}},
-    {"ph":"X","name":"dpc","cat":"signal","pid":2,"tid":21,"ts":3,"dur":1},
-    {"ph":"X","name":"gpu fence 0 >= 1 satisfied","cat":"fence","pid":2,"tid":21,"ts":3.5,"dur":0},
+    {"ph":"C","name":"gpu.node0.queue","cat":"counter","pid":1,"tid":12,"ts":2.5,"args":{"queue":3}},
+    {"ph":"X","name":"dpc","cat":"signal","pid":2,"tid":21,"ts":3,"dur":1,"args":{}},
+    {"ph":"X","name":"gpu fence 0 >= 1 satisfied","cat":"fence","pid":2,"tid":21,"ts":3.5,"dur":0,"args":{}},
     {"ph":"f","name":"gpu fence 0 = 1","cat":"fence","id":1,"bp":"e","pid":2,"tid":21,"ts":3.5,"args":{"waited":1}},
-    {"ph":"X","name":"isr","cat":"signal","pid":2,"tid":21,"ts":4,"dur":0.5}]})");
+    {"ph":"X","name":"isr","cat":"signal","pid":2,"tid":21,"ts":4,"dur":0.5,"args":{}}]})");
   enum { kSignal = 5, kSignalMark, kStart, kCounter, kDpc, kWaitMark, kEnd, kIsr };
   CHECK(check_trace_events(good).empty());
   auto broken = [&](const std::function<void(json&)>& mutate) {
@@ -140,7 +140,7 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     return !check_trace_events(d).empty();
   };
   auto x = [](const char* ts, const char* dur) {  // an X on the CPU's track
-    return json::parse(std::string(R"({"ph":"X","name":"x","cat":"signal","pid":2,"tid":21,"ts":)") + ts +
+    return json::parse(std::string(R"({"ph":"X","name":"x","cat":"signal","args":{},"pid":2,"tid":21,"ts":)") + ts +
                        ",\"dur\":" + dur + "}");
   };
   // Slices: B/E instead of X; an X without a duration or a category, or of a negative one; two that
@@ -181,6 +181,11 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
   CHECK(broken([](json& ev) { ev[kCounter].erase("ph"); }));
   CHECK(broken([](json& ev) { ev[kCounter].erase("name"); }));
   CHECK(broken([](json& ev) { ev[kCounter]["args"]["queue"] = "three"; }));
+  // Categories and args, as devtools-timeline-model needs them: metadata, a counter or a slice without a
+  // category, a slice without args.
+  CHECK(broken([](json& ev) { ev[0].erase("cat"); }));
+  CHECK(broken([](json& ev) { ev[kCounter].erase("cat"); }));
+  CHECK(broken([](json& ev) { ev[kIsr].erase("args"); }));
   // Tracks: one without a thread name, a tid that is also a pid, a tid in two processes.
   CHECK(broken([](json& ev) { ev.erase(4); }));
   CHECK(broken([](json& ev) {

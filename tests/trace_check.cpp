@@ -91,6 +91,11 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
       bad.push_back(at(i) + "phase '" + ph + "' is none of X C M s f");
       continue;
     }
+    // devtools-timeline-model (a third consumer) fails on an event of no category, metadata and counters
+    // included, and on a complete event without args.
+    if (!e.contains("cat") || !e["cat"].is_string() || e["cat"].get<std::string>().empty())
+      bad.push_back(at(i) + "no category (cat)");
+    if (ph == "X" && (!e.contains("args") || !e["args"].is_object())) bad.push_back(at(i) + "X without args");
     if (!e.contains("pid") || !e["pid"].is_number_integer()) {
       bad.push_back(at(i) + "no integer pid");
       continue;

@@ -5,7 +5,9 @@
 //    of X, C, M, s or f (never B/E: DevTools matches those with one stack for the whole file, so
 //    tracks that interleave in time mismatch), a name, integer pid and tid, and, but for metadata, a
 //    number ts >= 0; per (pid, tid) timestamps never go backwards in file order;
-//  * X has a dur >= 0 and a category; the X slices of one track are nested or apart, never
+//  * every event has a category (cat; metadata "__metadata"), as devtools-timeline-model requires;
+//  * X has a dur >= 0, a category and args (an object, empty or not); the X slices of one track are nested or apart,
+//  never
 //    overlapping, both in DevTools' arithmetic (end = ts + dur in doubles; a slice that starts inside
 //    another and ends after it is dropped) and in Perfetto's (ts and dur each truncated to whole
 //    nanoseconds);

@@ -252,7 +252,9 @@ void Vcd::add_event(Source source, uint64_t ts, Rank rank, char ph, const std::s
 }
 
 void Vcd::add_slice(Source source, const char* cat, uint32_t trk, const std::string& label, uint64_t b, uint64_t e) {
-  add_event(source, b, kSlice, 'X', label, trk, std::string(",\"cat\":\"") + cat + "\"}", e - b);
+  // "args", empty: the Trace Event Format makes it optional, but consumers that build a timeline model
+  // (devtools-timeline-model) read it from every complete event.
+  add_event(source, b, kSlice, 'X', label, trk, std::string(",\"cat\":\"") + cat + "\",\"args\":{}}", e - b);
 }
 
 void Vcd::add_slice(Source source, const char* cat, const std::string& trk, const std::string& label, uint64_t b,
@@ -317,8 +319,9 @@ void Vcd::timeline_signals(uint64_t end) {
   auto counter = [&](size_t id, uint64_t t) {
     const Signal& sg = signals_[id];
     if (sg.ascii || sg.width == 1 || leaf(sg.name) == "line") return;  // a scanline counter: too dense
-    add_event(kSignalEvents, t, kCounter, 'C', sg.name, signal_track_[id],
-              ",\"args\":{" + json_quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
+    add_event(
+        kSignalEvents, t, kCounter, 'C', sg.name, signal_track_[id],
+        ",\"cat\":\"counter\",\"args\":{" + json_quoted(leaf(sg.name)) + ":" + std::to_string(current[id]) + "}}");
   };
   for (size_t i = 0; i < signals_.size(); ++i) counter(i, 0);
   for_each_time([&](uint64_t t, const std::vector<int>& touched, const std::vector<uint64_t>& last) {
@@ -402,16 +405,18 @@ void Vcd::write_trace_events(std::ostream& os, const TrackLayout& l) {
     first = false;
   };
   for (size_t p = 0; p < l.pids.size(); ++p) {
-    out("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) +
+    out("{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"process_name\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"name\":" + json_quoted(l.pids[p]) + "}}");
-    out("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
+    out("{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(p + 1) +
         ",\"args\":{\"sort_index\":" + std::to_string(p) + "}}");
   }
   for (size_t i = 0; i < l.order.size(); ++i) {
     const uint32_t t = l.order[i];
     const std::string ids = ",\"pid\":" + std::to_string(l.pid_of_track[t]) + ",\"tid\":" + std::to_string(l.tid[t]);
-    out("{\"ph\":\"M\",\"name\":\"thread_name\"" + ids + ",\"args\":{\"name\":" + json_quoted(tracks_[t].name) + "}}");
-    out("{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + ids + ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
+    out("{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\"" + ids +
+        ",\"args\":{\"name\":" + json_quoted(tracks_[t].name) + "}}");
+    out("{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_sort_index\"" + ids +
+        ",\"args\":{\"sort_index\":" + std::to_string(i) + "}}");
   }
   std::string line;
   for (auto c = events_.cursor(); const Event* e = c.peek(); c.next()) {
