@@ -17,13 +17,17 @@ void EnergyModel::declare_params(ParamSet& ps) {
                   std::string(core) +
                       "a 15 W four-core part's busy core at mid frequency, 1.5-3 W; uncertainty x0.5-x3 (a core at its "
                       "lowest clock to a performance core at turbo)");
-  ps.declare_real("power.cpu_c1_mw", 600, "mW", 0, 1e6,
-                  std::string(core) + "C1 clock-gated, 30 % of C0; uncertainty x0.5-x2");
-  ps.declare_real("power.cpu_c1e_mw", 300, "mW", 0, 1e6,
-                  std::string(core) + "C1E at the lowest voltage; uncertainty x0.5-x2");
-  ps.declare_real(
-      "power.cpu_c3_mw", 100, "mW", 0, 1e6,
-      std::string(core) + "C3, caches flushed, clocks off; uncertainty x0.3-x3 (leakage at the retention voltage)");
+  struct Figure {
+    const char* key;
+    double mw;
+    const char* what;
+  };
+  for (const Figure& f : {Figure{"power.cpu_c1_mw", 600, "C1 clock-gated, 30 % of C0; uncertainty x0.5-x2"},
+                          Figure{"power.cpu_c1e_mw", 300, "C1E at the lowest voltage; uncertainty x0.5-x2"},
+                          Figure{"power.cpu_c3_mw", 100,
+                                 "C3, caches flushed, clocks off; uncertainty x0.3-x3 (leakage at the retention "
+                                 "voltage)"}})
+    ps.declare_real(f.key, f.mw, "mW", 0, 1e6, std::string(core) + f.what);
   ps.declare_real("power.cpu_c6_mw", 10, "mW", 0, 1e6,
                   "Q/A: core C6 cuts the core's voltage to 0 V, state saved to SRAM (Intel Core datasheet Vol. 1, "
                   "Core C6): leakage of the retention SRAM only; uncertainty x0.3-x5 (that leakage varies with "
@@ -31,13 +35,12 @@ void EnergyModel::declare_params(ParamSet& ps) {
   const char* pkg =
       "A: the package without the core (uncore, memory controller, I/O), ordered as the package "
       "C-states' entry rules (Intel Core datasheet Vol. 1, Package C-States) give them: ";
-  ps.declare_real("power.package_pc0_mw", 1000, "mW", 0, 1e6,
-                  std::string(pkg) + "PC0, a core running; uncertainty x0.5-x2");
-  ps.declare_real("power.package_pc2_mw", 800, "mW", 0, 1e6,
-                  std::string(pkg) + "PC2, the cores idle and the package held awake by a device; uncertainty x0.5-x2");
-  ps.declare_real(
-      "power.package_pc8_mw", 100, "mW", 0, 1e6,
-      std::string(pkg) + "PC8, DRAM in self-refresh, links in L1: tens to a hundred mW; uncertainty x0.3-x2");
+  for (const Figure& f : {Figure{"power.package_pc0_mw", 1000, "PC0, a core running; uncertainty x0.5-x2"},
+                          Figure{"power.package_pc2_mw", 800,
+                                 "PC2, the cores idle and the package held awake by a device; uncertainty x0.5-x2"},
+                          Figure{"power.package_pc8_mw", 100,
+                                 "PC8, DRAM in self-refresh, links in L1: tens to a hundred mW; uncertainty x0.3-x2"}})
+    ps.declare_real(f.key, f.mw, "mW", 0, 1e6, std::string(pkg) + f.what);
   ps.declare_real("power.link_pj_per_bit", 4, "pJ/bit", 0, 1e3,
                   "D: 'A 1.93-pJ/Bit PCI Express Gen4 PHY Transmitter' (Electronics 10(1):68, 2021) for the "
                   "transmitter, doubled for the receiver; a lane in L0 burns it at the line rate whether it "
