@@ -35,7 +35,7 @@ bool writes_gtkw(const std::string& vcd_path) {
 namespace {
 
 constexpr int kNamedMarkers = 26;  // GTKWave 3.3: WAVE_NUM_NAMED_MARKERS, A..Z
-constexpr double kLabelPx = 7;     // a marker name's character width at GTKWave's default font, about
+constexpr double kLabelPx = 7;     // about a marker name's character width, in px, in GTKWave's default font
 
 struct Row {
   std::string name;   // the VCD's full name, without "top."

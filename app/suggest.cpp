@@ -176,7 +176,7 @@ std::string did_you_mean(const std::vector<std::string>& names, const std::vecto
 }
 
 namespace {
-// A mode's or a value's numbers: 0 where it names none.
+// A mode's or a value's numbers: 0 where it names none (or names 0, which compares with nothing).
 struct ModeNumbers {
   double w = 0, h = 0, r = 0;
 };
@@ -209,7 +209,7 @@ std::vector<std::string> nearest_modes(const std::string& value, const std::vect
     const ModeNumbers m = mode_numbers(name);
     if (m.h == 0 || m.r == 0) continue;  // not a WxH@R name
     double x = 0;
-    if (v.w > 0)
+    if (v.w > 0 && v.h > 0)
       x += std::fabs(std::log((m.w * m.h) / (v.w * v.h)));
     else if (v.h > 0)
       x += std::fabs(std::log(m.h / v.h));

@@ -127,6 +127,9 @@ TEST_CASE("Suggest: the display modes nearest to a value that names a resolution
   CHECK(nearest_modes("2560 x 1600 @ 100", modes) == std::vector<std::string>{"2560x1440@120"});
   CHECK(nearest_modes("1440p", modes) == std::vector<std::string>{"2560x1440@120"});
   CHECK(nearest_modes("@120hz", modes, 2) == std::vector<std::string>{"1920x1080@120", "2560x1440@120"});
+  // A resolution of zero compares with nothing (no infinite distance ties every mode): only the refresh counts.
+  CHECK(nearest_modes("1280x000@120", modes) ==
+        std::vector<std::string>{"1920x1080@120", "2560x1440@120", "3840x2160@120"});
   CHECK(nearest_modes("foo", modes).empty());
   CHECK(nearest_modes("native", modes).empty());
 }

@@ -496,7 +496,7 @@ void ParamSet::declare_documented_name(const std::string& name, const std::strin
 
 std::pair<std::string, std::string> ParamSet::documented_as(const std::string& word) const {
   const auto it = documented_.find(documented_key(word));
-  if (it == documented_.end() || it->second.second == word) return {"", ""};
+  if (it == documented_.end()) return {"", ""};
   return it->second;
 }
 

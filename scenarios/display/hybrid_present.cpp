@@ -512,6 +512,10 @@ ScenarioInfo hybrid_present_scenario() {
                               " bytes of page-table memory; allowed: igpu.stolen_bytes above " +
                               std::to_string(surfaces + tables) + ", or fewer buffers");
         }
+        // -1 is the one sentinel below 0: a value between is no pace a user could mean.
+        if (const double j = ps.get_real("workload.start_jitter_us"); j < 0 && j != -1)
+          throw ConfigError("workload.start_jitter_us = " + format_number(j) +
+                            " is neither -1 (up to one frame interval) nor a time; allowed: -1, or 0 to 1e7 us");
         // The app's last frame starts by frames x (interval + jitter); allow two refreshes a frame
         // beyond that for the present queue and 100 ms for start-up and the last scan-out.
         const double need_ms = double(ps.get_int("workload.frames")) *

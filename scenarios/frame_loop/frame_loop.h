@@ -75,7 +75,7 @@ class FrameLoopDriver : public ScenarioDriver {
   std::vector<FrameOverride> overrides;
   std::string application = "gpumodel.exe";
   uint32_t process_id = 1;  // the PresentMon rows' ProcessID and SwapChainAddress (a replay: the capture's)
-  uint64_t swap_chain = 0x1000;
+  std::string swap_chain = "0x0000000000001000";
   // Replay: the display's refresh (0: the mode's), and when the first frame starts given the display's
   // timing (null: as soon as the loop is set up).
   double refresh_hz = 0;

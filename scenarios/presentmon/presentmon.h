@@ -18,7 +18,7 @@ namespace gpumodel {
 struct PresentRow {
   std::string application = "gpumodel.exe", present_mode = "Hardware: Legacy Flip", runtime = "DXGI";
   uint32_t process_id = 1;
-  uint64_t swap_chain = 0x1000;
+  std::string swap_chain = "0x0000000000001000";  // as PresentMon writes it (a replay: the capture's text)
   int sync_interval = 1;
   bool allows_tearing = false;
   double cpu_start = 0;        // the frame's CPU work began

@@ -161,8 +161,8 @@ class Replay : public FrameLoopDriver {
     w_.frames = c_.replayed.size();  // workload.frames already cut the capture to its first N
     application = c_.process;
     process_id = c_.process_id;
-    swap_chain = std::strtoull(c_.swap_chain.c_str(), nullptr, 16);  // "0x19D7EF5E390": validated when chosen
-    refresh_hz = c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0;        // 0: display.mode's
+    swap_chain = c_.swap_chain;                                // the capture's text as it wrote it ("0x19D7EF5E390")
+    refresh_hz = c_.fitted ? 1000.0 / c_.fit.period_ms : 0.0;  // 0: display.mode's
     expect_all_displayed = false;
     throttle_in_present = true;
     min_agreement_pct_ = ps.get_real("workload.presentmon_min_agreement_pct");

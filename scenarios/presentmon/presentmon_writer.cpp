@@ -41,11 +41,6 @@ std::string field(const std::string& s) {
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
-std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%016llX", static_cast<unsigned long long>(v));
-  return b;
-}
 }  // namespace
 
 void PresentMonWriter::write(const PresentRow& r) {
@@ -63,7 +58,7 @@ void PresentMonWriter::write(const PresentRow& r) {
       r.next_cpu_start >= 0 ? std::optional<double>(r.next_cpu_start - r.present) : std::nullopt;
   // NA where the model has no such event: simulation and animation markers, PC latency, flip delay,
   // input-to-photon and instrumented latencies.
-  out_.stream() << field(r.application) << ',' << r.process_id << ',' << hex(r.swap_chain) << ',' << field(r.runtime)
+  out_.stream() << field(r.application) << ',' << r.process_id << ',' << field(r.swap_chain) << ',' << field(r.runtime)
                 << ',' << r.sync_interval << ",0," << (r.allows_tearing ? 1 : 0) << ',' << field(r.present_mode)
                 << ",Application," << qpc(r.present) << ",NA,"
                 << ms(last_present_ ? std::optional<double>(r.present - *last_present_) : std::nullopt) << ','
