@@ -125,11 +125,11 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     {"ph":"M","cat":"__metadata","name":"thread_name","pid":1,"tid":12,"args":{"name":"gpu.node0.queue"}},
     {"ph":"M","cat":"__metadata","name":"thread_name","pid":2,"tid":21,"args":{"name":"cpu.context"}},
     {"ph":"X","name":"SIGNAL fence 0 value 1","cat":"model","pid":1,"tid":11,"ts":1,"dur":1,"args":{}},
-    {"ph":"X","name":"gpu fence 0 = 1 signalled","cat":"fence","pid":1,"tid":11,"ts":1,"dur":0,"args":{}},
-    {"ph":"s","name":"gpu fence 0 = 1","cat":"fence","id":1,"pid":1,"tid":11,"ts":1},
+    {"ph":"I","s":"t","name":"gpu fence 0 = 1 signalled","cat":"fence","pid":1,"tid":11,"ts":1,"args":{}},
+    {"ph":"s","name":"gpu fence 0 = 1","cat":"fence","id":1,"pid":1,"tid":11,"ts":1,"args":{}},
     {"ph":"C","name":"gpu.node0.queue","cat":"counter","pid":1,"tid":12,"ts":2.5,"args":{"queue":3}},
     {"ph":"X","name":"dpc","cat":"signal","pid":2,"tid":21,"ts":3,"dur":1,"args":{}},
-    {"ph":"X","name":"gpu fence 0 >= 1 satisfied","cat":"fence","pid":2,"tid":21,"ts":3.5,"dur":0,"args":{}},
+    {"ph":"I","s":"t","name":"gpu fence 0 >= 1 satisfied","cat":"fence","pid":2,"tid":21,"ts":3.5,"args":{}},
     {"ph":"f","name":"gpu fence 0 = 1","cat":"fence","id":1,"bp":"e","pid":2,"tid":21,"ts":3.5,"args":{"waited":1}},
     {"ph":"X","name":"isr","cat":"signal","pid":2,"tid":21,"ts":4,"dur":0.5,"args":{}}]})");
   enum { kSignal = 5, kSignalMark, kStart, kCounter, kDpc, kWaitMark, kEnd, kIsr };
@@ -143,10 +143,11 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     return json::parse(std::string(R"({"ph":"X","name":"x","cat":"signal","args":{},"pid":2,"tid":21,"ts":)") + ts +
                        ",\"dur\":" + dur + "}");
   };
-  // Slices: B/E instead of X; an X without a duration or a category, or of a negative one; two that
-  // overlap without nesting; one that ends past the next one's start only in the viewers' arithmetic:
-  // 5.4 + 0.2 is 5.6000000000000005 as DevTools adds it; 7.008 + 1 is 8008 ns as Perfetto truncates
-  // each, while 8.008 is 8007 ns.
+  // Slices: B/E instead of X; an X without a duration or a category, or of a negative one or none (an
+  // instant's); an instant not of its thread; two that overlap without nesting; one that ends past the
+  // next one's start only in a viewer's arithmetic: 5.4 + 0.2 is 5.6000000000000005 as DevTools adds it;
+  // 7.008 + 1 is 8008 ns as Perfetto truncates each, while 8.008 is 8007 ns; on a track whose first
+  // slice is at 3, speedscope's (5 - 3) + 0.1 is 2.1000000000000001, past 5.1 - 3 = 2.0999999999999996.
   CHECK(broken([](json& ev) {
     ev[kDpc] = json::parse(R"({"ph":"B","name":"dpc","pid":2,"tid":21,"ts":3})");
     ev.push_back(json::parse(R"({"ph":"E","name":"dpc","pid":2,"tid":21,"ts":4})"));
@@ -154,6 +155,9 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
   CHECK(broken([](json& ev) { ev[kIsr].erase("dur"); }));
   CHECK(broken([](json& ev) { ev[kIsr].erase("cat"); }));
   CHECK(broken([](json& ev) { ev[kIsr]["dur"] = -0.5; }));
+  CHECK(broken([](json& ev) { ev[kIsr]["dur"] = 0; }));
+  CHECK(broken([](json& ev) { ev[kWaitMark].erase("s"); }));
+  CHECK(broken([](json& ev) { ev[kWaitMark]["s"] = "g"; }));
   CHECK(broken([](json& ev) { ev[kIsr]["ts"] = 3.9; }));  // isr [3.9, 4.4] overlaps dpc [3, 4]
   CHECK_FALSE(broken([&](json& ev) {                      // apart and nested: fine
     ev.push_back(x("5", "1"));
@@ -172,6 +176,14 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
     ev.push_back(x("7.008", "1"));
     ev.push_back(x("8.008", "0.1"));
   }));
+  CHECK(broken([&](json& ev) {
+    ev.push_back(x("5", "0.1"));
+    ev.push_back(x("5.1", "0.1"));
+  }));
+  CHECK_FALSE(broken([&](json& ev) {  // the same on the grid the writer uses (multiples of 2^-20 us): exact
+    ev.push_back(x("5", "0.125"));
+    ev.push_back(x("5.125", "0.125"));
+  }));
   // Order and fields: time going back on a track, no phase, no name, a text counter.
   CHECK_FALSE(broken([](json& ev) { ev[kCounter]["ts"] = 0.5; }));  // fine alone on its track ...
   CHECK(broken([](json& ev) {
@@ -181,11 +193,13 @@ TEST_CASE("The trace check rejects B/E slices and overlapping ones and out-of-or
   CHECK(broken([](json& ev) { ev[kCounter].erase("ph"); }));
   CHECK(broken([](json& ev) { ev[kCounter].erase("name"); }));
   CHECK(broken([](json& ev) { ev[kCounter]["args"]["queue"] = "three"; }));
-  // Categories and args, as devtools-timeline-model needs them: metadata, a counter or a slice without a
-  // category, a slice without args.
+  // Categories and args, as DevTools' older parser needs them: metadata, a counter or a slice without a
+  // category; a slice, an instant or a flow start without args.
   CHECK(broken([](json& ev) { ev[0].erase("cat"); }));
   CHECK(broken([](json& ev) { ev[kCounter].erase("cat"); }));
   CHECK(broken([](json& ev) { ev[kIsr].erase("args"); }));
+  CHECK(broken([](json& ev) { ev[kWaitMark].erase("args"); }));
+  CHECK(broken([](json& ev) { ev[kStart].erase("args"); }));
   // Tracks: one without a thread name, a tid that is also a pid, a tid in two processes.
   CHECK(broken([](json& ev) { ev.erase(4); }));
   CHECK(broken([](json& ev) {
@@ -256,7 +270,7 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   // 30 ps; a wake for value 2 at 40 ps comes from the signal at 20 (not 30, also >= 2 and earlier than
   // the wake); a wake for value 5 (never signalled), a wake for 3 at 25 ps (before the signal of 3) and
   // one for 1 at 10 ps (the very time of its signal: DevTools cannot draw a flow whose ends are at one
-  // time) have no arrow. Each end of the flow lies on a zero-length "fence" slice of its track and time.
+  // time) have no arrow. Each end of the flow lies on a "fence" instant event of its track and time.
   Vcd vcd;
   vcd.enable_timeline();
   const std::string key = fence_flow_key("gpu", 0);
@@ -278,12 +292,12 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   for (auto& e : doc["traceEvents"]) {
     if (e["ph"] == "s") s.push_back(e);
     if (e["ph"] == "f") f.push_back(e);
-    if (e["ph"] == "X" && e["cat"] == "fence") marks.push_back(e);
+    if (e["ph"] == "I" && e["cat"] == "fence") marks.push_back(e);
   }
   REQUIRE(s.size() == 1);
   REQUIRE(f.size() == 1);
-  CHECK(s[0]["ts"].get<double>() == Approx(20e-6));  // 20 ps, in microseconds
-  CHECK(f[0]["ts"].get<double>() == Approx(40e-6));
+  CHECK(s[0]["ts"].get<double>() == Approx(20e-6).margin(1e-6));  // to the picosecond  // 20 ps, in microseconds
+  CHECK(f[0]["ts"].get<double>() == Approx(40e-6).margin(1e-6));
   CHECK(f[0]["args"]["waited"] == 2);
   CHECK(f[0]["bp"] == "e");
   REQUIRE(marks.size() == 2);
@@ -293,7 +307,10 @@ TEST_CASE("A fence flow starts at the earliest signal that reached the waited va
   CHECK(marks[1]["name"] == "gpu fence 0 >= 2 satisfied");
   CHECK(track_of(t, marks[1]) == "cpu.context");
   CHECK(marks[1]["ts"] == f[0]["ts"]);
-  for (auto& m : marks) CHECK(m["dur"] == 0);
+  for (auto& m : marks) {
+    CHECK(m["s"] == "t");
+    CHECK_FALSE(m.contains("dur"));
+  }
 }
 
 TEST_CASE(
@@ -302,7 +319,7 @@ TEST_CASE(
     "[H4]") {
   // A text signal set to "a" at 10 ps, to "b" then "c" at 20 ps (only "c" counts), to "c" again at
   // 30 ps (no new slice), and left at "c" until the run ends at 50 ps; a counter, present at 0; a
-  // zero-length model slice (an X of no duration).
+  // zero-length model slice (an instant event of its thread).
   Vcd vcd;
   vcd.enable_timeline();
   const Vcd::Id st = vcd.add_ascii("gpu.node0.state", "");
@@ -323,45 +340,72 @@ TEST_CASE(
     CHECK(e["ph"] != "B");
     CHECK(e["ph"] != "E");
     if (e["ph"] == "X" && e["name"] != "NOP") states.emplace_back(e["name"], e["ts"], e["dur"]);
-    if (e["ph"] == "X" && e["name"] == "NOP") instants.push_back(e);
+    CHECK_FALSE((e["ph"] == "X" && e["name"] == "NOP"));
+    if (e["ph"] == "I") instants.push_back(e);
     if (e["ph"] == "C") counters.push_back(e);
   }
   const std::vector<std::tuple<std::string, double, double>> want = {{"a", 10e-6, 10e-6}, {"c", 20e-6, 30e-6}};
   REQUIRE(states.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(std::get<0>(states[i]) == std::get<0>(want[i]));
-    CHECK(std::get<1>(states[i]) == Approx(std::get<1>(want[i])));
-    CHECK(std::get<2>(states[i]) == Approx(std::get<2>(want[i])));
+    CHECK(std::get<1>(states[i]) == Approx(std::get<1>(want[i])).margin(1e-6));  // to the picosecond
+    CHECK(std::get<2>(states[i]) == Approx(std::get<2>(want[i])).margin(1e-6));
   }
   REQUIRE(counters.size() == 2);
   CHECK(counters[0]["ts"].get<double>() == 0);
   CHECK(counters[0]["args"]["waiters"] == 3);
   CHECK(counters[1]["args"]["waiters"] == 4);
   REQUIRE(instants.size() == 1);
-  CHECK(instants[0]["dur"] == 0);
+  CHECK(instants[0]["name"] == "NOP");
+  CHECK(instants[0]["s"] == "t");
+  CHECK(instants[0]["ts"].get<double>() == Approx(15e-6).margin(1e-6));
   CHECK(instants[0]["cat"] == "model");
 }
 
-TEST_CASE("A slice's written duration never ends it past the next one's start in the viewers' arithmetic", "[H4]") {
-  // A state held from 0.1 to 0.3 us, then another to 0.4 us: 0.1 + 0.2 as doubles is past 0.3 (DevTools
-  // would drop the second slice as overlapping the first), so the first is written a picosecond shorter;
-  // one held from 0.001 to 1.001 us: 0.001 + 1 is 1001 ns as Perfetto truncates each number, past the
-  // 1000 ns it makes of 1.001. Timestamps are exact picoseconds in microseconds, without trailing zeros.
+TEST_CASE("Timeline times lie on a grid where every viewer's arithmetic ends a slice where the next begins", "[H4]") {
+  // Back-to-back states: 0.1 to 0.3 to 0.4 us (0.1 + 0.2 as decimals in doubles is past 0.3, so
+  // DevTools would drop the second as overlapping the first); 0.001 to 1.001 to 1.002 us (0.001 + 1 is
+  // 1001 ns as Perfetto truncates each number, past the 1000 ns it makes of 1.001); 13.144954 to
+  // 13.148954 to 13.3 us on a track that starts at 2 us (speedscope rebases on the first slice:
+  // (13.144954 - 2) + 0.004 is past 13.148954 - 2). Each time is written as the first multiple of
+  // 2^-20 us at or after it: 0.1 us (104,857.6 steps) as step 104,858, 0.10000038146972656.
   Vcd vcd;
   vcd.enable_timeline();
-  const Vcd::Id a = vcd.add_ascii("gpu.node0.state", ""), b = vcd.add_ascii("gpu.node1.state", "");
+  const Vcd::Id a = vcd.add_ascii("gpu.node0.state", ""), b = vcd.add_ascii("gpu.node1.state", ""),
+                c = vcd.add_ascii("gpu.node2.state", "");
   auto at = [](uint64_t ps) { return sc_core::sc_time::from_value(ps); };
-  vcd.set_ascii(a, "x", at(100000));
-  vcd.set_ascii(a, "y", at(300000));
-  vcd.set_ascii(a, "", at(400000));
-  vcd.set_ascii(b, "x", at(1000));
-  vcd.set_ascii(b, "y", at(1001000));
-  vcd.set_ascii(b, "", at(1002000));
-  REQUIRE(vcd.write_timeline("timeline_durations.json", at(2000000)).empty());
+  const std::vector<std::pair<Vcd::Id, std::vector<uint64_t>>> held = {
+      {a, {100000, 300000, 400000}},
+      {b, {1000, 1001000, 1002000}},
+      {c, {2000000, 3000000, 13144954, 13148954, 13300000}}};
+  for (auto& [id, times] : held) {
+    for (size_t i = 0; i + 1 < times.size(); ++i) vcd.set_ascii(id, ("s" + std::to_string(i)).c_str(), at(times[i]));
+    vcd.set_ascii(id, "", at(times.back()));
+  }
+  REQUIRE(vcd.write_timeline("timeline_durations.json", at(20000000)).empty());
   const std::string text = slurp("timeline_durations.json");
-  CHECK(text.find(R"("ts":0.1,"dur":0.199999,)") != std::string::npos);
-  CHECK(text.find(R"("ts":0.3,"dur":0.1,)") != std::string::npos);
-  CHECK(text.find(R"("ts":0.001,"dur":0.999999,)") != std::string::npos);
-  CHECK(text.find(R"("ts":1.001,"dur":0.001,)") != std::string::npos);
-  CHECK(check_trace_events(json::parse(text)).empty());
+  CHECK(text.find(R"("ts":0.10000038146972656,"dur":0.19999980926513672,)") != std::string::npos);
+  const json doc = json::parse(text);
+  CHECK(check_trace_events(doc).empty());
+  const auto t = tracks(doc);
+  for (auto& [id, times] : held) {
+    const std::string name = id == a ? "gpu.node0.state" : id == b ? "gpu.node1.state" : "gpu.node2.state";
+    std::vector<json> slices;
+    for (auto& e : doc["traceEvents"])
+      if (e["ph"] == "X" && track_of(t, e) == name) slices.push_back(e);
+    REQUIRE(slices.size() == times.size() - 1);
+    const double first = slices[0]["ts"].get<double>();
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const double ts = slices[i]["ts"], dur = slices[i]["dur"];
+      // On the grid: at or after the time, by less than a picosecond.
+      CHECK(ts * 1e6 >= double(times[i]) - 1e-6 * ts * 1e6);
+      CHECK(ts * 1e6 < double(times[i]) + 1.0);
+      // Perfetto's whole nanoseconds are the time's own.
+      CHECK(int64_t(ts * 1000.0) == int64_t(times[i] / 1000));
+      if (i + 1 == slices.size()) continue;
+      const double next = slices[i + 1]["ts"];
+      CHECK(ts + dur == next);                    // DevTools: ends where the next begins, exactly
+      CHECK((ts - first) + dur == next - first);  // speedscope, rebased on the track's first slice
+    }
+  }
 }

@@ -130,7 +130,8 @@ TEST_CASE("A waveform and a timeline spilled to disk are byte for byte those of 
   CHECK(check_trace_events(doc).empty());
   // Its flows are the pairing rule's, drawn in the order the ends came (their ids).
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> drawn;  // id -> (begin ps, end ps)
-  auto ps_of = [](const nlohmann::json& e) { return uint64_t(std::llround(e["ts"].get<double>() * 1e6)); };
+  // A time is written as the first multiple of 2^-20 us at or after it: under a picosecond later.
+  auto ps_of = [](const nlohmann::json& e) { return uint64_t(std::floor(e["ts"].get<double>() * 1e6 + 1e-6)); };
   for (auto& e : doc["traceEvents"]) {
     if (e["ph"] == "s") drawn[e["id"].get<uint64_t>()].first = ps_of(e);
     if (e["ph"] == "f") drawn[e["id"].get<uint64_t>()].second = ps_of(e);

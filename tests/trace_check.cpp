@@ -55,11 +55,12 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
   } else if (!doc.is_array()) {
     return {"neither an object nor an array"};
   }
-  static const std::set<std::string> kPhases = {"X", "C", "M", "s", "f"};
+  static const std::set<std::string> kPhases = {"X", "I", "C", "M", "s", "f"};
   std::map<Track, double> last_ts;
   std::map<Track, std::vector<Span<double>>> spans;
   std::map<Track, std::vector<Span<int64_t>>> spans_ns;
-  std::set<std::tuple<int64_t, int64_t, double, std::string>> slice_at;  // (pid, tid, ts, cat) of each X
+  std::map<Track, std::vector<std::tuple<double, double, size_t>>> ts_dur;  // each X's ts, dur, index
+  std::set<std::tuple<int64_t, int64_t, double, std::string>> slice_at;     // (pid, tid, ts, cat) of each X and i
   std::set<Track> named_threads, used_threads;
   std::set<int64_t> named_processes;
   std::map<int64_t, int64_t> pid_of_tid;
@@ -88,14 +89,16 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
       continue;
     }
     if (!kPhases.count(ph)) {
-      bad.push_back(at(i) + "phase '" + ph + "' is none of X C M s f");
+      bad.push_back(at(i) + "phase '" + ph + "' is none of X I C M s f");
       continue;
     }
-    // devtools-timeline-model (a third consumer) fails on an event of no category, metadata and counters
-    // included, and on a complete event without args.
+    // Chrome DevTools' older trace parser (the TracingModel of devtools-timeline-model) fails on an event
+    // of no category, metadata and counters included, and reports a complete, instant or flow event
+    // without args.
     if (!e.contains("cat") || !e["cat"].is_string() || e["cat"].get<std::string>().empty())
       bad.push_back(at(i) + "no category (cat)");
-    if (ph == "X" && (!e.contains("args") || !e["args"].is_object())) bad.push_back(at(i) + "X without args");
+    if ((ph == "X" || ph == "I" || ph == "s" || ph == "f") && (!e.contains("args") || !e["args"].is_object()))
+      bad.push_back(at(i) + ph + " without args");
     if (!e.contains("pid") || !e["pid"].is_number_integer()) {
       bad.push_back(at(i) + "no integer pid");
       continue;
@@ -150,9 +153,16 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
         continue;
       }
       if (cat.empty()) bad.push_back(at(i) + "X without a category (cat)");
+      // speedscope cannot order a zero-length complete event against the slices at its time.
+      if (e["dur"].get<double>() == 0) bad.push_back(at(i) + "an X of no length: write an instant event (I)");
       spans[tr].push_back({ts, ts + e["dur"].get<double>(), i});
+      ts_dur[tr].emplace_back(ts, e["dur"].get<double>(), i);
       const int64_t ts_ns = perfetto_ns(e["ts"]);
       spans_ns[tr].push_back({ts_ns, ts_ns + perfetto_ns(e["dur"]), i});
+      slice_at.insert({pid, tid, ts, cat});
+    } else if (ph == "I") {
+      if (!(e.contains("s") && e["s"] == "t"))
+        bad.push_back(at(i) + "an instant event not of its thread (\"s\":\"t\")");
       slice_at.insert({pid, tid, ts, cat});
     } else if (ph == "C") {
       bool ok = e.contains("args") && e["args"].is_object() && !e["args"].empty();
@@ -181,6 +191,15 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
   }
   for (auto& [tr, v] : spans) check_nesting(std::move(v), "ts + dur in doubles, as DevTools", bad);
   for (auto& [tr, v] : spans_ns) check_nesting(std::move(v), "whole nanoseconds, as Perfetto", bad);
+  // speedscope's arithmetic: each track's times less its first slice's, then ts + dur, in doubles.
+  for (auto& [tr, v] : ts_dur) {
+    double first = std::get<0>(v.front());
+    for (auto& [ts, dur, i] : v) first = std::min(first, ts);
+    std::vector<Span<double>> rebased;
+    for (auto& [ts, dur, i] : v) rebased.push_back({ts - first, (ts - first) + dur, i});
+    check_nesting(std::move(rebased), "rebased on the track's first slice, then ts + dur in doubles, as speedscope",
+                  bad);
+  }
   auto bound = [&](const Track& tr, double ts, const std::string& cat) {
     return slice_at.count({tr.first, tr.second, ts, cat}) > 0;
   };
@@ -188,9 +207,9 @@ std::vector<std::string> check_trace_events(const nlohmann::json& doc) {
     if (fl.starts && !fl.ends) bad.push_back("flow " + key + " never ends");
     if (fl.ends > 1) bad.push_back("flow " + key + " ends twice");
     if (fl.starts && !bound(fl.s_track, fl.s_ts, fl.cat))
-      bad.push_back(at(fl.s) + "flow " + key + " starts on no slice of its track, time and category");
+      bad.push_back(at(fl.s) + "flow " + key + " starts on no slice or instant of its track, time and category");
     if (fl.ends && !bound(fl.f_track, fl.f_ts, fl.cat))
-      bad.push_back(at(fl.f) + "flow " + key + " ends on no slice of its track, time and category");
+      bad.push_back(at(fl.f) + "flow " + key + " ends on no slice or instant of its track, time and category");
   }
   std::set<int64_t> pids;
   for (auto& [tid, pid] : pid_of_tid) pids.insert(pid);

@@ -2,6 +2,8 @@
 #include "hw_model/core/output_file.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -151,34 +153,41 @@ std::string unpack(uint64_t v) {  // the text pack() made (right-justified, big-
     if (const char c = char((v >> (8 * i)) & 0xff)) s.push_back(c);
   return s;
 }
-// Trace Event timestamps are microseconds: printed exactly from picoseconds without trailing zeros
-// (12.000125, 12.5, 12), so the file is the same on every machine.
-std::string us(uint64_t ps) {
-  char b[48];
-  const auto whole = static_cast<unsigned long long>(ps / 1000000),
-             frac = static_cast<unsigned long long>(ps % 1000000);
-  if (!frac) return std::to_string(whole);
-  int n = std::snprintf(b, sizeof b, "%llu.%06llu", whole, frac);
-  while (b[n - 1] == '0') --n;
-  return std::string(b, size_t(n));
+// Trace Event timestamps are microseconds, written on a grid of 2^-20 us (0.95 ps): the first grid
+// point at or after the time (under a picosecond later, so distinct times stay distinct and in order,
+// and a time of whole nanoseconds stays those nanoseconds when Perfetto truncates it), printed as the
+// shortest decimal that reads back as that point (12.000125 us is 12.000125885009766). The viewers
+// add, subtract and compare timestamps as doubles; on the grid that arithmetic is exact (below 2^33 us,
+// 2.4 hours), so a slice that ends where the next begins still does after DevTools adds ts and dur and
+// after speedscope rebases a track on its first slice. (On decimal microseconds 13.144954 + 0.004,
+// rebased, ends 4e-16 us after 13.148954 does, and the next slice opens inside it.) Deterministic: the
+// grid is integer arithmetic and std::to_chars is exact.
+constexpr int kGridBits = 20;
+uint64_t grid(uint64_t ps) {
+  return static_cast<uint64_t>(((static_cast<unsigned __int128>(ps) << kGridBits) + 999999) / 1000000);
 }
-// A number of microseconds as the viewers read it: DevTools as a double; Perfetto as whole nanoseconds,
-// an integer times 1000 or a double times 1000 truncated.
-double as_double(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+std::string grid_us(uint64_t g) {
+  char b[64];
+  const auto r =
+      std::to_chars(b, b + sizeof b, std::ldexp(static_cast<double>(g), -kGridBits), std::chars_format::fixed);
+  return std::string(b, r.ptr);
+}
+std::string us(uint64_t ps) { return grid_us(grid(ps)); }
+// A number of microseconds as Perfetto reads it: whole nanoseconds, an integer times 1000 or a double
+// times 1000 truncated.
 int64_t as_ns(const std::string& s) {
-  return s.find('.') == std::string::npos ? std::stoll(s) * 1000 : static_cast<int64_t>(as_double(s) * 1000.0);
+  return s.find('.') == std::string::npos ? std::stoll(s) * 1000
+                                          : static_cast<int64_t>(std::strtod(s.c_str(), nullptr) * 1000.0);
 }
-// A slice's duration as written: its own, less a picosecond or two where a viewer's arithmetic would
-// otherwise end it after its end, the start of the slice that follows it on its track. DevTools adds
-// ts and dur as doubles (0.1 + 0.2 is 0.30000000000000004, past 0.3: it would drop the next slice as
-// overlapping); Perfetto truncates each to whole nanoseconds.
+// A slice's duration as written: from its begin's grid point to its end's (so begin + duration is its
+// end's exactly), less a grid step or two where Perfetto's truncation to whole nanoseconds would end it
+// after its end, the start of the slice that follows it on its track.
 std::string dur_us(uint64_t ts, uint64_t dur) {
-  const std::string t = us(ts), e = us(ts + dur);
-  const double td = as_double(t), ed = as_double(e);
-  const int64_t tn = as_ns(t), en = as_ns(e);
-  for (;; --dur) {
-    std::string d = us(dur);
-    if (dur == 0 || (td + as_double(d) <= ed && tn + as_ns(d) <= en)) return d;
+  const uint64_t t = grid(ts), e = grid(ts + dur);
+  const int64_t tn = as_ns(grid_us(t)), en = as_ns(grid_us(e));
+  for (uint64_t d = e - t;; --d) {
+    std::string text = grid_us(d);
+    if (d == 0 || tn + as_ns(text) <= en) return text;
   }
 }
 std::string json_quoted(const std::string& s) {
@@ -253,8 +262,16 @@ void Vcd::add_event(Source source, uint64_t ts, Rank rank, char ph, const std::s
 
 void Vcd::add_slice(Source source, const char* cat, uint32_t trk, const std::string& label, uint64_t b, uint64_t e) {
   // "args", empty: the Trace Event Format makes it optional, but consumers that build a timeline model
-  // (devtools-timeline-model) read it from every complete event.
-  add_event(source, b, kSlice, 'X', label, trk, std::string(",\"cat\":\"") + cat + "\",\"args\":{}}", e - b);
+  // (devtools-timeline-model) read it from every complete event. A slice of no length is an instant
+  // event of its thread ("s":"t"): speedscope cannot order a zero-length complete event against the
+  // slices that begin and end at its time, and DevTools binds a flow to an instant as to a slice. Phase
+  // "I", Chromium's own: the DevTools trace engine draws only that one on a thread ("i" is the format
+  // document's older letter; Perfetto reads both, speedscope neither).
+  const std::string tail = std::string(",\"cat\":\"") + cat + "\",\"args\":{}}";
+  if (e == b)
+    add_event(source, b, kSlice, 'I', label, trk, ",\"s\":\"t\"" + tail);
+  else
+    add_event(source, b, kSlice, 'X', label, trk, tail, e - b);
 }
 
 void Vcd::add_slice(Source source, const char* cat, const std::string& trk, const std::string& label, uint64_t b,
@@ -340,8 +357,8 @@ void Vcd::timeline_signals(uint64_t end) {
 void Vcd::timeline_flows() {
   // Flows: each end, in the order they came, from the earliest begin of its key whose value reached
   // the end's, if that begin came earlier (else a CPU write or the start reached it: no flow). Each
-  // end of a flow lies on a zero-length "fence" slice of its track and time, the slice the viewers bind
-  // it to: the signal's (once, however many flows it starts) and the wait's.
+  // end of a flow lies on a "fence" instant event of its track and time, the event the viewers bind it
+  // to: the signal's (once, however many flows it starts) and the wait's.
   uint64_t flow_id = 0;
   std::optional<RunReader> in;
   if (ends_) in.emplace(*ends_, 0, ends_->size(), size_t(1) << 20);
@@ -357,7 +374,7 @@ void Vcd::timeline_flows() {
     use(b->track);
     if (!b->marked) add_slice(kFlowEvents, "fence", b->track, name + " signalled", b->at, b->at);
     b->marked = true;
-    add_event(kFlowEvents, b->at, kFlow, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + "}");
+    add_event(kFlowEvents, b->at, kFlow, 's', name, b->track, ",\"cat\":\"fence\",\"id\":" + id + ",\"args\":{}}");
     use(f.track);
     const std::string waited = std::to_string(f.value);
     add_slice(kFlowEvents, "fence", f.track, keys_[f.key] + " >= " + waited + " satisfied", f.at, f.at);

@@ -17,12 +17,12 @@
 //
 // The file's form is the one those viewers read without loss: every slice a complete event ("X", its
 // duration known when it ends), never a begin/end pair (DevTools matches those with one stack for the
-// whole file, so tracks that interleave in time mismatch); slices of one track nested or apart, never
-// overlapping, in the arithmetic the viewers use (a slice's end as ts + dur in doubles for DevTools,
-// each truncated to whole nanoseconds for Perfetto); each flow's two ends ("s", and "f" with "bp":"e")
-// at a zero-length "fence" slice of their own track and time, the slice DevTools binds a flow event to
-// (same track, timestamp and category) and the enclosing slice Perfetto binds it to. Events come in
-// time order (DevTools ignores a flow's end that comes before its start).
+// whole file, so tracks that interleave in time mismatch), or an instant event ("I") when it has no
+// length; slices of one track nested or apart, never overlapping, in the arithmetic the viewers use
+// (timestamps on a 2^-20 us grid, where their doubles are exact; see us() in vcd.cpp); each flow's two
+// ends ("s", and "f" with "bp":"e") at a "fence" instant of their own track and time, the event DevTools
+// binds a flow event to (same track, timestamp and category) and the enclosing slice Perfetto binds it
+// to. Events come in time order (DevTools ignores a flow's end that comes before its start).
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -167,7 +167,7 @@ class Vcd {
   struct FlowBegin {
     uint64_t at, value;
     uint32_t track;
-    bool marked;  // its zero-length slice written (once, for the first flow drawn from it)
+    bool marked;  // its instant event written (once, for the first flow drawn from it)
   };
   struct FlowEnd {
     uint32_t key, track;
@@ -177,7 +177,7 @@ class Vcd {
   uint32_t track(const std::string& name, Source source, uint64_t seq);
   void add_event(Source source, uint64_t ts, Rank rank, char ph, const std::string& name, uint32_t track,
                  std::string tail, uint64_t dur = 0);
-  // A complete event of category `cat` on a track.
+  // A complete event of category `cat` on a track (an instant event when it has no length).
   void add_slice(Source source, const char* cat, uint32_t track, const std::string& label, uint64_t b, uint64_t e);
   void add_slice(Source source, const char* cat, const std::string& track, const std::string& label, uint64_t b,
                  uint64_t e);
