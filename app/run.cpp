@@ -133,7 +133,7 @@ sc_time run_scenario(const ParamSet& ps, const RunOptions& opt, Results& r) {
     const std::time_t now = std::time(nullptr);
     char date[64];
     std::strftime(date, sizeof date, "%a %b %d %H:%M:%S %Y", std::gmtime(&now));
-    if (const std::string why = vcd.write(opt.vcd_path, date); !why.empty())
+    if (const std::string why = vcd.write(opt.vcd_path, date, end.value()); !why.empty())
       output_failed("--vcd: cannot write '" + opt.vcd_path + "': " + why);
     else if (writes_gtkw(opt.vcd_path))
       if (const std::string why = write_gtkw(gtkw_path_for(opt.vcd_path), opt.vcd_path, vcd, r); !why.empty())

@@ -507,3 +507,34 @@ TEST_CASE("The committed save files are a default run's", "[H4]") {
   }
   CHECK(files >= 10);
 }
+
+TEST_CASE("The waveform spans the run: a run that goes on after its last change ends the dump at its end", "[H4]") {
+  // A signal changes at 10 and 20 ns; the run ends at 35 ns: the dump's last line is "#35000", a time
+  // with no change, so GTKWave shows the value held to the run's end (and a view can show an event at
+  // 20 ns with room after it). A run that ends at its last change adds no line; nor does an end given
+  // as earlier than the last change.
+  auto write = [](uint64_t end_ps, const std::string& name) {
+    gpumodel::Vcd vcd;
+    vcd.enable();
+    const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
+    vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(10000));
+    vcd.set_ascii(a, "idle", sc_core::sc_time::from_value(20000));
+    const std::string path = name + std::to_string(::getpid()) + ".vcd";
+    REQUIRE(vcd.write(path, "date", end_ps).empty());
+    const std::string text = slurp(path);
+    std::remove(path.c_str());
+    return std::make_pair(text, vcd.last_time_ps());
+  };
+  const auto [tail, tail_end] = write(35000, "gtkw_span_");
+  CHECK(tail.size() >= 7);
+  CHECK(tail.substr(tail.size() - 7) == "#35000\n");
+  CHECK(tail.find("#20000\n") != std::string::npos);
+  CHECK(tail_end == 35000);
+  const auto [at_last, at_last_end] = write(20000, "gtkw_span_at_");
+  CHECK(at_last.substr(at_last.size() - 7) != "#20000\n");  // the change's own line ends it, no timestamp after
+  CHECK(at_last.find("#20000\n") == at_last.rfind("#"));
+  CHECK(at_last_end == 20000);
+  const auto [early, early_end] = write(15000, "gtkw_span_early_");
+  CHECK(early.find("#15000") == std::string::npos);
+  CHECK(early_end == 20000);
+}

@@ -96,7 +96,7 @@ std::vector<Vcd::SignalInfo> Vcd::signal_list() const {
   return out;
 }
 
-std::string Vcd::write(const std::string& path, const std::string& date) {
+std::string Vcd::write(const std::string& path, const std::string& date, uint64_t end_ps) {
   OutputFile file(path);
   if (!file.ok()) return file.error();
   std::ostream& os = file.stream();
@@ -141,6 +141,10 @@ std::string Vcd::write(const std::string& path, const std::string& date) {
       os << value_text(current[id], signals_[id].width, vcd_id(id)) << "\n";
     }
   });
+  if (end_ps > last_time_ps_) {
+    os << "#" << end_ps << "\n";
+    last_time_ps_ = end_ps;
+  }
   if (const int e = changes_.error()) return std::strerror(e);  // the record could not wait on disk
   file.commit();                                                // flushes: a full disk or /dev/full shows only now
   return file.error();

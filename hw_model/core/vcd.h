@@ -88,8 +88,10 @@ class Vcd {
   }
 
   // Writes the file whole or not at all (hw_model/core/output_file.h); returns "" or why it could not be
-  // written (a file that was there stays as it was).
-  std::string write(const std::string& path, const std::string& date);
+  // written (a file that was there stays as it was). `end_ps`: when the run ended; a run that went on
+  // after its last change ends the dump with that time (a timestamp with no change), so the dump spans
+  // the run and GTKWave shows the signals holding their values to its end.
+  std::string write(const std::string& path, const std::string& date, uint64_t end_ps = 0);
   // Writes the timeline, every slice closed at `end`, the same way; "" or why not.
   // Once per recording: the signals' events join the models' on disk.
   std::string write_timeline(const std::string& path, const sc_core::sc_time& end);
