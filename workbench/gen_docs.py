@@ -33,6 +33,7 @@ binary or a page could not be read.
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -223,6 +224,24 @@ def main():
         page = f"scenarios/{name}.md"
         if page not in texts or f"<!-- scenario-keys: {name} -->" not in texts[page]:
             problems.append(f"scenario {name} has no page docs/{page} with a '<!-- scenario-keys: {name} -->' block")
+
+    # Which adapter drives the panel, and why, is said where a user reads a scenario: on its page (a
+    # "**The panel.**" paragraph) and in every shipped scenario file's header comment ("# The panel:").
+    for name in scenarios:
+        page = f"scenarios/{name}.md"
+        if page in texts and "**The panel.**" not in texts[page]:
+            problems.append(f"docs/{page}: no '**The panel.**' paragraph (which adapter drives the panel, why, "
+                            "and what naming another changes)")
+    for ini in sorted(glob.glob(os.path.join(ROOT, "scenarios", "*.ini"))):
+        with open(ini, encoding="utf-8") as f:
+            header = []
+            for line in f:
+                if not line.startswith("#"):
+                    break
+                header.append(line)
+        if not any(line.startswith("# The panel:") for line in header):
+            problems.append(f"scenarios/{os.path.basename(ini)}: no '# The panel:' line in its header comment "
+                            "(which adapter drives the panel, why, and what naming another changes)")
 
     # Every platform file in exactly one platform block.
     platform_blocks = {}
