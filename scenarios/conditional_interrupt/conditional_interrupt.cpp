@@ -69,6 +69,14 @@ class ConditionalInterrupt : public ScenarioDriver {
     p.cpu.spawn_thread("submitter", [this, &p, &r] {
       if (!start_adapter(p, r)) return;
       fence_ = p.vidsch.CreateNativeFence(1, kind_.storage, false, kind_.legacy);
+      // For the waveform's key events: when CV reached the shown waiter's value and the value after it
+      // (a watch on memory: it costs the model no time).
+      Memory& m = kind_.storage == Segment::System ? p.sysmem : p.gpu.vram;
+      m.watch(fence_->cv_addr, 8, [this, &m](uint64_t, unsigned) {
+        const uint64_t cv = m.peek64(fence_->cv_addr);
+        for (uint64_t i = 0; i < 2; ++i)
+          if (reached_[i] == sc_core::SC_ZERO_TIME && cv >= shown_ + i) reached_[i] = sc_core::sc_time_stamp();
+      });
       ready_ = true;
       p.cpu.signal(ready_ev_);
       KmdHwQueue* q = p.vidsch.CreateHwQueue(0, 0, 0, 1);
@@ -94,7 +102,10 @@ class ConditionalInterrupt : public ScenarioDriver {
     if (k_ == 0) return;
     p.cpu.spawn_thread("waiter", [this, &p, &r] {
       if (!ready_) p.cpu.wait_for(ready_ev_);
-      for (uint64_t v = k_; v <= n_; v += k_) r.check(p.vidsch.WaitFromCpu(fence_, v), "a CPU wait did not complete");
+      for (uint64_t v = k_; v <= n_; v += k_) {
+        r.check(p.vidsch.WaitFromCpu(fence_, v), "a CPU wait did not complete");
+        if (v == shown_) woke_ = sc_core::sc_time_stamp(), msi_ = p.gpu.cmp.last_msi_issued();
+      }
     });
   }
 
@@ -110,6 +121,7 @@ class ConditionalInterrupt : public ScenarioDriver {
     r.metric("cpu_wakeups", p.cpu.wakeups());
     r.metric("cpu_idle_residency", idle_residency(p.cpu, sc_core::sc_time_stamp()));
     r.check(signals == n_, "not every signal executed");
+    events(p, r);
 
     const uint64_t raised = p.gpu.cmp.fence_interrupts(), woken = p.vidsch.waiters_woken(),
                    spurious = spurious_interrupts(p), waits = k_ ? n_ / k_ : 0;
@@ -139,10 +151,31 @@ class ConditionalInterrupt : public ScenarioDriver {
   }
 
  private:
+  // The waveform's view: a signal a waiter waits for, its MSI and the waiter's wake, then the next signal,
+  // which passes no waiter's value: a native fence raises no interrupt for it (F3), a legacy one does (F5).
+  void events(Platform& p, Results& r) const {
+    // Spaced far enough apart, the verdict holds the counts exact: a native fence's signal past no waiter's
+    // value is silent, and so is every signal when there is no waiter.
+    const bool silent = !kind_.legacy && interval_ns_ >= far_apart_ns(p.params);
+    auto name = [&](uint64_t v, bool waited) {
+      return (silent && !waited ? "no MSI " : "signal ") + std::to_string(v);
+    };
+    if (reached_[0] != sc_core::SC_ZERO_TIME) r.event(name(shown_, k_ != 0), reached_[0].value());
+    // The MSI read when the waiter woke: its signal's if it came after the CV write and before the wake.
+    if (woke_ != sc_core::SC_ZERO_TIME && msi_ >= reached_[0] && msi_ <= woke_) r.event("MSI", msi_.value());
+    if (woke_ != sc_core::SC_ZERO_TIME) r.event("wake", woke_.value());
+    if (reached_[1] != sc_core::SC_ZERO_TIME) r.event(name(shown_ + 1, false), reached_[1].value());
+  }
+
   FenceKind kind_;
   uint64_t n_;
   double interval_ns_;
   uint64_t k_;
+  // The signal the waveform shows: the second waiter's value (the first pays the cold translations), or
+  // the first's when the run has too few signals; with no waiter, the second signal.
+  uint64_t shown_ = k_ == 0 ? 2 : 2 * k_ + 1 <= n_ ? 2 * k_ : k_;
+  sc_core::sc_time reached_[2] = {sc_core::SC_ZERO_TIME, sc_core::SC_ZERO_TIME};
+  sc_core::sc_time woke_ = sc_core::SC_ZERO_TIME, msi_ = sc_core::SC_ZERO_TIME;
   NativeFence* fence_ = nullptr;
   bool ready_ = false;
   KEvent ready_ev_;

@@ -13,6 +13,8 @@
 //    it: the scenario expects that violation), a failing present-time check, and the one-copy case.
 // Every outcome goes into the results, and the verdict compares each with the outcome the documents
 // require (the table below, written from C1 and C5, not from the code).
+#include <algorithm>
+
 #include "kernel_stub/umd/d3d12_device.h"
 #include "scenarios/display/present.h"
 
@@ -128,11 +130,22 @@ class CasoCaps : public ScenarioDriver {
       a.mpo_mutates = c.mutates;
       a.present_check_fails_at = c.present_check_fails ? 1 : 0;
       ikmd.install_driver(a);
+      const sc_core::sc_time started = sc_core::sc_time_stamp();
       const AdapterStart display = DxgkrnlStartAdapter(ikmd, "iGPU");
       if (!r.check(display.started, std::string("C5 ") + c.name + ": " + display.reason)) continue;
+      const sc_core::sc_time choosing = sc_core::sc_time_stamp();
       PathChoice choice = choose_present_path(display, ikmd, PrimaryDesc{c.width, c.height, "R8G8B8A8_UNORM"}, xsurf);
       std::string path = to_string(choice.path);
       if (choice.path != PresentPath::Compose && !present_time_check(ikmd, xsurf)) path = "compose";
+      // The waveform's view: the first C5 case, where every check runs and passes (the other cases stop at
+      // the check that fails): the display adapter's start, the path choice's checks, the path decided.
+      if (&c == &kC5[0]) {
+        r.event("adapter start", started.value());
+        r.event("path checks", choosing.value());
+        std::string decided = path;
+        std::replace(decided.begin(), decided.end(), '_', ' ');
+        r.event(decided, sc_core::sc_time_stamp().value());
+      }
       c5[c.name] = path + ": " + choice.reason + (choice.defect.empty() ? "" : " [" + choice.defect + "]");
       r.check(path == c.expect_path, std::string("C5 ") + c.name + ": expected " + c.expect_path + ", got " + path);
       r.check(choice.defect.empty() != c.expect_defect,

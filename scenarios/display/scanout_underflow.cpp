@@ -75,6 +75,18 @@ class ScanoutUnderflow : public ScenarioDriver {
     r.metric("bulk_copies", copies_);
     r.metric("link_down_busy_pct", 100.0 * to_ns(p.link.down().busy_total) / to_ns(sc_core::sc_time_stamp()));
     r.metric("link_up_busy_pct", 100.0 * to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
+    // The waveform's view: the first underflow, from when the beam needed the bytes to when the late
+    // request's data arrived; with none, one refresh's active lines, the window's second (the bulk copies
+    // load the link from the first's start on).
+    if (!d_->underflow_records().empty()) {
+      const DisplayEngine::UnderflowRecord& u = d_->underflow_records().front();
+      r.event("underflow", u.need.value());
+      r.event("data late", u.time.value());
+    } else if (window_.at > sc_core::SC_ZERO_TIME) {  // the measurement ran
+      const uint64_t n = frames_ > 1 ? 1 : 0;
+      r.event("refresh", d_->timing().frame_start(n).value());
+      r.event("vblank", d_->timing().vblank_start(n).value());
+    }
   }
 
  private:

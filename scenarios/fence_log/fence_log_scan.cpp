@@ -152,6 +152,18 @@ class FenceLogScan : public ScenarioDriver {
       if (t1 > t0)
         gpu_ns_ += double(t1 - t0) * tick_ns -
                    to_ns(p.gpu.nodes[0]->engine_period()) * double(p.params.get_int("node.decode_cycles"));
+      // The waveform's view: the second round (the first pays the cold translations) from its signals to the
+      // OS's interrupt, whose ISR and DPC are os_interrupt_ns, the scenario's measure.
+      if (round == std::min<uint64_t>(1, rounds_ - 1) && t1 > t0) {
+        const uint64_t tick_ps = uint64_t(p.params.get_int("gpu.timestamp_tick_ps"));
+        const Cpu::Stamps& irq = p.cpu.last_interrupt();
+        r.event("signals", t0 * tick_ps);  // the round's first TIMESTAMP, before its first signal
+        r.event("signals end", t1 * tick_ps);
+        if (irq.isr_start >= irq.msi_arrival && irq.isr_start.value() >= t1 * tick_ps) {
+          r.event("ISR", irq.isr_start.value());
+          r.event("DPC done", irq.dpc_end.value());
+        }
+      }
       p.cpu.sleep(gap_);
     }
     auto in = [&](const char* c) {

@@ -52,6 +52,15 @@ class FenceRace : public ScenarioDriver {
     r.metric("link_up_utilisation", to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
     r.metric("link_up_refusals", p.link.up().refusals);  // posted writes held in their source
     r.check(executed >= signals_, "not every signal executed");
+    // The waveform's view: one signal and the wake it caused, its fence's values shown (fence i is the
+    // VCD's fences.fi: the fences are created first, in order). A run that lost interrupts (cmp.barrier =
+    // false) has the lost_interrupt monitor's events instead: the loss is its point.
+    if (shown_.fence >= 0 && r.monitors["lost_interrupt"] == 0) {
+      const std::string f = "f" + std::to_string(shown_.fence);
+      const std::string trace = shown_.fence < p.params.get_int("trace.fences") ? "fences." + f : "";
+      r.event("signal " + f, shown_.signal.value(), true, trace);
+      r.event("wake " + f, shown_.wake.value(), true, trace);
+    }
   }
 
  private:
@@ -59,6 +68,14 @@ class FenceRace : public ScenarioDriver {
     DxgkAdapterInfo info;
     if (!r.check(p.kmd.DxgkDdiStartDevice(&info), "adapter start failed")) return;
     for (uint64_t i = 0; i < fences_; ++i) fence_.push_back(p.vidsch.CreateNativeFence(1, storage_, false));
+    // For the waveform's key events: each fence's latest CV and when it became visible (a watch on memory:
+    // it costs the model no time).
+    latest_.assign(fences_, {0, sc_core::SC_ZERO_TIME});
+    Memory& m = storage_ == Segment::System ? p.sysmem : p.gpu.vram;
+    for (uint64_t i = 0; i < fences_; ++i) {
+      const uint64_t cv = fence_[i]->cv_addr;
+      m.watch(cv, 8, [this, &m, cv, i](uint64_t, unsigned) { latest_[i] = {m.peek64(cv), sc_core::sc_time_stamp()}; });
+    }
     ready_ = true;
     p.cpu.signal(ready_ev_);
     // One submitter per node; each streams its share of the signals.
@@ -108,10 +125,19 @@ class FenceRace : public ScenarioDriver {
     std::uniform_int_distribution<uint64_t> pick(0, fences_ - 1);
     std::uniform_real_distribution<double> timeout(0.1 * timeout_us_, timeout_us_);
     while (done_ < nodes_) {
-      NativeFence* f = fence_[pick(rng)];
+      const uint64_t i = pick(rng);
+      NativeFence* f = fence_[i];
       const uint64_t cv = p.cpu.mem_read64(f->cv_addr);
       ++waits_;
-      if (!p.vidsch.WaitFromCpu(f, cv + 1, sc_core::sc_time(timeout(rng), sc_core::SC_US))) ++timeouts_;
+      const sc_core::sc_time asked = sc_core::sc_time_stamp();
+      if (!p.vidsch.WaitFromCpu(f, cv + 1, sc_core::sc_time(timeout(rng), sc_core::SC_US))) {
+        ++timeouts_;
+        continue;
+      }
+      // The waveform's instance: the first wake by a signal that landed while its waiter waited, past each
+      // fence's first value (the set-up's cold translations); the latest CV is that signal's (none after it).
+      if (shown_.fence < 0 && cv + 1 >= 2 && latest_[i].first == cv + 1 && latest_[i].second >= asked)
+        shown_ = {int64_t(i), latest_[i].second, sc_core::sc_time_stamp()};
     }
   }
 
@@ -127,6 +153,11 @@ class FenceRace : public ScenarioDriver {
   bool ready_ = false;
   KEvent ready_ev_;
   uint64_t waits_ = 0, timeouts_ = 0;
+  std::vector<std::pair<uint64_t, sc_core::sc_time>> latest_;  // per fence: its latest CV, when visible
+  struct Shown {
+    int64_t fence = -1;  // -1: no wake qualified
+    sc_core::sc_time signal, wake;
+  } shown_;
 };
 
 }  // namespace

@@ -634,14 +634,14 @@ void FrameLoopDriver::finish(Platform&, Results& r) {
   const double per_frame = double(std::max<uint64_t>(presented, 1));
   r.metric("link_bytes_per_frame", double(t.link_bytes) / per_frame);
   r.metric("sysmem_bytes_per_frame", double(t.sysmem_bytes) / per_frame);
+  frame_events(r, ft_);
   if (!complete) return;
   if (expect_all_displayed)
     r.check(displayed == N, std::to_string(N - displayed) + " presented frame(s) never reached the panel");
-  // The fence kind's promise, checked on the counts (F5): a monitored fence's every GPU signal raises an
-  // interrupt (the workload's signals and the present fence's, and the present copy's on the hybrid
-  // platform), and none of its GPU waits is resolved on the GPU; a native fence interrupts only for a
-  // CPU waiter: at most one per CPU wait of the frame and one for the present thread's wait, and no GPU
-  // wait makes a CPU round trip.
+  // The fence kind's promise, checked on the counts (F5): a monitored fence's every GPU signal raises an interrupt (the
+  // workload's signals and the present fence's, and the present copy's on the hybrid platform), and none of its GPU
+  // waits is resolved on the GPU; a native fence interrupts only for a CPU waiter: at most one per CPU wait of the
+  // frame and one for the present thread's wait, and no GPU wait makes a CPU round trip.
   const uint64_t legacy_signals = N * m.legacy_signals, cpu_waits = N * uint64_t(w_.cpu_waits + 1);
   if (m.all_legacy) {
     r.check(fence_irqs == double(legacy_signals), "legacy fences: " + format_number(fence_irqs) +

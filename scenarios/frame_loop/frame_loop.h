@@ -41,6 +41,10 @@ struct FrameTimes {
   bool immediate = false;  // flipped immediately (tearing), not at a vblank
 };
 
+// The run's key events for the waveform's save file (Results::event): one frame's way from Present() to the
+// panel (frame_events.cpp). `ft` is indexed by frame number, from 1.
+void frame_events(Results& r, const std::vector<FrameTimes>& ft);
+
 // What a frame loop needs beyond the workload: the parameters frame_loop and presentmon_replay share.
 void declare_frame_loop_params(ParamSet& ps, const std::string& owner);
 // Refuses (ConfigError) a workload the platform cannot run: engines missing, the display, topology; and

@@ -50,6 +50,10 @@ class MmioRoundtrip : public ScenarioDriver {
     r.check(copied == value, "GPU DMA read returned the wrong data");
 
     r.metric("cpu_mmio_read_ns", to_ns(cpu_read));
+    // The waveform's view: the CPU's read of BAR0 (its request up the link, the completion back), the
+    // first latency; the GPU's DMA reads come later, after the queue's set-up, and only their length is known.
+    r.event("MMIO read", t0.value());
+    r.event("read done", (t0 + cpu_read).value());
     r.metric("gpu_read_roundtrip_ns", double(read_ps[1]) / 1000.0);
     r.metric("gpu_read_tlb_miss_ns", double(read_ps[0]) / 1000.0);
   }
