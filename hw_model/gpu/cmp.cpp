@@ -25,14 +25,16 @@ void Cmp::declare_params(ParamSet& ps) {
                   "Q (low confidence): docs/calibration.md memory barrier, system scope ~200 ns (the CMP "
                   "synchronises with engine writes that may target system memory)");
   ps.declare_bool("cmp.barrier", true,
-                  "Q: F7, Native GPU fence object 'Synchronization within the GPU': the barrier between writing the "
+                  "Q: F7, Native GPU fence object 'Synchronization within the GPU between the engine and CMP': the "
+                  "barrier between writing the "
                   "shadow MV and reading CV; false reproduces the lost interrupt");
   ps.declare_bool("cmp.mv_update_check", true,
                   "Q: F7 step 3, Native GPU fence object: after the barrier the CMP reads CV and interrupts iff CV > "
                   "MV; false is a test setting that leaves the OS's F8 re-read as the only report of a "
                   "signal racing an MV update");
   ps.declare_enum("cmp.mv_source", "shadow", {"shadow", "memory"},
-                  "Q: Native GPU fence object 'Synchronization within the GPU': shadow = the CMP keeps a shadow MV in "
+                  "Q: Native GPU fence object 'Synchronization within the GPU between the engine and CMP': shadow = "
+                  "the CMP keeps a shadow MV in "
                   "local memory that the engines check (what many discrete GPUs do; MV updates go "
                   "through the CMP in the F7 order); memory = the engine reads the MonitoredValue the "
                   "OS writes, after its CV write, and the CMP keeps no shadow");

@@ -33,11 +33,11 @@ void VidSch::declare_params(ParamSet& ps) {
       "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
       "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
       "system: in the OS's pool");
-  ps.declare_enum(
-      "os.native_fence_feature", "enabled", {"enabled", "disabled"},
-      "Q: F9, Native GPU fence object 'Enablement': whether the OS enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
-      "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
-      "driver that advertises NativeGpuFence anyway fails adapter start");
+  ps.declare_enum("os.native_fence_feature", "enabled", {"enabled", "disabled"},
+                  "Q: F9, Native GPU fence object 'Querying native fence feature enablement in OS': whether the OS "
+                  "enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
+                  "queries (DxgkCbIsFeatureEnabled); A: enabled, a WDDM 3.2 OS with the feature on; disabled = a "
+                  "driver that advertises NativeGpuFence anyway fails adapter start");
   PacketScheduler::declare_params(ps);
 }
 

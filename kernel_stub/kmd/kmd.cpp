@@ -126,23 +126,24 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                   "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" +
                       only);
   ps.declare_enum(key + ".kmd_mpo_static_check", "derived", {"derived", "pass", "fail"},
-                  "Q: CASO support C5, the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 decides "
-                  "'given known bandwidth characteristics' whether scan-out can be done (a failure means two "
-                  "copies): derived = the driver's scan-out budget (docs/display.md); pass or fail = a forced "
+                  "Q: CASO support C5, the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 is 'to verify "
+                  "with high accuracy whether the driver can perform scan-out given the existing known bandwidth "
+                  "characteristics' (a failure means two copies): derived = the driver's scan-out budget "
+                  "(docs/display.md); pass or fail = a forced "
                   "answer, an override of the derivation" +
                       only);
   ps.declare_bool(key + ".kmd_mpo_check_mutates_state", false,
                   "Q: CASO support C5, a StaticCheck must not change the driver's cached state; true models a "
                   "driver that does (the monitor mpo_static_check_state reports it)" +
                       only);
-  ps.declare_enum(
-      key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
-      "Q: F9, Native GPU fence object 'Enablement': DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
-      "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
-      "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
-      "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
-      "this adapter: the native fence document's scenarios 2a/2b's iGPU)" +
-          only);
+  ps.declare_enum(key + ".kmd_native_gpu_fence", "if_enabled", {"if_enabled", "always", "never"},
+                  "Q: F9, Native GPU fence object 'Querying native fence feature enablement in OS': "
+                  "DXGK_VIDSCHCAPS::NativeGpuFence. if_enabled = the driver queries "
+                  "DXGK_FEATURE_NATIVE_FENCE and advertises the cap only when the OS enabled it (A: a WDDM 3.2 "
+                  "driver); always = it advertises the cap regardless (adapter start fails when the OS did not "
+                  "enable the feature); never = a driver without native fences (the OS uses monitored fences on "
+                  "this adapter: the native fence document's scenarios 2a/2b's iGPU)" +
+                      only);
   ps.declare_int(key + ".kmd_present_check_fails_at", 0, "frame", 0, 1000000000,
                  "A: 0 = never; N = the present-time overlay check fails from frame N on (CASO support C5: "
                  "the present falls back to composition)" +
