@@ -15,14 +15,14 @@ n=0
 for ini in "$scenarios"/*.ini; do
   s=$(basename "$ini" .ini)
   case $s in
-    fence_race | fence_race_log_barrier) set -- --workload.signals=1000 --workload.bulk_copy_bytes=65536 ;;
-    fence_race_no_barrier) set -- --workload.signals=1000 ;;
+    fence_race | fence_race_log_barrier) set -- --workload.signals=500 --workload.bulk_copy_bytes=65536 ;;
+    fence_race_no_barrier) set -- --workload.signals=500 ;;
     fence_stress) set -- --workload.signals=1000 --workload.fences=64 ;;  # each fence signalled twice or more
     copy_bandwidth) set -- --copy.bytes=1048576 ;;
     conditional_interrupt) set -- --workload.signals=20 ;;
     hybrid_present | frame_loop | game_laptop | hybrid_game | video_playback | video_playback_laptop | idle_desktop | \
       presentmon_replay) set -- --workload.frames=4 ;;
-    scanout_underflow) set -- --workload.frames=1 ;;
+    scanout_underflow) set -- --workload.frames=1 --display.mode=1920x1080@240 ;;  # the bulk load fills the run: a short refresh
     paging_va_size) set -- --workload.alloc_mb=16 --kmd.paging_va_answer=override --kmd.paging_va_mb=4 ;;
     dgpu_runtime_d3) set -- --gpu.runtime_d3_idle_ms=5 --workload.long_gap_ms=10 --workload.short_gap_ms=1 ;;
     tdr_paging_hit | tdr_reset_fails) set -- --vidsch.tdr_delay_ms=2 --workload.after_ms=1 --cmp.adapter_reset_ms=1000 ;;
