@@ -239,7 +239,7 @@ def main():
                 if not line.startswith("#"):
                     break
                 header.append(line)
-        if not any(line.startswith("# The panel:") for line in header):
+        if not any(line.startswith("# The panel:") and len(line.strip()) > len("# The panel:") + 20 for line in header):
             problems.append(f"scenarios/{os.path.basename(ini)}: no '# The panel:' line in its header comment "
                             "(which adapter drives the panel, why, and what naming another changes)")
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """check_quotes.py fails each kind of misquotation and passes the forms a faithful quotation takes.
 
-Each case is a one-page guide (a README and one page under docs/) in a temporary folder, checked against the
-repository's tests/docs/documents.json: a faithful page must pass, and each mutation of it (one word of a
-passage changed, the parts of an elision swapped, a section that is no heading, a passage put in the
-mouth of another document, the documents' title misspelt into a name they do not have) must fail. Then
-the list itself against a document's text: a passage the text lacks fails.
+Each case is a one-page guide (a README and one page under docs/) in a temporary folder, checked
+against the repository's tests/docs/documents.json: a faithful page must pass, and each mutation of it
+must fail: one word of a passage changed or added, a letter's case changed inside it, a passage cut at
+a word's middle, the parts of an elision swapped, a section that is no heading, a heading cut short, a
+passage put in the mouth of another document. Then the list itself against a document's text: a
+passage or a heading the text lacks fails, and an unknown title is bad input.
 usage: test_check_quotes.py
 """
 import os
@@ -44,6 +45,8 @@ MUTATIONS = {
     "another document's passage": ('*Supporting cross-adapter\nresource scan-out (CASO)* sells one copy',
                                    '*Allocation notification* sells one copy'),
     "a passage cut at a word's middle": ("the OS resamples CurrentValue'", "the OS resamples CurrentVal'"),
+    "a letter's case changed inside": ("the OS resamples CurrentValue'", "the OS resamples currentValue'"),
+    "a heading cut short": ("'Log buffer mechanism'", "'Synchronization within the GPU'"),
 }
 
 
