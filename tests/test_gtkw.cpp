@@ -545,3 +545,18 @@ TEST_CASE("The waveform spans the run: a run that goes on after its last change 
   CHECK(early.find("#15000") == std::string::npos);
   CHECK(early_end == 20000);
 }
+
+TEST_CASE("The display's scan line and FIFO level open as analog steps three rows tall, other counters as numbers",
+          "[H4]") {
+  // They change every line: as digital rows they are solid bars at a frame's zoom. GTKWave's own form
+  // (written by it for Analog/Step and two Insert_Analog_Height_Extension): flags 0x8000 on the row,
+  // then two blank rows flagged 0x20000.
+  const std::string base = "gtkw_analog_" + std::to_string(::getpid());
+  REQUIRE(run_cli(scenario("hybrid_present") + " --workload.frames=4 --quiet --vcd " + base + ".vcd").code == 0);
+  const std::string text = slurp(base + ".gtkw");
+  for (const char* ext : {".vcd", ".gtkw"}) std::remove((base + ext).c_str());
+  const std::regex analog(
+      R"(@8024\n\+\{[^}]*\} top\.igpu\.display\.(line\[15|fifo_bytes\[31):0\]\n@20000\n-\n@20000\n-\n)");
+  CHECK(std::distance(std::sregex_iterator(text.begin(), text.end(), analog), std::sregex_iterator()) == 2);
+  CHECK(std::regex_search(text, std::regex(R"(@24\n\+\{[^}]*\} top\.igpu\.display\.underflow\[31:0\]\n)")));
+}
