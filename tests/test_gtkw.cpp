@@ -3,6 +3,7 @@
 // [timestart]; '+' rows name signals), it must put a marker at each of the run's key events (the results
 // file's "events", to the picosecond), open a view that shows the events the view is for, and trace
 // signals the VCD declares; for fence_race_no_barrier the traced fences are the lost interrupts'.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -382,18 +383,24 @@ TEST_CASE("A fence's values are signed decimals in the save file, other numbers 
   CHECK(others >= 1);
 }
 
+// A run of one engine busy from `busy` to `idle` ps, its dump written (and removed) so the dump's end is
+// known: `end` if the run went on after its last change, else that change.
+static void busy_then_idle(gpumodel::Vcd& vcd, uint64_t busy, uint64_t idle, uint64_t end) {
+  vcd.enable();
+  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
+  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(busy));
+  vcd.set_ascii(a, "idle", sc_core::sc_time::from_value(idle));
+  const std::string path = "gtkw_run_" + std::to_string(::getpid()) + ".vcd";
+  REQUIRE(vcd.write(path, "date", end).empty());
+  std::remove(path.c_str());
+  REQUIRE(vcd.last_time_ps() == std::max(idle, end));
+}
+
 TEST_CASE("A run without key events opens the whole run and marks nothing", "[H4]") {
   // Every shipped scenario names key events (tests/gtkw/check_views.py); a run of none (a scenario that
   // adds none, or one cut before its first) gets the whole run in view and no marker.
   gpumodel::Vcd vcd;
-  vcd.enable();
-  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
-  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(40000000));
-  vcd.set_ascii(a, "idle", sc_core::sc_time::from_value(70000000));
-  const std::string path = "gtkw_none_" + std::to_string(::getpid()) + ".vcd";
-  REQUIRE(vcd.write(path, "date", 100000000).empty());
-  std::remove(path.c_str());
-  REQUIRE(vcd.last_time_ps() == 100000000);
+  busy_then_idle(vcd, 40000000, 70000000, 100000000);
   const SaveFile g = parse_gtkw(gpumodel::make_gtkw("none.vcd", "none.gtkw", vcd, gpumodel::Results{}));
   CHECK(g.timestart == 0);
   CHECK(g.marker == -1);
@@ -407,14 +414,7 @@ TEST_CASE("One key event alone opens 5 us each side of it", "[H4]") {
   // A run whose only event is at 50 ms of 100: the view is that event and 5 us each side (10 us in the
   // 1100-pixel pane, to a tenth of a zoom step), not a run-sized window in which it is one pixel.
   gpumodel::Vcd vcd;
-  vcd.enable();
-  const gpumodel::Vcd::Id a = vcd.add_ascii("gpu.node0.state", "idle");
-  vcd.set_ascii(a, "busy", sc_core::sc_time::from_value(40000000000));
-  vcd.set_ascii(a, "idle", sc_core::sc_time::from_value(100000000000));
-  const std::string path = "gtkw_one_" + std::to_string(::getpid()) + ".vcd";
-  REQUIRE(vcd.write(path, "date").empty());  // the dump's end is known once written
-  std::remove(path.c_str());
-  REQUIRE(vcd.last_time_ps() == 100000000000);
+  busy_then_idle(vcd, 40000000000, 100000000000, 0);
   gpumodel::Results r;
   r.events.push_back({"the one event", 50000000000, true, ""});
   const SaveFile g = parse_gtkw(gpumodel::make_gtkw("one.vcd", "one.gtkw", vcd, r));
