@@ -42,6 +42,7 @@ struct Row {
   std::string alias;  // shown in the signal pane
   int width;
   bool ascii;
+  bool analog;  // drawn as an analog step (Vcd::add_analog)
 };
 
 struct Group {
@@ -52,7 +53,7 @@ struct Group {
 class Layout {
  public:
   explicit Layout(const Vcd& vcd) {
-    for (auto& s : vcd.signal_list()) by_name_[s.name] = {s.name, alias_of(s.name), s.width, s.ascii};
+    for (auto& s : vcd.signal_list()) by_name_[s.name] = {s.name, alias_of(s.name), s.width, s.ascii, s.analog};
   }
   bool has(const std::string& name) const { return by_name_.count(name) != 0; }
   // Adds `name` to `g` if the VCD declares it.
@@ -224,10 +225,6 @@ View view_for(const std::vector<RunEvent>& events, uint64_t last) {
 
 std::string base_name(const std::string& p) { return fs::path(p).filename().string(); }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 }  // namespace
 
 std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path, const Vcd& vcd, const Results& r) {
@@ -289,15 +286,20 @@ std::string make_gtkw(const std::string& vcd_path, const std::string& gtkw_path,
       // 64-bit values signed (TR_SIGNED 0x400), so the all-ones value a fence holds before its first
       // write reads -1 instead of a 20-digit number cut to "184467+".
       const bool fence_value = row.width == 64 && row.name.rfind("fences.", 0) == 0;
-      // The display's scan line and FIFO level change every line: at a frame's zoom a digital row is a
-      // solid bar, so they are analog steps (TR_ANALOG_STEP 0x8000) three rows tall (two height
-      // extensions, TR_ANALOG_BLANK_STRETCH 0x20000), as GTKWave writes them itself.
-      const bool dense = ends_with(row.name, ".display.line") || ends_with(row.name, ".display.fifo_bytes");
-      os << "@" << (row.ascii ? "820" : row.width == 1 ? "28" : fence_value ? "424" : dense ? "8024" : "24") << "\n";
+      // A level the model registered as analog (the display's scan line and FIFO, one change a line: at a
+      // frame's zoom a digital row is a solid bar) is an analog step (TR_ANALOG_STEP 0x8000) three rows
+      // tall (two height extensions, TR_ANALOG_BLANK_STRETCH 0x20000), as GTKWave writes it itself.
+      os << "@"
+         << (row.ascii        ? "820"
+             : row.width == 1 ? "28"
+             : fence_value    ? "424"
+             : row.analog     ? "8024"
+                              : "24")
+         << "\n";
       os << "+{" << row.alias << "} top." << row.name;
       if (row.width > 1) os << "[" << row.width - 1 << ":0]";
       os << "\n";
-      if (dense) os << "@20000\n-\n@20000\n-\n";
+      if (row.analog) os << "@20000\n-\n@20000\n-\n";
     }
     os << "@1000200\n-" << g.title << "\n";
   }

@@ -37,6 +37,12 @@ Vcd::Id Vcd::add_ascii(const std::string& name, const std::string& initial) {
   return id;
 }
 
+Vcd::Id Vcd::add_analog(const std::string& name, int width, uint64_t initial) {
+  const Id id = add(name, width, initial);
+  if (id != kNone) signals_[size_t(id)].analog = true;
+  return id;
+}
+
 namespace {
 std::string vcd_id(int n) {  // printable identifier codes '!'..'~'
   std::string s;
@@ -92,7 +98,7 @@ void Vcd::for_each_time(F f) {
 
 std::vector<Vcd::SignalInfo> Vcd::signal_list() const {
   std::vector<SignalInfo> out;
-  for (auto& s : signals_) out.push_back({s.name, s.width, s.ascii});
+  for (auto& s : signals_) out.push_back({s.name, s.width, s.ascii, s.analog});
   return out;
 }
 

@@ -61,6 +61,9 @@ class Vcd {
   // shown as text by the committed GTKWave save files.
   Id add(const std::string& name, int width, uint64_t initial = 0);
   Id add_ascii(const std::string& name, const std::string& initial);
+  // A level that changes too often to read as numbers at a frame's zoom (the display's scan line, its
+  // FIFO): save files draw it as an analog step.
+  Id add_analog(const std::string& name, int width, uint64_t initial = 0);
 
   void set(Id id, uint64_t value, const sc_core::sc_time& at) {
     if (id != kNone) changes_.push({at.value(), next_change_++, id, value});
@@ -98,11 +101,13 @@ class Vcd {
 
   static uint64_t pack(const char* text);  // up to 8 characters, big-endian, NUL-padded
 
-  // The signals registered, in order: full name ("gpu.node0.state"), width, whether it holds text.
+  // The signals registered, in order: full name ("gpu.node0.state"), width, whether it holds text or is
+  // best drawn as an analog step.
   struct SignalInfo {
     std::string name;
     int width;
     bool ascii;
+    bool analog;
   };
   std::vector<SignalInfo> signal_list() const;
   // The last timestamp write() wrote (GTKWave's end of the dump); 0 before it.
@@ -126,6 +131,7 @@ class Vcd {
     int width;
     uint64_t initial;
     bool ascii = false;
+    bool analog = false;
   };
   struct Change {  // ordered by time, then by the order they were recorded
     uint64_t time_ps, seq;

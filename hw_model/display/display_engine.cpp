@@ -111,8 +111,8 @@ DisplayEngine::DisplayEngine(sc_module_name name, const ParamSet& ps, Vcd& vcd, 
   }
   if (vcd_.enabled()) {
     const std::string n = this->name();
-    line_id_ = vcd_.add(n + ".line", 16, mode_.v_active);
-    fifo_id_ = vcd_.add(n + ".fifo_bytes", 32);
+    line_id_ = vcd_.add_analog(n + ".line", 16, mode_.v_active);  // one change a line
+    fifo_id_ = vcd_.add_analog(n + ".fifo_bytes", 32);
     underflow_id_ = vcd_.add(n + ".underflow", 32);
     flip_id_ = vcd_.add(n + ".flip", 1);
     vblank_id_ = vcd_.add(n + ".vblank", 1, 1);
