@@ -300,6 +300,44 @@ TEST_CASE("An overrun is detected at exactly 85 unread entries, and the OS falls
   CHECK(full["metrics"]["pcie_reads_per_interrupt"].get<double>() >= 84);
 }
 
+TEST_CASE(
+    "While tracing the OS's logs are larger: 340 unread entries fit a 16 KiB log, 341 overrun and are "
+    "flagged in the trace as lost events",
+    "[F16][F18]") {
+  // Native GPU fence object 'Log buffer overrun is permitted': "when tracing is enabled, the OS first
+  // increases the size of the log buffer to prevent overruns in the first place", and "the OS can emit a
+  // flag in the trace to notify a user that events were lost". A 16 KiB log holds (16384 - 40) / 48 = 340.
+  const std::string base = scenario("fence_log_scan") + " --workload.rounds=4 --workload.fences=64";
+  const std::string traced = base + " --vidsch.fence_log_tracing=true --vidsch.traced_log_bytes=16384";
+  const auto fits = run_json(traced + " --workload.signals_per_interrupt=340", "traced_fits");
+  CHECK(fits["verdict"] == "pass");
+  CHECK(fits["metrics"]["log_entries_per_log"] == 340);
+  CHECK(fits["metrics"]["log_overruns"] == 0);
+  CHECK(fits["metrics"]["log_entries_read"] == 4 * 340);
+  CHECK(fits["metrics"]["trace_lost_event_flags"] == 0);
+  const auto over = run_json(traced + " --workload.signals_per_interrupt=341", "traced_over");
+  CHECK(over["verdict"] == "pass");
+  CHECK(over["metrics"]["log_overruns"] == 4);
+  CHECK(over["metrics"]["fallback_scans"] == 4);
+  CHECK(over["metrics"]["trace_lost_event_flags"] == 4);
+  // On the scenario's 1,024 fences: without tracing 100 signals overrun the 84-entry log (no flag: nothing
+  // traces) and the DPC reads all 1,028 fences; with it, the DPC reads the 100 entries. Both runs read the
+  // same headers and barrier, so the traced run's reads are the 4-signal run's plus 96 entries, exactly,
+  // and its DPC is the cheaper.
+  const std::string many = scenario("fence_log_scan") + " --workload.rounds=4";
+  const auto plain = run_json(many + " --workload.signals_per_interrupt=100", "plain_100");
+  CHECK(plain["metrics"]["log_overruns"] == 4);
+  CHECK(plain["metrics"]["trace_lost_event_flags"] == 0);
+  CHECK(plain["metrics"]["pcie_reads_per_interrupt"].get<double>() >= 1028);
+  const std::string many_traced = many + " --vidsch.fence_log_tracing=true";
+  const auto traced100 = run_json(many_traced + " --workload.signals_per_interrupt=100", "traced_100");
+  const auto traced4 = run_json(many_traced + " --workload.signals_per_interrupt=4", "traced_4");
+  CHECK(traced100["metrics"]["log_overruns"] == 0);
+  CHECK(traced100["metrics"]["pcie_reads_per_interrupt"].get<double>() ==
+        traced4["metrics"]["pcie_reads_per_interrupt"].get<double>() + 96);
+  CHECK(traced100["metrics"]["os_interrupt_ns"].get<double>() < plain["metrics"]["os_interrupt_ns"].get<double>());
+}
+
 TEST_CASE("log_timestamps: a timestamp below the previous one is a violation, a zero one is not", "[F18]") {
   FenceBench b(with_logs());
   gpumodel::FenceLogMonitor m(b.p);

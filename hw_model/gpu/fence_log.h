@@ -36,6 +36,9 @@ constexpr uint64_t kBufferBytes = 4096;  // the document: "two dedicated 4-KB lo
 constexpr uint32_t kEntries = uint32_t((kBufferBytes - sizeof(Header)) / sizeof(Entry));  // 84
 static_assert(kEntries == 84, "docs/calibration.md: 84 entries");
 
+// The entries a log of `bytes` holds (a log enlarged for tracing: more than 84).
+constexpr uint32_t entries_in(uint64_t bytes) { return uint32_t((bytes - sizeof(Header)) / sizeof(Entry)); }
+
 inline uint64_t entry_offset(uint32_t index) { return sizeof(Header) + uint64_t(index) * sizeof(Entry); }
 
 // Where the UMD's entry sequence number `seq` lands and what the header says after it: the entry index

@@ -245,18 +245,22 @@ void VidMm::map_system_identity(uint64_t addr) {
   write_entries(w);
 }
 
-uint64_t VidMm::map_alias(int process, uint64_t addr, bool read_only) {
+uint64_t VidMm::map_alias(int process, uint64_t addr, bool read_only, uint64_t bytes) {
   const uint64_t page = addr & ~0xfffull;
-  auto it = aliases_.find({process, page, read_only});
-  if (it == aliases_.end()) {
-    uint64_t& next = next_alias_[process];
-    if (!next) next = process == 0 ? kAliasVaBase : kFenceVaBase;
+  const uint64_t span = ((addr & 0xfff) + bytes + 0xfff) & ~0xfffull;
+  uint64_t& next = next_alias_[process];
+  if (!next) next = process == 0 ? kAliasVaBase : kFenceVaBase;
+  auto map = [&] {
     std::vector<PteWrite> w;
-    space(process).map(next, page, 4096, page < regs::kVramBase, w, read_only);
+    space(process).map(next, page, span, page < regs::kVramBase, w, read_only);
     write_entries(w);  // a new mapping
-    it = aliases_.emplace(std::make_tuple(process, page, read_only), next).first;
-    next += 4096;
-  }
+    const uint64_t at = next;
+    next += span;
+    return at;
+  };
+  if (span > 4096) return map() + (addr & 0xfff);  // a log enlarged for tracing: its pages in a row
+  auto it = aliases_.find({process, page, read_only});
+  if (it == aliases_.end()) it = aliases_.emplace(std::make_tuple(process, page, read_only), map()).first;
   return it->second + (addr & 0xfff);
 }
 

@@ -217,11 +217,16 @@ class VidMm {
   uint64_t resident_system_bytes() const { return resident_sys_; }
   // F10: a system-process GPU VA for `addr` (a fence value's page mapped a second time, away from its
   // physical address, as the OS does with MapToGpuSystemProcess). `read_only`: a GPU write through it
-  // faults (a MonitoredValue: "readable using GPU VA, no write access").
-  uint64_t map_system_alias(uint64_t addr, bool read_only = false) { return map_alias(0, addr, read_only); }
+  // faults (a MonitoredValue: "readable using GPU VA, no write access"). `bytes` from `addr` are reached
+  // (a value: its page; a log buffer: all its pages).
+  uint64_t map_system_alias(uint64_t addr, bool read_only = false, uint64_t bytes = 8) {
+    return map_alias(0, addr, read_only, bytes);
+  }
   // A process's own GPU VA for `addr` (a native fence's values as that process's packets name them,
   // D3DDDI_NATIVEFENCE_MAPPING), one mapping per page, process and right.
-  uint64_t map_process_alias(int process, uint64_t addr, bool read_only) { return map_alias(process, addr, read_only); }
+  uint64_t map_process_alias(int process, uint64_t addr, bool read_only) {
+    return map_alias(process, addr, read_only, 8);
+  }
   // The page of `addr` mapped at its own address in the system process (a driver's own mapping; idempotent).
   void map_system_identity(uint64_t addr);
   static constexpr uint64_t kBigPageThreshold = 1ull << 20;        // allocate(): 64 KiB aligned from this size
@@ -310,7 +315,9 @@ class VidMm {
   std::unique_ptr<KEvent> paging_done_;
   uint64_t paging_packets_ = 0, notify_chunks_ = 0, bytes_moved_ = 0, evictions_ = 0;
   uint64_t fill_chunks_ = 0, transfer_chunks_ = 0;
-  uint64_t map_alias(int process, uint64_t addr, bool read_only);
+  // An alias of the pages holding [addr, addr + bytes), contiguous in the alias space; one page's alias is
+  // shared by every caller of that page, a longer one is made for its caller alone.
+  uint64_t map_alias(int process, uint64_t addr, bool read_only, uint64_t bytes);
   std::map<std::tuple<int, uint64_t, bool>, uint64_t> aliases_;  // (process, page, read-only) -> alias page
   std::map<int, uint64_t> next_alias_;                           // per process
   bool skip_notify_, early_iommu_unmap_;                         // fault injection (vidmm.fault_*)

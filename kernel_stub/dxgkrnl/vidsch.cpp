@@ -33,6 +33,15 @@ void VidSch::declare_params(ParamSet& ps) {
       "Q: Native GPU fence object 'Future hardware requirements': \"reading only the log buffer ensures a single "
       "read over PCI\": the logs in local memory (each header and entry read crosses the link); "
       "system: in the OS's pool");
+  ps.declare_bool(
+      "vidsch.fence_log_tracing", false,
+      "A: false, no ETW session traces the GPU's fence events (GPUView's, WPR's or PresentMon's turn it on); Q: "
+      "Native GPU fence object 'Log buffer overrun is permitted': 'when tracing is enabled, the OS first increases "
+      "the size of the log buffer to prevent overruns in the first place' (to vidsch.traced_log_bytes), and on an "
+      "overrun 'the OS can emit a flag in the trace to notify a user that events were lost'");
+  ps.declare_int_choices("vidsch.traced_log_bytes", 65536, "bytes", {4096, 8192, 16384, 32768, 65536, 131072, 262144},
+                         "A: each log's size while tracing (the document says the OS increases it, not to what): "
+                         "64 KiB, 1,364 entries (16 times the 4-KB log's 84); uncertainty x0.25-x4");
   ps.declare_enum("os.native_fence_feature", "enabled", {"enabled", "disabled"},
                   "Q: F9, Native GPU fence object 'Querying native fence feature enablement in OS': whether the OS "
                   "enabled DXGK_FEATURE_NATIVE_FENCE, which the KMD "
@@ -50,6 +59,8 @@ VidSch::VidSch(const ParamSet& ps, Cpu& cpu, VidMm& mm, Vcd& vcd, const std::str
       native_fence_feature_(ps.get_enum("os.native_fence_feature") == "enabled") {
   logs_ = ps.get_bool("vidsch.native_fence_logs");
   log_segment_ = ps.get_enum("vidsch.log_segment") == "system" ? Segment::System : Segment::Local;
+  tracing_ = ps.get_bool("vidsch.fence_log_tracing");
+  log_bytes_ = tracing_ ? uint64_t(ps.get_int("vidsch.traced_log_bytes")) : fence_log::kBufferBytes;
   packets_ = std::make_unique<PacketScheduler>(
       ps, cpu, vcd, adapter, [this](uint32_t code, std::vector<uint64_t> p) { bug_check(code, std::move(p)); });
 }

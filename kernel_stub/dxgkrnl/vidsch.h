@@ -156,8 +156,9 @@ class VidSch {
   void RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type);
   struct LogState {  // one log of one queue, as Dxgkrnl knows it
     uint64_t cpu_va = 0, sys_va = 0;
-    uint64_t cached = 0;  // position (WraparoundCount * N + FirstFreeEntryIndex) read last
-    bool resync = false;  // recreated: the next read takes the header as it finds it (a fallback scan)
+    uint64_t cached = 0;   // position (WraparoundCount * N + FirstFreeEntryIndex) read last
+    bool resync = false;   // recreated: the next read takes the header as it finds it (a fallback scan)
+    uint32_t entries = 0;  // NumberOfEntries
   };
   const LogState* log_state(int queue, uint32_t type) const;
   // FENCE_SIGNAL_QUEUED / FENCE_WAIT_QUEUED (Native GPU fence object 'CPU timestamps of fence queued operations'):
@@ -283,6 +284,11 @@ class VidSch {
   uint64_t log_headers_read() const { return log_headers_read_; }
   uint64_t log_entries_read() const { return log_entries_read_; }
   uint64_t log_overruns() const { return log_overruns_; }
+  // vidsch.fence_log_tracing: the entries each log holds (84, or more while tracing), and the overruns
+  // flagged in the trace as lost events (each overrun while tracing).
+  bool fence_log_tracing() const { return tracing_; }
+  uint32_t log_entries_per_log() const { return fence_log::entries_in(log_bytes_); }
+  uint64_t trace_lost_event_flags() const { return trace_lost_flags_; }
   uint64_t fallback_scans() const { return fallback_scans_; }
   // F18: fences whose live value a fallback read (every fence of the overrun queue's device), and the
   // queues' logs a DPC read (per interrupt: the queues the interrupt's scope names).
@@ -327,6 +333,9 @@ class VidSch {
   std::vector<int> log_scope(const DxgkInterruptData& d) const;  // the queues whose logs an interrupt's DPC reads
   void read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<Logged>& touched);
   bool logs_;
+  bool tracing_ = false;
+  uint64_t log_bytes_ = fence_log::kBufferBytes;  // each log's size: 4 KB, or vidsch.traced_log_bytes
+  uint64_t trace_lost_flags_ = 0;
   Segment log_segment_;
   std::map<int, std::array<LogState, 2>> logs_of_;             // queue id -> [waits, signals]
   std::map<std::pair<int, uint32_t>, NativeFence*> by_local_;  // (process, D3DKMT handle)

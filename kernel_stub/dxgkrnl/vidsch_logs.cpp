@@ -12,13 +12,14 @@ void VidSch::RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type) {
   auto& pair = logs_of_[q->id];
   LogState& st = pair[type == fence_log::kWaits ? 0 : 1];
   const bool first = st.cpu_va == 0;
-  // The buffer: a 4 KiB allocation (a global, mapped at its address in every process's space: the
-  // engine's GPU VA) with its alias in the system process for the CMP (F10's mapping).
-  st.cpu_va = mm_.allocate(log_segment_, fence_log::kBufferBytes, fence_log::kBufferBytes);
-  st.sys_va = mm_.map_system_alias(st.cpu_va);
+  // The buffer: a 4 KiB allocation, larger while tracing (a global, mapped at its address in every
+  // process's space: the engine's GPU VA) with its alias in the system process for the CMP (F10's mapping).
+  st.cpu_va = mm_.allocate(log_segment_, log_bytes_, fence_log::kBufferBytes);
+  st.sys_va = mm_.map_system_alias(st.cpu_va, false, log_bytes_);
+  st.entries = fence_log::entries_in(log_bytes_);
   fence_log::Header h{};
   h.type = type;
-  h.number_of_entries = fence_log::kEntries;
+  h.number_of_entries = st.entries;
   cpu_.mem_write(st.cpu_va, &h, sizeof h);
   st.cached = 0;
   st.resync = !first;
@@ -28,7 +29,7 @@ void VidSch::RecreateNativeFenceLog(KmdHwQueue* q, uint32_t type) {
   a.log_buffer_cpu_va = st.cpu_va;
   a.log_buffer_gpu_va = st.cpu_va;
   a.log_buffer_system_process_gpu_va = st.sys_va;
-  a.number_of_entries = fence_log::kEntries;
+  a.number_of_entries = st.entries;
   kmd_->DxgkDdiSetNativeFenceLogBuffer(a);
 }
 
@@ -81,7 +82,7 @@ void VidSch::read_logs(const std::vector<int>& queues, std::vector<Logged>& touc
     for (uint32_t type : {uint32_t(fence_log::kSignals), uint32_t(fence_log::kWaits)}) {
       LogState& st = it->second[type == fence_log::kWaits ? 0 : 1];
       // FirstFreeEntryIndex and WraparoundCount: one 64-bit read (AtomicWraparoundAndEntryIndex).
-      const uint64_t pos = fence_log::position(cpu_.mem_read64(st.cpu_va), fence_log::kEntries);
+      const uint64_t pos = fence_log::position(cpu_.mem_read64(st.cpu_va), st.entries);
       ++log_headers_read_;
       if (pos == st.cached) continue;
       moved.push_back({id, type, &st, pos});
@@ -103,9 +104,14 @@ void VidSch::read_logs(const std::vector<int>& queues, std::vector<Logged>& touc
       st.cached = m.pos;
       continue;
     }
-    if (m.pos < st.cached || m.pos - st.cached > fence_log::kEntries) {
+    if (m.pos < st.cached || m.pos - st.cached > st.entries) {
       // F18: the GPU overwrote entries not yet read (WraparoundCount moved past the cached one).
       ++log_overruns_;
+      if (tracing_) {
+        // "The OS can emit a flag in the trace to notify a user that events were lost": on the timeline.
+        ++trace_lost_flags_;
+        vcd_.slice("os.fence_trace", "events lost (log overrun)", sc_core::sc_time_stamp(), sc_core::sc_time_stamp());
+      }
       if (observer.log_overrun) observer.log_overrun(m.q, m.type);
       lost.insert(kmd_->queue(m.q)->process);
       st.cached = m.pos;
@@ -116,7 +122,7 @@ void VidSch::read_logs(const std::vector<int>& queues, std::vector<Logged>& touc
 }
 
 void VidSch::read_entries(int queue, uint32_t type, LogState& st, uint64_t pos, std::vector<Logged>& touched) {
-  const uint32_t n = fence_log::kEntries;
+  const uint32_t n = st.entries;
   const uint64_t from = st.cached, count = pos - from;
   entry_buf_.resize(count);
   // One load per entry (48 B, under a cache line; log memory is not cached): in local memory each is a

@@ -13,6 +13,9 @@
 //    that queue's logs only (F19): flat in both.
 //  * more signals per interrupt than a log holds (84): the log overruns, the OS detects it and reads
 //    every fence of the device (F18).
+//  * vidsch.fence_log_tracing: "when tracing is enabled, the OS first increases the size of the log
+//    buffer" (to vidsch.traced_log_bytes: 1,364 entries by default), so the same rounds read their
+//    entries instead of every fence; an overrun that still happens is flagged in the trace as lost events.
 // Metrics: os_interrupt_ns (ISR + DPC time per interrupt), pcie_reads_per_interrupt (the ISR's and
 // DPC's loads that cross to the device), log_overruns, fallback_scans, gpu_ns_per_signal (the engine's
 // time per signal, logged or not), and the OS's counts.
@@ -59,6 +62,8 @@ class FenceLogScan : public ScenarioDriver {
     r.metric("log_headers_read", headers_);
     r.metric("log_entries_read", entries_);
     r.metric("log_barriers", barriers_);
+    r.metric("log_entries_per_log", p.vidsch.log_entries_per_log());
+    r.metric("trace_lost_event_flags", lost_flags_);
     r.metric("gpu_ns_per_signal", gpu_ns_ / double(rounds_ * per_irq_));
     // Each round raises exactly one interrupt: the trigger fence's signal crosses its MV, no other does.
     r.check(irqs_ == rounds_, "not one interrupt per round");
@@ -69,10 +74,14 @@ class FenceLogScan : public ScenarioDriver {
       r.check(headers_ == 0 && entries_ == 0, "no logs, yet the OS read log entries");
       return;
     }
-    const bool overrun = per_irq_ > fence_log::kEntries;
-    // F18: a round's k signals move its queue's signal log by k; past 84 the GPU overwrote unread entries.
+    const bool overrun = per_irq_ > p.vidsch.log_entries_per_log();
+    // F18: a round's k signals move its queue's signal log by k; past its N entries (84, or more while
+    // tracing) the GPU overwrote unread entries.
     r.check(overruns_ == (overrun ? rounds_ : 0),
             overrun ? "an overrun went undetected" : "an overrun reported without one");
+    // Tracing: every overrun flagged in the trace as lost events, and none without tracing.
+    r.check(lost_flags_ == (p.vidsch.fence_log_tracing() ? overruns_ : 0),
+            "the trace's lost-events flags do not match the overruns while tracing");
     r.check(fallbacks_ == overruns_, "a fallback scan without an overrun, or an overrun without one");
     if (!overrun) r.check(entries_ == rounds_ * per_irq_, "the OS did not read every signal entry exactly once");
     // F17: both logs of every queue; F19: of the named queue, or (NULL) of every queue of its node.
@@ -122,6 +131,7 @@ class FenceLogScan : public ScenarioDriver {
     const auto res0 = p.cpu.residency();
     const uint64_t irq0 = p.cpu.interrupts(), reads0 = p.cpu.interrupt_device_reads();
     const uint64_t ff0 = p.vidsch.fallback_fences_read();
+    const uint64_t lost0 = p.vidsch.trace_lost_event_flags();
     const uint64_t ov0 = p.vidsch.log_overruns(), fb0 = p.vidsch.fallback_scans(), h0 = p.vidsch.log_headers_read(),
                    e0 = p.vidsch.log_entries_read(), b0 = p.vidsch.log_barriers();
     const bool null_queue = p.params.get_enum("cmp.fence_irq_queue") == "null";
@@ -175,6 +185,7 @@ class FenceLogScan : public ScenarioDriver {
     irqs_ = p.cpu.interrupts() - irq0;
     reads_ = p.cpu.interrupt_device_reads() - reads0;
     overruns_ = p.vidsch.log_overruns() - ov0;
+    lost_flags_ = p.vidsch.trace_lost_event_flags() - lost0;
     fallbacks_ = p.vidsch.fallback_scans() - fb0;
     fallback_fences_ = p.vidsch.fallback_fences_read() - ff0;
     headers_ = p.vidsch.log_headers_read() - h0;
@@ -291,8 +302,8 @@ class FenceLogScan : public ScenarioDriver {
   double lead_us_;
   bool optimized_ = false, done_ = false;
   uint64_t expected_headers_ = 0;
-  uint64_t irqs_ = 0, reads_ = 0, overruns_ = 0, fallbacks_ = 0, headers_ = 0, entries_ = 0, barriers_ = 0,
-           timeouts_ = 0, walk_reads_ = 0, fallback_fences_ = 0;
+  uint64_t irqs_ = 0, reads_ = 0, overruns_ = 0, lost_flags_ = 0, fallbacks_ = 0, headers_ = 0, entries_ = 0,
+           barriers_ = 0, timeouts_ = 0, walk_reads_ = 0, fallback_fences_ = 0;
   double isr_dpc_ns_ = 0, gpu_ns_ = 0;
 };
 

@@ -4,7 +4,7 @@
 
 namespace gpumodel {
 
-FenceLogMonitor::FenceLogMonitor(Platform& p) : p_(p) {
+FenceLogMonitor::FenceLogMonitor(Platform& p) : kept_(2 * size_t(p.vidsch.log_entries_per_log())), p_(p) {
   if (!p.vidsch.native_fence_logs()) return;
   auto w = [this](int q, uint32_t t, uint64_t seq, const void* e) { written(q, t, seq, e); };
   for (auto& n : p.gpu.nodes) n->on_log_entry = w;
@@ -16,8 +16,8 @@ FenceLogMonitor::FenceLogMonitor(Platform& p) : p_(p) {
 
 void FenceLogMonitor::written(int queue, uint32_t type, uint64_t seq, const void* entry) {
   Log& l = logs_[{queue, type}];
-  if (l.written.empty()) l.written.resize(kKept);
-  Slot& s = l.written[seq % kKept];
+  if (l.written.empty()) l.written.resize(kept_);
+  Slot& s = l.written[seq % kept_];
   s.seq = seq;
   std::memcpy(&s.e, entry, sizeof(fence_log::Entry));
 }
@@ -29,7 +29,7 @@ void FenceLogMonitor::read(int queue, uint32_t type, uint64_t pos, const fence_l
       messages_.push_back("queue " + std::to_string(queue) + (type == fence_log::kWaits ? " wait" : " signal") +
                           " log, entry " + std::to_string(pos) + ": " + what);
   };
-  const Slot* s = l.written.empty() ? nullptr : &l.written[pos % kKept];
+  const Slot* s = l.written.empty() ? nullptr : &l.written[pos % kept_];
   const bool kept = s && s->seq == pos;
   if (!kept || std::memcmp(&s->e, &e, sizeof e) != 0) {
     ++stale_;

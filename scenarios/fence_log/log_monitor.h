@@ -28,15 +28,16 @@ class FenceLogMonitor : public Monitor {
   uint64_t stale() const { return stale_; }
 
  private:
-  // The last 2 * N entries written, by sequence number: slot seq % (2 * N) holds seq's (sequence numbers
-  // run one by one, so a slot holding another is an entry not kept).
-  static constexpr size_t kKept = 2 * fence_log::kEntries;
+  // The last 2 * N entries written (N: a log's entries, more while tracing), by sequence number: slot
+  // seq % (2 * N) holds seq's (sequence numbers run one by one, so a slot holding another is an entry not
+  // kept).
+  size_t kept_;
   struct Slot {
     uint64_t seq = ~uint64_t(0);  // none
     fence_log::Entry e{};
   };
   struct Log {
-    std::vector<Slot> written;  // kKept slots, from the first entry written
+    std::vector<Slot> written;  // kept_ slots, from the first entry written
     uint64_t last_end = 0;      // the last non-zero end timestamp read
   };
   void written(int queue, uint32_t type, uint64_t seq, const void* entry);
