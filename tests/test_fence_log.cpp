@@ -338,6 +338,31 @@ TEST_CASE(
   CHECK(traced100["metrics"]["os_interrupt_ns"].get<double>() < plain["metrics"]["os_interrupt_ns"].get<double>());
 }
 
+TEST_CASE(
+    "A raise no queue's log explains names the node that last signalled the fence: the OS rescans that "
+    "engine's queue, not every queue",
+    "[F7][F19]") {
+  // fence_race with the optimized interrupt: F7 step 3 after an MV update raises for a signal whose own check
+  // saw the old MV, so no queue's log entry raised it. Five nodes, one streaming queue each.
+  const std::string base =
+      scenario("fence_race") + " --workload.signals=5000 --kmd.optimized_native_fence_signaled_interrupt=true";
+  const auto node = run_json(base + " --cmp.unexplained_irq_scope=signaller_node", "signaller_node");
+  CHECK(node["verdict"] == "pass");
+  const auto& n = node["metrics"];
+  REQUIRE(n["unexplained_interrupts"].get<uint64_t>() > 0);
+  CHECK(n["unexplained_naming_node"] == n["unexplained_interrupts"]);
+  // Each interrupt's DPC reads the two logs of one queue: the named one, or the named node's only one.
+  CHECK(n["log_headers_read"].get<uint64_t>() == 2 * n["interrupts_raised"].get<uint64_t>());
+  const auto all = run_json(base + " --cmp.unexplained_irq_scope=all_nodes", "all_nodes");
+  CHECK(all["verdict"] == "pass");
+  const auto& a = all["metrics"];
+  REQUIRE(a["unexplained_interrupts"].get<uint64_t>() > 0);
+  CHECK(a["unexplained_naming_node"] == 0);
+  // ... and naming every node, the logs of all five queues: 8 headers more per such interrupt.
+  CHECK(a["log_headers_read"].get<uint64_t>() ==
+        2 * a["interrupts_raised"].get<uint64_t>() + 8 * a["unexplained_interrupts"].get<uint64_t>());
+}
+
 TEST_CASE("log_timestamps: a timestamp below the previous one is a violation, a zero one is not", "[F18]") {
   FenceBench b(with_logs());
   gpumodel::FenceLogMonitor m(b.p);

@@ -46,6 +46,14 @@ void Cmp::declare_params(ParamSet& ps) {
       "Q: F19, Native GPU fence object 'Optimized native fence signaled interrupt': with the optimized interrupt "
       "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
       "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
+  ps.declare_enum(
+      "cmp.unexplained_irq_scope", "signaller_node", {"signaller_node", "all_nodes"},
+      "A: signaller_node, a design choice (no vendor documents its CMP): with the optimized interrupt, a raise no "
+      "queue's log explains (F7 step 3 after an MV update) names a NULL queue with the NodeOrdinal and "
+      "EngineOrdinal of the node whose logged signal last raised the fence (the CMP keeps it per fence), so the OS "
+      "rescans that engine's queues (Native GPU fence object 'Optimized native fence signaled interrupt': 'it falls "
+      "back to rescan the log buffer of all HWQueues on this engine'); all_nodes: a CMP that keeps no such "
+      "record names every node and the OS rescans every queue of the adapter");
   ps.declare_real("cmp.timeslice_us", 100, "us", 0.001, 1e7,
                   "A: run-list time slice between queues of equal priority on one node");
   ps.declare_real("cmp.adapter_reset_ms", 3100, "ms", 1000, 4000,
@@ -75,6 +83,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       mv_from_memory_(ps.get_enum("cmp.mv_source") == "memory"),
       report_set_(ps.get_bool("cmp.report_fence_set")),
       null_queue_(ps.get_enum("cmp.fence_irq_queue") == "null"),
+      scope_signaller_(ps.get_enum("cmp.unexplained_irq_scope") == "signaller_node"),
       adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
   tick_ps_ = uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"));
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
@@ -256,6 +265,7 @@ void Cmp::set_fence_xid(uint32_t slot, uint32_t xid) {
 void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue* logged_by) {
   // The engine's signal carries the value: a GPU wait registered after this, while the CV write is still
   // on its way, must not miss it (see QueueWait).
+  if (value >= fences_[slot].last_signaled) fence_names_[slot].signaller_node = logged_by ? logged_by->node : -1;
   if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
   decision(interrupt);
   if (on_fence_decision) on_fence_decision(slot, value, interrupt, false);
@@ -454,11 +464,18 @@ void Cmp::barrier() {
 void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* logged_by) {
   Event e{regs::kEventNativeFence, report_set_ ? fence_names_[slot].handle : 0, value};
   // F19: the queue whose log holds the signal, never the fence. A raise no queue's log explains (F7 step 3
-  // after an MV update, a CPU notification, a peer's doorbell) names a NULL queue on every node.
-  if (cfg.names_queue)
+  // after an MV update, a peer's doorbell) names a NULL queue: on the node whose logged signal last raised
+  // the fence (cmp.unexplained_irq_scope = signaller_node), else, or when no logged signal did, every node.
+  if (cfg.names_queue) {
+    const int32_t node = scope_signaller_ ? fence_names_[slot].signaller_node : -1;
+    if (!logged_by) {
+      ++unexplained_;
+      unexplained_node_ += node >= 0;
+    }
     e = logged_by ? Event{regs::kEventNativeFenceQueue, null_queue_ ? 0u : uint32_t(logged_by->id + 1),
                           uint64_t(logged_by->node)}
-                  : Event{regs::kEventNativeFenceQueue, 0u, regs::kEventAllNodes};
+                  : Event{regs::kEventNativeFenceQueue, 0u, node >= 0 ? uint64_t(node) : regs::kEventAllNodes};
+  }
   raise_event(e);
 }
 

@@ -144,6 +144,10 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
   uint64_t fence_interrupts() const { return fence_irqs_; }
+  // F19: raises no queue's log explains, and those of them that named the signalling node (not every node).
+  uint64_t unexplained_raises() const { return unexplained_; }
+  uint64_t unexplained_named_node() const { return unexplained_node_; }
+  bool events_dropped() const { return native_dropped_ || monitored_dropped_; }  // the event ring overflowed
   uint64_t suppressed() const { return suppressed_; }
   uint64_t mv_updates() const { return mv_updates_; }
   uint64_t gpu_unblocks() const { return unblocks_; }
@@ -231,12 +235,13 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   sc_core::sc_time period_, timeslice_, barrier_cost_;
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
-  bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_;
+  bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_, scope_signaller_;
   std::vector<WriteBuffer::Flush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;
   std::map<uint32_t, std::vector<uint32_t>> xid_slots_;  // F20: cross-adapter fence id -> slots
   uint64_t xdoorbells_sent_ = 0, xdoorbells_received_ = 0;
+  uint64_t unexplained_ = 0, unexplained_node_ = 0;
   uint64_t msi_sent_ = 0, fence_irqs_ = 0, suppressed_ = 0, mv_updates_ = 0, unblocks_ = 0, acks_ = 0;
   uint32_t ring_wptr_ = 0;
   uint16_t native_dropped_ = 0, monitored_dropped_ = 0;  // regs::kEventRingWptrAddr's drop counts

@@ -29,6 +29,7 @@ void Cmp::set_fence_flags(uint32_t slot, uint32_t flags) {
   if (!f) return;
   f->flags = flags;
   f->last_signaled = 0;  // a (re)created or destroyed fence starts with no signal history
+  fence_names_[slot].signaller_node = -1;
   if (!f->valid()) {
     f->gpu_waiters.clear();
     set_fence_xid(slot, 0);

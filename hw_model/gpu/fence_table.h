@@ -49,6 +49,10 @@ static_assert(sizeof(FenceEntry) == 32, "a fence entry is half a host cache line
 struct FenceNames {
   uint64_t mv_addr = 0;
   uint32_t handle = 0;  // hGlobalNativeFence: what an event entry names (F11: the slot is reused, it is not)
+  // The node whose logged signal reported the fence's highest value (-1: none, or an unlogged signal):
+  // the engine an interrupt no queue's log explains names (cmp.unexplained_irq_scope).
+  int32_t signaller_node = -1;
 };
+static_assert(sizeof(FenceNames) == 16, "the node fits the entry's padding");
 
 }  // namespace gpumodel

@@ -51,6 +51,34 @@ class FenceRace : public ScenarioDriver {
     r.metric("bulk_copies", copies_);
     r.metric("link_up_utilisation", to_ns(p.link.up().busy_total) / to_ns(sc_core::sc_time_stamp()));
     r.metric("link_up_refusals", p.link.up().refusals);  // posted writes held in their source
+    // What the OS's interrupts cost (F19 with the optimized interrupt): the log headers its DPCs read (two
+    // per queue scanned: a raise no log explains rescans the queues cmp.unexplained_irq_scope names) and
+    // its ISR and DPC time, per interrupt taken.
+    const uint64_t taken = p.cpu.interrupts();
+    auto in = [&p](const char* c) {
+      const auto it = p.cpu.residency().find(c);
+      return it == p.cpu.residency().end() ? 0.0 : to_ns(it->second);
+    };
+    r.metric("log_headers_read", p.vidsch.log_headers_read());
+    r.metric("unexplained_interrupts", p.gpu.cmp.unexplained_raises());
+    r.metric("unexplained_naming_node", p.gpu.cmp.unexplained_named_node());
+    if (p.kmd.DxgkDdiQueryAdapterInfoVidSchCaps().optimized_native_fence_signaled_interrupt &&
+        p.vidsch.native_fence_logs() && !p.gpu.cmp.events_dropped()) {
+      // F19's scan, derived: every raise is one notification. One a log explains names its queue, and one
+      // naming the signalling node rescans that node's one queue (a streaming queue per node): two headers.
+      // One naming every node rescans all gpu.nodes queues.
+      const uint64_t q = uint64_t(p.params.get_int("gpu.nodes"));
+      const uint64_t all = p.gpu.cmp.unexplained_raises() - p.gpu.cmp.unexplained_named_node();
+      r.check(p.vidsch.log_headers_read() == 2 * p.gpu.cmp.fence_interrupts() + 2 * (q - 1) * all,
+              "F19: the DPCs read other log headers than the interrupts' payloads name");
+    }
+    if (taken) {
+      r.metric("log_headers_per_interrupt", double(p.vidsch.log_headers_read()) / double(taken));
+      r.metric("os_interrupt_ns", (in("ISR") + in("DPC")) / double(taken));
+    } else {
+      r.metric_absent("log_headers_per_interrupt", "no interrupt was taken");
+      r.metric_absent("os_interrupt_ns", "no interrupt was taken");
+    }
     r.check(executed >= signals_, "not every signal executed");
     // The waveform's view: one signal and the wake it caused, its fence's values shown (fence i is the
     // VCD's fences.fi: the fences are created first, in order). A run that lost interrupts (cmp.barrier =
