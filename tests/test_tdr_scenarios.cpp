@@ -439,3 +439,27 @@ TEST_CASE(
   CHECK(j["monitors"]["tdr_rules"]["violations"] == 0);  // among its rules: no aborted VidMm packet left undone
   CHECK(j["verdict"] == "pass");
 }
+
+TEST_CASE(
+    "The dependent engine group is the hung node's whole pipe wherever the hung node sits in it: first, middle "
+    "or last ordinal, and a node alone in its pipe resets alone",
+    "[T1][T2][T10]") {
+  // Four nodes: node 0 alone in pipe 0, nodes 1-3 share pipe 1. DxgkDdiQueryDependentEngineGroup answers for
+  // the hung node; a driver that reported only the hung node and those above it (or below it) would leave a
+  // neighbour running through its pipe's reset. The group expected is the pipe's nodes, from the platform's
+  // parameters, not from the driver's answer.
+  const std::string base = scenario("tdr_shared_pipe") + " --gpu.nodes=4 --gpu.node3.pipe=1 --workload.render_nodes=4";
+  for (int hang = 0; hang < 4; ++hang) {
+    CAPTURE(hang);
+    const auto j = run_json(base + " --workload.hang_node=" + std::to_string(hang), "group" + std::to_string(hang));
+    CHECK(j["verdict"] == "pass");
+    const auto& m = j["metrics"];
+    const std::vector<int> group = hang == 0 ? std::vector<int>{0} : std::vector<int>{1, 2, 3};
+    CHECK(m["dependent_group"].get<std::vector<int>>() == group);
+    CHECK(m["engine_resets"] == group.size());
+    for (int n = 0; n < 4; ++n) {
+      const bool in = std::find(group.begin(), group.end(), n) != group.end();
+      CHECK(m["throughput"]["node" + std::to_string(n)]["resets"] == (in ? 1 : 0));
+    }
+  }
+}
