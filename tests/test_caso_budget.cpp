@@ -19,7 +19,7 @@ const double kGen4x8Cpl = kGen4x8 * 256.0 / 276.0;
 constexpr double kNeed = 4 * 0.1485;
 
 // The budget's worst latency on the link with `own` bytes of the display's requests and `other` of the
-// copy engines' in flight: 2 hops (200 ns) + 2 root-complex crossings (30 ns) + the DRAM read (90 ns), the
+// engines' in flight: 2 hops (200 ns) + 2 root-complex crossings (30 ns) + the DRAM read (90 ns), the
 // read request behind a full 8 KiB posted buffer (8,192 + 24 B at the link rate) and every outstanding
 // completion before its own.
 double budget_latency(double own, double other) {
@@ -75,9 +75,10 @@ TEST_CASE("scanout_underflow: the StaticCheck's budget is the derivation and swi
 }
 
 TEST_CASE("scanout_underflow's verdict holds a passed StaticCheck to its word", "[C5][C6]") {
-  // The budget counts the copy engines only. Bulk copies on a compute engine (it runs COPY too) load the link
-  // the budget does not see: with 11,264 B it derives L = 550 + (8,192 + 24) / rate + 8,192 / completion rate
-  // = 1,728 ns and passes, the scan-out crosses the link and underflows. The verdict names both broken promises.
+  // The budget counts the copy engines only (the default). Bulk copies on a compute engine (it runs COPY
+  // too) load the link the budget does not see: with 11,264 B it derives L = 550 + (8,192 + 24) / rate +
+  // 8,192 / completion rate = 1,728 ns and passes, the scan-out crosses the link and underflows. The verdict
+  // names both broken promises.
   const auto j =
       run_json(scenario("scanout_underflow") + " --display.fifo_bytes=11264 --gpu.node1.kind=compute", "unseen", 1);
   const auto& m = j["metrics"];
@@ -94,6 +95,32 @@ TEST_CASE("scanout_underflow's verdict holds a passed StaticCheck to its word", 
   }
   CHECK(underflowed);
   CHECK(waited);
+}
+
+TEST_CASE(
+    "The StaticCheck's budget counts every engine that loads the link: with a 3D engine copying beside the "
+    "copy engine, the copy-engines budget passes and underflows, the all-engines one refuses",
+    "[C5][C6]") {
+  // CASO support C5: "with high accuracy ... given the existing known bandwidth characteristics". Both of the
+  // dGPU's engines copy (workload.copy_nodes = 2); a 13,312 B FIFO holds one 8 KiB request.
+  const std::string base = scenario("scanout_underflow") + " --display.fifo_bytes=13312 --workload.copy_nodes=2";
+  // The default budget, the copy engine's 64 KiB alone: L = 6,611 ns, 12,119 B needed: passed, yet the link,
+  // loaded by both engines, delivers late and the one copy the check allowed underflows; the verdict fails it.
+  const auto old = run_json(base, "copy_engines", 1);
+  CHECK(old["metrics"]["static_check_passed"] == true);
+  CHECK(old["metrics"]["static_check_latency_ns"].get<double>() == Approx(budget_latency(8192, 65536)).epsilon(1e-9));
+  CHECK(old["metrics"]["underflows"].get<int>() > 0);
+  CHECK(old["metrics"]["static_check_kept"] == false);
+  // Both engines' 128 KiB: L = 11,493 ns, 15,019 B needed > 13,312: refused, two copies, the refresh kept.
+  const auto all = run_json(base + " --gpu.kmd_scanout_budget_masters=all_engines", "all_engines");
+  CHECK(all["verdict"] == "pass");
+  CHECK(all["metrics"]["static_check_passed"] == false);
+  CHECK(all["metrics"]["static_check_latency_ns"].get<double>() ==
+        Approx(budget_latency(8192, 2 * 65536)).epsilon(1e-9));
+  CHECK(all["metrics"]["static_check_fifo_needed_bytes"].get<double>() ==
+        std::ceil(budget_fifo(budget_latency(8192, 2 * 65536))));
+  CHECK(path_of(all).rfind("two_copy: CheckMultiplaneOverlaySupport3 StaticCheck failed: a ", 0) == 0);
+  CHECK(all["metrics"]["underflows"] == 0);
 }
 
 TEST_CASE("hybrid_present with the dGPU driving the panel: one copy on the laptop's link and two where it cannot feed",

@@ -374,7 +374,7 @@ class Kmd {
   struct ScanoutHw {
     double need_bytes_per_ns = 0, hop_ns = 0, rc_ns = 0, sysmem_read_ns = 0, local_read_ns = 0;
     double sysmem_bytes_per_ns = 0, local_bytes_per_ns = 0;
-    uint64_t fifo = 0, request = 0, watermark_pct = 0, outstanding = 0, copy_engine_bytes = 0;
+    uint64_t fifo = 0, request = 0, watermark_pct = 0, outstanding = 0, engine_bytes = 0;
     unsigned completion_bytes = 0, max_payload = 0, posted_buffer = 0, rotation = 0, other_outputs = 0;
     bool integrated = false;
   } scanout_hw_;

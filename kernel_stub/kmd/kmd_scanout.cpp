@@ -34,14 +34,15 @@ void Kmd::init_scanout(const ParamSet& ps, const std::string& key) {
   h.sysmem_bytes_per_ns = ps.get_real("sysmem.bandwidth_gbps");
   h.local_read_ns = h.integrated ? h.sysmem_read_ns : ps.get_real("vram.read_latency_ns");
   h.local_bytes_per_ns = h.integrated ? h.sysmem_bytes_per_ns : ps.get_real("vram.bandwidth_gbps");
-  // The adapter's copy engines (the bulk movers across the link): each may keep its full DMA depth of
-  // reads outstanding. (A 3D or compute engine's own copies are not budgeted: the check assumes bulk
-  // transfers go to the copy engines, as the driver's own paging does.)
+  // The adapter's engines that load the link beside scan-out: each may keep its full DMA depth of reads
+  // outstanding. <key>.kmd_scanout_budget_masters = copy_engines counts the copy engines (the default);
+  // all_engines every engine (a 3D or compute engine runs COPY packets too).
+  const bool all = ps.get_enum(key + ".kmd_scanout_budget_masters") == "all_engines";
   const int nodes = int(ps.get_int(key + ".nodes"));
   for (int n = 0; n < nodes; ++n) {
-    if (engine_kind(ps, key, n, nodes) != EngineKind::Copy) continue;
+    if (!all && engine_kind(ps, key, n, nodes) != EngineKind::Copy) continue;
     const std::string inst = key + ".node" + std::to_string(n);
-    h.copy_engine_bytes +=
+    h.engine_bytes +=
         uint64_t(ps.get_int(inst, "node.dma_outstanding")) * uint64_t(ps.get_int(inst, "node.dma_chunk_bytes"));
   }
 }
@@ -69,7 +70,7 @@ ScanoutBudget Kmd::scanout_budget(uint64_t surface) {
     const double rate =
         gts * lanes * (128.0 / 130.0) / 8.0 * (1.0 - PcieLink::dll_overhead(int(gen), int(lanes), h.max_payload));
     b.path_bytes_per_ns = rate * h.completion_bytes / (h.completion_bytes + PcieLink::kCplOverhead);
-    b.other_bytes = h.copy_engine_bytes;
+    b.other_bytes = h.engine_bytes;
     b.share_bytes_per_ns = b.path_bytes_per_ns * double(b.own_bytes) / double(b.own_bytes + b.other_bytes);
     base_ns = 2 * h.hop_ns + 2 * h.rc_ns + h.sysmem_read_ns;
     // Up: the read request behind a full posted buffer; down: every outstanding completion before its own.

@@ -4,7 +4,8 @@
 // the completion with its pixels down. Meanwhile the dGPU's copy engine runs bulk copies over the same
 // link (workload.bulk_direction: h2d = system memory -> VRAM, whose completions share the down direction
 // with the display's; d2h = VRAM -> system memory, whose posted writes the display's read requests queue
-// behind). display.fifo_bytes is the knob.
+// behind). display.fifo_bytes is the knob; workload.copy_nodes puts copies on more engines than the copy
+// engine (a 3D or compute engine copying too), the load a budget of the copy engines alone does not see.
 //
 // The surface goes through the swap chain's path choice (C5), as any cross-adapter scan-out does: the
 // dGPU's driver must be tier 3, and its StaticCheck derives from its scan-out budget (kmd.h) whether the
@@ -34,6 +35,7 @@ class ScanoutUnderflow : public ScenarioDriver {
       : frames_(uint64_t(ps.get_int("workload.frames"))),
         bulk_bytes_(uint64_t(ps.get_int("workload.bulk_bytes"))),
         h2d_(ps.get_enum("workload.bulk_direction") == "h2d"),
+        copy_nodes_(int(ps.get_int("workload.copy_nodes"))),
         forced_(ps.get_enum("present.path")) {}
 
   void build(Platform& p, Results& r) override {
@@ -96,10 +98,15 @@ class ScanoutUnderflow : public ScenarioDriver {
     report_conformance(r, {{"dGPU", &s}});
     const DisplayGeometry g = display_geometry(p.params);
     const CrossAdapterSurface surf = p.vidmm.allocate_cross_adapter(g.width, g.height, g.bytes_per_pixel);
-    KmdHwQueue* q = p.vidsch.CreateHwQueue(int(s.info.nodes) - 1, 0, 0, 1);
-    if (!r.check(q != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
-    const uint64_t sys = p.vidmm.allocate(Segment::System, bulk_bytes_),
-                   vid = p.vidmm.allocate(Segment::Local, bulk_bytes_);
+    // A bulk-copy queue on each of the last workload.copy_nodes nodes, each with its own source and target.
+    std::vector<KmdHwQueue*> qs;
+    std::vector<std::pair<uint64_t, uint64_t>> bufs;
+    for (int i = 0; i < copy_nodes_; ++i) {
+      qs.push_back(p.vidsch.CreateHwQueue(int(s.info.nodes) - 1 - i, 0, 0, 1));
+      if (!r.check(qs.back() != nullptr, "DxgkDdiCreateHwQueue failed: no free HW queue")) return;
+      bufs.push_back({p.vidmm.allocate(Segment::System, bulk_bytes_), p.vidmm.allocate(Segment::Local, bulk_bytes_)});
+    }
+    KmdHwQueue* q = qs.front();
     budget_ = p.kmd.scanout_budget(surf.address);
     choice_ = choose_present_path(s, p.kmd, PrimaryDesc{g.width, g.height, g.format}, surf.address, forced_);
     if (!choice_.defect.empty()) r.failures.push_back(choice_.defect);
@@ -116,13 +123,16 @@ class ScanoutUnderflow : public ScenarioDriver {
     p.cpu.sleep(d_->timing().frame_start(0) - sc_core::sc_time_stamp());
     const sc_core::sc_time end = d_->timing().frame_start(frames_);
     const TrafficSnapshot t0 = TrafficSnapshot::take(p, d_);
-    KEvent& done = p.vidsch.interrupt_event(1);
+    // Rounds of one copy per queue, at once; each queue's copy raises its own vector (1, 2, ...).
     while (sc_core::sc_time_stamp() < end) {
-      PacketWriter w;
-      w.copy(h2d_ ? sys : vid, h2d_ ? vid : sys, bulk_bytes_).interrupt(1);
-      p.kmd.DxgkDdiSubmitCommandToHwQueue(q, w);
-      p.cpu.wait_for(done);
-      ++copies_;
+      for (size_t i = 0; i < qs.size(); ++i) {
+        const auto [sys, vid] = bufs[i];
+        PacketWriter w;
+        w.copy(h2d_ ? sys : vid, h2d_ ? vid : sys, bulk_bytes_).interrupt(uint32_t(i + 1));
+        p.kmd.DxgkDdiSubmitCommandToHwQueue(qs[i], w);
+      }
+      for (size_t i = 0; i < qs.size(); ++i) p.cpu.wait_for(p.vidsch.interrupt_event(uint32_t(i + 1)));
+      copies_ += qs.size();
     }
     if (end > sc_core::sc_time_stamp()) p.cpu.sleep(end - sc_core::sc_time_stamp());
     window_ = TrafficSnapshot::take(p, d_) - t0;
@@ -131,6 +141,7 @@ class ScanoutUnderflow : public ScenarioDriver {
 
   const uint64_t frames_, bulk_bytes_;
   const bool h2d_;
+  const int copy_nodes_;
   const std::string forced_;
   PathChoice choice_;
   ScanoutBudget budget_;
@@ -150,6 +161,11 @@ ScenarioInfo scanout_underflow_scenario() {
                            "A: 16 MiB per bulk copy, back to back for the whole measurement", o);
             ps.declare_enum("workload.bulk_direction", "h2d", {"h2d", "d2h"},
                             "A: h2d, whose completions share the down direction with the scan-out's", o);
+            ps.declare_int("workload.copy_nodes", 1, "nodes", 1, 64,
+                           "A: the bulk copies run on the last node (its copy engine); n: on each of the last n "
+                           "nodes at once (a 3D or compute engine copying too, which a budget of the copy engines "
+                           "alone does not count)",
+                           o);
             ps.declare_enum("present.path", "auto", {"auto", "one_copy", "two_copy"},
                             "Q: CASO support C5: auto = what the dGPU driver's tier and StaticCheck allow; one_copy "
                             "forces the scan-out across the link (the check's answer is still reported)",
@@ -157,13 +173,18 @@ ScenarioInfo scanout_underflow_scenario() {
           },
           [](const ParamSet& ps) { return std::make_unique<ScanoutUnderflow>(ps); },
           [](const ParamSet& ps) {
-            require_engine_runs(ps, "scanout_underflow", "gpu", int(ps.get_int("gpu.nodes")) - 1, Op::Copy, "COPY",
-                                "the bulk copies on the last node");
+            const int nodes = int(ps.get_int("gpu.nodes")), copying = int(ps.get_int("workload.copy_nodes"));
+            if (copying > nodes)
+              throw ConfigError("workload.copy_nodes = " + std::to_string(copying) +
+                                " is more than gpu.nodes = " + std::to_string(nodes) + "; allowed: 1 to gpu.nodes");
+            for (int n = nodes - copying; n < nodes; ++n)
+              require_engine_runs(ps, "scanout_underflow", "gpu", n, Op::Copy, "COPY", "the bulk copies");
             if (ps.get_enum("display.adapter") != "gpu")
               throw ConfigError("display.adapter = " + ps.get_enum("display.adapter") +
                                 ": scenario 'scanout_underflow' scans out on the dGPU across the link; allowed: "
                                 "display.adapter = gpu");
-            require_platform(ps, "scanout_underflow", 1, 1, "a bulk-copy queue on the last node");
+            require_platform(ps, "scanout_underflow", 1, int(ps.get_int("workload.copy_nodes")),
+                             "a bulk-copy queue on each of the last workload.copy_nodes nodes");
           }};
 }
 
