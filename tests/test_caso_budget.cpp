@@ -251,3 +251,27 @@ TEST_CASE("hybrid_present with tearing presents: immediate flips where the drive
   CHECK(no_caps["metrics"]["frames_torn"] == 0);
   CHECK(no_caps["metrics"]["present_to_scanout_ns"] == vsync["metrics"]["present_to_scanout_ns"]);
 }
+
+TEST_CASE(
+    "pfnCreateResource answers NO_SCANOUT from the resource against the display engine's plane, and the "
+    "tier-3-minimum answer is a named driver policy",
+    "[C4][C5]") {
+  const std::string base = scenario("scanout_underflow") + " --display.mode=2560x1440@60 --workload.frames=2";
+  // Derived (the default): 2560x1440 fits a 5120x4320 plane; the StaticCheck then passes and one copy follows.
+  const auto fits = run_json(base, "plane_fits");
+  CHECK(fits["verdict"] == "pass");
+  CHECK(path_of(fits).rfind("one_copy: tier 3, cross-adapter primary scanned out (2560x1440", 0) == 0);
+  // A plane one pixel narrower than the resource: NO_SCANOUT, two copies, and the reason names the plane.
+  const auto narrow = run_json(base + " --display.max_plane_width=2559", "plane_narrow");
+  CHECK(narrow["verdict"] == "pass");
+  CHECK(path_of(narrow) ==
+        "two_copy: pfnCreateResource answered DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT for 2560x1440 R8G8B8A8_UNORM "
+        "(beyond the display engine's plane: display.max_plane_width and _height)");
+  const auto low = run_json(base + " --display.max_plane_height=1439", "plane_low");
+  CHECK(path_of(low).rfind("two_copy: pfnCreateResource answered", 0) == 0);
+  // The fixed-size policy: only the tier-3 minimum (1920x1080) is scanned out, whatever the plane.
+  const auto policy = run_json(base + " --gpu.kmd_primary_no_scanout=beyond_minimum", "plane_policy");
+  CHECK(path_of(policy) ==
+        "two_copy: pfnCreateResource answered DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT for 2560x1440 R8G8B8A8_UNORM "
+        "(the driver's policy: the tier-3 minimum only)");
+}

@@ -294,12 +294,16 @@ TEST_CASE("scanout_underflow at 2560x1440@60 and 3840x2160@120: one copy across 
 }
 
 TEST_CASE("scanout_underflow at a WxH@R mode: the same run twice gives identical results and VCD", "[C6][H1]") {
+  // 3440x1440 fails its verdict: a request waits beyond the StaticCheck's latency bound (docs/display.md, the
+  // budget's known gap); both runs must fail it the same way.
   std::string json[2], vcd[2];
+  int code[2] = {-1, -1};
   for (int i = 0; i < 2; ++i) {
     const std::string tag = "modedet" + std::to_string(i) + "_" + std::to_string(::getpid());
     const Run r = run_cli(scenario("scanout_underflow") + " --display.mode=3440x1440@100 --workload.frames=2 --vcd " +
                           tag + ".vcd --results " + tag + ".json");
-    REQUIRE(r.code == 0);
+    code[i] = r.code;
+    REQUIRE((r.code == 0 || r.code == 1));
     auto j = nlohmann::json::parse(slurp(tag + ".json"));
     CHECK(j["parameters"]["display.mode"] == "3440x1440@100");
     j.erase("host");
@@ -308,6 +312,7 @@ TEST_CASE("scanout_underflow at a WxH@R mode: the same run twice gives identical
     std::remove((tag + ".json").c_str());
     std::remove((tag + ".vcd").c_str());
   }
+  CHECK(code[0] == code[1]);
   CHECK(json[0] == json[1]);
   CHECK(vcd[0] == vcd[1]);
   CHECK(!vcd[0].empty());

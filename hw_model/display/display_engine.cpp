@@ -42,6 +42,14 @@ void DisplayEngine::declare_params(ParamSet& ps) {
                  "A: no other display active on the adapter; CASO support names several displays a "
                  "presentation-bandwidth-limited configuration whose overlay checks the driver fails (the other "
                  "displays' scan-out is not modelled)");
+  ps.declare_int("display.max_plane_width", 5120, "pixels", 64, 16384,
+                 "Q: the widest surface one plane scans: 5120, Linux i915 skl_universal_plane.c for display "
+                 "version 11 and later (icl_sdr_plane_max_width, an RGB plane); the display driver answers "
+                 "NO_SCANOUT for a cross-adapter primary beyond it (a mode wider than one plane joins pipes, "
+                 "which the model does not model)");
+  ps.declare_int("display.max_plane_height", 4320, "pixels", 64, 16384,
+                 "Q: the tallest surface one plane scans: 4320, Linux i915 skl_universal_plane.c for display "
+                 "version 11 and later (icl_plane_max_height)");
   ps.declare_enum("display.psr", "off", {"off", "on"},
                   "Q: eDP Panel Self Refresh (VESA eDP 1.3 PSR1; Linux i915 intel_psr.c): off, the "
                   "mechanism scenarios' default, or on for a panel that has it");

@@ -120,10 +120,13 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                   "D3D12CreateDevice fails when it is set and the kernel driver lacks CrossAdapterResourceTexture "
                   "(A: a D3D12 driver that supports it)" +
                       only);
-  ps.declare_enum(key + ".kmd_primary_no_scanout", "beyond_minimum", {"never", "beyond_minimum", "always"},
-                  "Q: CASO support C5, pfnCreateResource of a cross-adapter primary may answer "
-                  "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT only beyond the tier-3 minimum (C4: 1920x1080); "
-                  "A: beyond_minimum; 'always' inside the minimum is a driver defect the model reports" +
+  ps.declare_enum(key + ".kmd_primary_no_scanout", "derived", {"derived", "never", "beyond_minimum", "always"},
+                  "Q: CASO support C5, pfnCreateResource of a cross-adapter primary answers "
+                  "DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT when the driver cannot scan the resource out. A: derived, "
+                  "from the resource's size against the display engine's plane (display.max_plane_width and "
+                  "_height; the scan-out budget is the StaticCheck's, which follows); beyond_minimum, a driver "
+                  "policy that scans out only the tier-3 minimum (C4: up to 1920x1080), so 1440p and 4K take two "
+                  "copies; never; 'always' inside the minimum is a driver defect the model reports" +
                       only);
   ps.declare_enum(key + ".kmd_mpo_static_check", "derived", {"derived", "pass", "fail"},
                   "Q: CASO support C5, the swap-chain StaticCheck of CheckMultiplaneOverlaySupport3 is 'to verify "
@@ -158,47 +161,6 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
                  "A: 0 = never; N = the present-time overlay check fails from frame N on (CASO support C5: "
                  "the present falls back to composition)" +
                      only);
-}
-
-DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role) {
-  DxgkDriverCaps c;
-  auto has = [&](const char* w) {
-    size_t p = 0;
-    for (;;) {  // '+'-separated words
-      const size_t e = tiers.find('+', p);
-      if (tiers.compare(p, e == std::string::npos ? std::string::npos : e - p, w) == 0) return true;
-      if (e == std::string::npos) return false;
-      p = e + 1;
-    }
-  };
-  c.cross_adapter_resource = has("resource");
-  c.cross_adapter_resource_texture = has("texture");
-  c.cross_adapter_resource_scanout = has("scanout");
-  c.hybrid_discrete = role == "discrete";
-  c.hybrid_integrated = role == "integrated";
-  return c;
-}
-
-DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
-  DriverAnswers a;
-  a.caps = driver_caps_from(ps.get_enum(key + ".kmd_cross_adapter_caps"), ps.get_enum(key + ".kmd_hybrid_role"));
-  const std::string& ns = ps.get_enum(key + ".kmd_primary_no_scanout");
-  a.no_scanout = ns == "never"    ? DriverAnswers::NoScanout::Never
-                 : ns == "always" ? DriverAnswers::NoScanout::Always
-                                  : DriverAnswers::NoScanout::BeyondMinimum;
-  const std::string& sc = ps.get_enum(key + ".kmd_mpo_static_check");
-  a.static_check = sc == "pass"   ? DriverAnswers::StaticCheck::Pass
-                   : sc == "fail" ? DriverAnswers::StaticCheck::Fail
-                                  : DriverAnswers::StaticCheck::Derived;
-  a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
-  a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
-  a.umd_row_major_texture = ps.get_bool(key + ".umd_cross_adapter_row_major_texture");
-  a.caps.flip_immediate_mmio = ps.get_bool(key + ".kmd_flip_immediate");
-  const std::string& nf = ps.get_enum(key + ".kmd_native_gpu_fence");
-  a.native_gpu_fence = nf == "always"  ? NativeGpuFenceAnswer::Always
-                       : nf == "never" ? NativeGpuFenceAnswer::Never
-                                       : NativeGpuFenceAnswer::IfEnabled;
-  return a;
 }
 
 DxgkVidSchCaps Kmd::DxgkDdiQueryAdapterInfoVidSchCaps() const {

@@ -140,7 +140,7 @@ enum class NativeGpuFenceAnswer {
 struct DriverAnswers {
   DxgkDriverCaps caps;
   NativeGpuFenceAnswer native_gpu_fence = NativeGpuFenceAnswer::IfEnabled;
-  enum class NoScanout { Never, BeyondMinimum, Always } no_scanout = NoScanout::BeyondMinimum;
+  enum class NoScanout { Derived, Never, BeyondMinimum, Always } no_scanout = NoScanout::Derived;
   enum class StaticCheck { Derived, Pass, Fail } static_check = StaticCheck::Derived;  // Pass/Fail: forced
   bool mpo_mutates = false;             // defect: the StaticCheck changes the cached state
   uint64_t present_check_fails_at = 0;  // the present-time check fails from this one on (0: never)
@@ -376,6 +376,7 @@ class Kmd {
     double sysmem_bytes_per_ns = 0, local_bytes_per_ns = 0;
     uint64_t fifo = 0, request = 0, watermark_pct = 0, outstanding = 0, engine_bytes = 0;
     unsigned completion_bytes = 0, max_payload = 0, posted_buffer = 0, rotation = 0, other_outputs = 0;
+    uint32_t max_plane_width = 0, max_plane_height = 0;  // the display engine's plane (the driver knows its hardware)
     bool integrated = false;
   } scanout_hw_;
   void init_scanout(const ParamSet& ps, const std::string& key);

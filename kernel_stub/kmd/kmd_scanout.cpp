@@ -1,6 +1,6 @@
-// The display driver's scan-out decisions (CASO support C4, C5): pfnCreateResource of a cross-adapter
-// primary, the overlay checks, and the scan-out budget the StaticCheck derives its answer from
-// (kmd.h, ScanoutBudget, has the derivation).
+// The display driver's scan-out decisions (CASO support C4, C5): its declared caps and answers, pfnCreateResource of a
+// cross-adapter primary, the overlay checks, and the scan-out budget the StaticCheck derives its answer from (kmd.h,
+// ScanoutBudget, has the derivation).
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +14,48 @@
 
 namespace gpumodel {
 
+DxgkDriverCaps driver_caps_from(const std::string& tiers, const std::string& role) {
+  DxgkDriverCaps c;
+  auto has = [&](const char* w) {
+    size_t p = 0;
+    for (;;) {  // '+'-separated words
+      const size_t e = tiers.find('+', p);
+      if (tiers.compare(p, e == std::string::npos ? std::string::npos : e - p, w) == 0) return true;
+      if (e == std::string::npos) return false;
+      p = e + 1;
+    }
+  };
+  c.cross_adapter_resource = has("resource");
+  c.cross_adapter_resource_texture = has("texture");
+  c.cross_adapter_resource_scanout = has("scanout");
+  c.hybrid_discrete = role == "discrete";
+  c.hybrid_integrated = role == "integrated";
+  return c;
+}
+
+DriverAnswers driver_answers_from(const ParamSet& ps, const std::string& key) {
+  DriverAnswers a;
+  a.caps = driver_caps_from(ps.get_enum(key + ".kmd_cross_adapter_caps"), ps.get_enum(key + ".kmd_hybrid_role"));
+  const std::string& ns = ps.get_enum(key + ".kmd_primary_no_scanout");
+  a.no_scanout = ns == "never"            ? DriverAnswers::NoScanout::Never
+                 : ns == "always"         ? DriverAnswers::NoScanout::Always
+                 : ns == "beyond_minimum" ? DriverAnswers::NoScanout::BeyondMinimum
+                                          : DriverAnswers::NoScanout::Derived;
+  const std::string& sc = ps.get_enum(key + ".kmd_mpo_static_check");
+  a.static_check = sc == "pass"   ? DriverAnswers::StaticCheck::Pass
+                   : sc == "fail" ? DriverAnswers::StaticCheck::Fail
+                                  : DriverAnswers::StaticCheck::Derived;
+  a.mpo_mutates = ps.get_bool(key + ".kmd_mpo_check_mutates_state");
+  a.present_check_fails_at = uint64_t(ps.get_int(key + ".kmd_present_check_fails_at"));
+  a.umd_row_major_texture = ps.get_bool(key + ".umd_cross_adapter_row_major_texture");
+  a.caps.flip_immediate_mmio = ps.get_bool(key + ".kmd_flip_immediate");
+  const std::string& nf = ps.get_enum(key + ".kmd_native_gpu_fence");
+  a.native_gpu_fence = nf == "always"  ? NativeGpuFenceAnswer::Always
+                       : nf == "never" ? NativeGpuFenceAnswer::Never
+                                       : NativeGpuFenceAnswer::IfEnabled;
+  return a;
+}
+
 void Kmd::init_scanout(const ParamSet& ps, const std::string& key) {
   ScanoutHw& h = scanout_hw_;
   const DisplayMode m = display_mode(ps.get_enum("display.mode"));
@@ -23,6 +65,8 @@ void Kmd::init_scanout(const ParamSet& ps, const std::string& key) {
   h.outstanding = uint64_t(ps.get_int("display.outstanding"));
   h.watermark_pct = uint64_t(ps.get_int("display.watermark_pct"));
   h.rotation = unsigned(ps.get_int("display.rotation"));
+  h.max_plane_width = uint32_t(ps.get_int("display.max_plane_width"));
+  h.max_plane_height = uint32_t(ps.get_int("display.max_plane_height"));
   h.other_outputs = unsigned(ps.get_int("display.other_outputs"));
   h.integrated = key == "igpu";
   h.hop_ns = ps.get_real("link.hop_ns");
@@ -107,6 +151,8 @@ bool Kmd::CreatePrimaryScanout(const PrimaryDesc& d) const {
   // C4: the tier-3 minimum is up to 1920x1080 in the listed formats (display.format offers only those).
   const bool within_minimum = d.width <= 1920 && d.height <= 1080;
   switch (answers_.no_scanout) {
+    case DriverAnswers::NoScanout::Derived:  // what one plane of the display engine scans
+      return d.width <= scanout_hw_.max_plane_width && d.height <= scanout_hw_.max_plane_height;
     case DriverAnswers::NoScanout::Never: return true;
     case DriverAnswers::NoScanout::BeyondMinimum: return within_minimum;
     case DriverAnswers::NoScanout::Always: return false;

@@ -34,6 +34,10 @@ PathChoice choose_present_path(const AdapterStart& display, Kmd& kmd, const Prim
   if (!kmd.CreatePrimaryScanout(d)) {
     const bool within_minimum = d.width <= 1920 && d.height <= 1080;
     c.reason = "pfnCreateResource answered DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT for " + size + " " + d.format;
+    if (kmd.driver_answers().no_scanout == DriverAnswers::NoScanout::Derived)
+      c.reason += " (beyond the display engine's plane: display.max_plane_width and _height)";
+    else if (kmd.driver_answers().no_scanout == DriverAnswers::NoScanout::BeyondMinimum)
+      c.reason += " (the driver's policy: the tier-3 minimum only)";
     if (within_minimum)
       c.defect = "driver defect: NO_SCANOUT for a " + size + " " + d.format +
                  " primary, inside the tier-3 minimum (C4: up to 1920x1080) the driver must scan out";
