@@ -319,11 +319,11 @@ TEST_CASE("A log overrun's fallback reads the fences of the overrun queue's devi
   CHECK(p.vidsch.fallback_fences_read() == 2 * p.vidsch.fallback_scans());  // process 1's two fences
 }
 
-TEST_CASE(
-    "Combined interrupt caps: hardware that cannot tell the fences apart raises only the native interrupt with a "
-    "NULL array and EvaluateLegacyMonitoredFences and both kinds of waiter wake",
-    "[F12]") {
-  FenceBench b(Overrides{{"kmd.native_fence_interrupt", "combined"}});
+namespace {
+// Both kinds of waiter on `b`'s platform: a monitored fence's signal, then a native fence's; true when both woke
+// and every notification the KMD gave Dxgkrnl was the combined one (the native interrupt, a NULL array,
+// EvaluateLegacyMonitoredFences), at least one per signal.
+void combined_interrupt_wakes_both(FenceBench& b) {
   auto& p = b.p;
   bool woke_native = false, woke_legacy = false;
   p.cpu.spawn_thread("app", [&] {
@@ -353,6 +353,27 @@ TEST_CASE(
   CHECK(b.count_notified(legacy_irq) == 0);
   CHECK(b.count_notified(combined) == b.notified.size());
   CHECK(b.count_notified(combined) >= 2);
+}
+}  // namespace
+
+TEST_CASE(
+    "Combined interrupt caps: hardware that cannot tell the fences apart raises only the native interrupt with a "
+    "NULL array and EvaluateLegacyMonitoredFences and both kinds of waiter wake",
+    "[F12]") {
+  // The driver build that raises the combined interrupt (kmd.native_fence_interrupt = combined).
+  FenceBench b(Overrides{{"kmd.native_fence_interrupt", "combined"}});
+  combined_interrupt_wakes_both(b);
+}
+
+TEST_CASE(
+    "A command processor of one event kind: the KMD learns it from CAPS and raises the combined interrupt, and "
+    "both kinds of waiter wake",
+    "[F12]") {
+  // The hardware (cmp.fence_event_kinds = combined) reports a monitored fence's signal as a NULL native event;
+  // the driver is the default build. A KMD that ignored CAPS would report a NULL native array without
+  // EvaluateLegacyMonitoredFences, and the monitored fence's waiter would never wake.
+  FenceBench b(Overrides{{"cmp.fence_event_kinds", "combined"}});
+  combined_interrupt_wakes_both(b);
 }
 
 TEST_CASE(

@@ -82,7 +82,8 @@ void Bar0::map_registers() {
       .reg(kCaps, "CAPS", A::R,
            [this](unsigned) {
              return uint64_t(nodes_.size()) | (cmp_.mv_from_memory() ? kCapsMvFromMemory : 0) |
-                    kCapsFenceIrqNamesQueue | (uint64_t(engines_ - 1) << kCapsEnginesShift) |
+                    kCapsFenceIrqNamesQueue | (cmp_.combined_fence_events() ? kCapsFenceEventsCombined : 0) |
+                    (uint64_t(engines_ - 1) << kCapsEnginesShift) |
                     (uint64_t(cmp_.queue_count() - 1) << kCapsQueuesShift);
            })
       .reg(kLinkStatus, "LINK_STATUS", A::R, [this](unsigned) { return uint64_t(link_status_); })

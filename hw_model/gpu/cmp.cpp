@@ -46,6 +46,12 @@ void Cmp::declare_params(ParamSet& ps) {
       "Q: F19, Native GPU fence object 'Optimized native fence signaled interrupt': with the optimized interrupt "
       "the CMP names the HW queue whose logged signal raised it (running); null = a CMP that cannot "
       "tell ('it should specify a NULL HWQueue handle'): the OS rescans every queue of the engine");
+  ps.declare_enum("cmp.fence_event_kinds", "distinct", {"distinct", "combined"},
+                  "Q: Native GPU fence object 'Native fence signaled interrupt': hardware may not tell a monitored "
+                  "fence's signal from a native fence's. A: distinct, a command processor that tells them apart "
+                  "(two event kinds); combined = one that raises one kind for every fence signal (a NULL native "
+                  "fence event) and says so in CAPS, so its KMD raises only the native interrupt with a NULL "
+                  "array and EvaluateLegacyMonitoredFences = 1");
   ps.declare_enum(
       "cmp.unexplained_irq_scope", "signaller_node", {"signaller_node", "all_nodes"},
       "A: signaller_node, a design choice (no vendor documents its CMP): with the optimized interrupt, a raise no "
@@ -84,6 +90,7 @@ Cmp::Cmp(sc_module_name name, const ParamSet& ps, Vcd& vcd, int queues, const st
       report_set_(ps.get_bool("cmp.report_fence_set")),
       null_queue_(ps.get_enum("cmp.fence_irq_queue") == "null"),
       scope_signaller_(ps.get_enum("cmp.unexplained_irq_scope") == "signaller_node"),
+      combined_events_(ps.get_enum("cmp.fence_event_kinds") == "combined"),
       adapter_reset_time_(sc_time(ps.get_real("cmp.adapter_reset_ms"), SC_MS)) {
   tick_ps_ = uint64_t(ps.get_int(adapter + ".timestamp_tick_ps"));
   for (int i = 0; i < queues; ++i) queues_[size_t(i)].id = i;
@@ -338,7 +345,9 @@ void Cmp::run(const Work& w) {
     }
     case Work::Vector:
       if (w.value == regs::kMonitoredFenceSignalVector) {  // the engine's write before it is visible (its BARRIER)
-        raise_event({regs::kEventMonitoredFence, 0, w.slot});
+        // A command processor of one event kind reports it as it reports any fence signal: a NULL one.
+        raise_event(combined_events_ ? Event{regs::kEventNativeFence, 0, 0}
+                                     : Event{regs::kEventMonitoredFence, 0, w.slot});
         break;
       }
       wait(period_ * double(interrupt_cycles_));
@@ -466,7 +475,9 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* lo
   // F19: the queue whose log holds the signal, never the fence. A raise no queue's log explains (F7 step 3
   // after an MV update, a peer's doorbell) names a NULL queue: on the node whose logged signal last raised
   // the fence (cmp.unexplained_irq_scope = signaller_node), else, or when no logged signal did, every node.
-  if (cfg.names_queue) {
+  if (combined_events_) {
+    e = Event{regs::kEventNativeFence, 0, value};  // one kind: no fence, no queue named
+  } else if (cfg.names_queue) {
     const int32_t node = scope_signaller_ ? fence_names_[slot].signaller_node : -1;
     if (!logged_by) {
       ++unexplained_;

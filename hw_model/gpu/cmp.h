@@ -140,6 +140,7 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   uint64_t shadow_mv_addr(uint32_t slot) const { return cfg.shadow_base + 8ull * slot; }
   // cmp.mv_source = memory: the engines read the OS's MV location, there is no shadow (caps bit).
   bool mv_from_memory() const override { return mv_from_memory_; }
+  bool combined_fence_events() const { return combined_events_; }  // cmp.fence_event_kinds = combined
 
   // Counters for results.
   uint64_t msi_sent() const { return msi_sent_; }
@@ -235,7 +236,7 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   sc_core::sc_time period_, timeslice_, barrier_cost_;
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
-  bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_, scope_signaller_;
+  bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_, scope_signaller_, combined_events_;
   std::vector<WriteBuffer::Flush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;

@@ -17,10 +17,14 @@ constexpr uint64_t kId = 0x0000;  // RO 32: 'GPM1'
 constexpr uint32_t kIdValue = 0x47504D31;
 constexpr uint64_t kCaps = 0x0004;                      // RO 32: [7:0] nodes, [15:8] reserved (0), [16] MV from memory,
                                                         // [17] names the HW queue in fence events,
+                                                        // [18] one event kind for every fence signal,
                                                         // [21:20] linked physical adapters (engines) - 1,
                                                         // [31:22] HW queues - 1 (1..1,024)
 constexpr uint32_t kCapsMvFromMemory = 1u << 16;        // engines read the OS's MonitoredValue: no shadow MV
 constexpr uint32_t kCapsFenceIrqNamesQueue = 1u << 17;  // the CMP can name the running HW queue (F19)
+// [18]: the CMP raises one event kind for every fence signal (cmp.fence_event_kinds = combined): it cannot
+// tell a monitored fence's signal from a native fence's, so each is a NULL kEventNativeFence.
+constexpr uint32_t kCapsFenceEventsCombined = 1u << 18;
 constexpr uint32_t kCapsEnginesShift = 20;
 // The HW queue count has a field of its own, 10 bits wide: hardware schedulers manage up to 1,024
 // queues (the old 8-bit field at [15:8] could not say more than 255). It sits in the caps word the KMD

@@ -230,6 +230,8 @@ bool Kmd::DxgkDdiStartDevice(DxgkAdapterInfo* info) {
   info_.nodes = caps & 0xff;
   info_.hw_queues = (caps >> kCapsQueuesShift) + 1;
   info_.mv_from_memory = caps & kCapsMvFromMemory;
+  // Hardware that raises one event kind for every fence signal: the combined interrupt, whatever the build.
+  if (caps & kCapsFenceEventsCombined) combined_fence_interrupt_ = true;
   engines_ = ((caps >> kCapsEnginesShift) & 3) + 1;
   // MSI capability: target address in the APIC window, data carries the vector.
   cpu_.mmio_write64(bar0_ + kMsiAddr, InterruptController::kMsiBase);
