@@ -275,3 +275,13 @@ TEST_CASE(
         "two_copy: pfnCreateResource answered DXGI_DDI_PRIMARY_DRIVER_FLAG_NO_SCANOUT for 2560x1440 R8G8B8A8_UNORM "
         "(the driver's policy: the tier-3 minimum only)");
 }
+
+TEST_CASE("scanout_underflow refuses copy nodes that cannot copy, naming the node's key", "[C6]") {
+  // workload.copy_nodes = 2 copies on nodes 1 and 0: a video engine on node 0 cannot run COPY.
+  const Run r = run_cli(scenario("scanout_underflow") + " --workload.copy_nodes=2 --gpu.node0.kind=video");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("gpu.node0.kind = video cannot run COPY") != std::string::npos);
+  const Run many = run_cli(scenario("scanout_underflow") + " --workload.copy_nodes=3");
+  CHECK(many.code == 2);
+  CHECK(many.err.find("workload.copy_nodes = 3 is more than gpu.nodes = 2") != std::string::npos);
+}

@@ -2,6 +2,7 @@
 // GPU writes, the engine's and the CMP's entries, the F17 order on both sides (and each of its two
 // guards alone), overrun detection at its exact boundary, the log monitor, a recreated log, and the
 // OS's interrupt cost against the fence count with and without logs.
+#include <unistd.h>
 #include <cstring>
 
 #include "fence_bench.h"
@@ -320,6 +321,17 @@ TEST_CASE(
   CHECK(over["metrics"]["log_overruns"] == 4);
   CHECK(over["metrics"]["fallback_scans"] == 4);
   CHECK(over["metrics"]["trace_lost_event_flags"] == 4);
+  {  // each flag is on the timeline, an instant on the OS's trace track
+    const std::string tl = "traced_over_" + std::to_string(::getpid()) + ".json";
+    REQUIRE(run_cli(traced + " --workload.signals_per_interrupt=341 --timeline " + tl).code == 0);
+    const std::string text = slurp(tl);
+    std::remove(tl.c_str());
+    size_t n = 0;
+    for (size_t at = text.find("\"events lost (log overrun)\""); at != std::string::npos;
+         at = text.find("\"events lost (log overrun)\"", at + 1))
+      ++n;
+    CHECK(n == 4);
+  }
   // On the scenario's 1,024 fences: without tracing 100 signals overrun the 84-entry log (no flag: nothing
   // traces) and the DPC reads all 1,028 fences; with it, the DPC reads the 100 entries. Both runs read the
   // same headers and barrier, so the traced run's reads are the 4-signal run's plus 96 entries, exactly,
@@ -546,6 +558,46 @@ TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands
         entry_at(p, log, 1).fence_end_gpu_timestamp);  // the CMP's entry (it stalled)
   CHECK(entry_at(p, log, 1).operation_type == fl::kWaitUnblocked);
   CHECK(p.gpu.vram.peek64(log) == (2ull | (1ull << 32)));
+}
+
+TEST_CASE(
+    "While tracing the CMP reaches the whole enlarged wait log through its alias: sequence 85 lands at entry "
+    "85 on the log's second page, and the header says 340 entries",
+    "[F10][F16]") {
+  // A 16 KiB log (340 entries) spans four pages; the CMP writes wait entries through the system process's
+  // alias, which must map every page, each at its place (entry 85 is at byte 40 + 85 x 48 = 4,120).
+  FenceBench b(with_logs({{"vidsch.fence_log_tracing", "true"}, {"vidsch.traced_log_bytes", "16384"}}));
+  auto& p = b.p;
+  KmdHwQueue *qa = nullptr, *qb = nullptr;
+  NativeFence* f = nullptr;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
+    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint32_t h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
+    PacketWriter wb, wa;
+    wb.wait_logged(slot, 1, 85, h);
+    wa.compute(20000).signal(slot, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
+    p.cpu.sleep(us(60));
+  });
+  sc_start();
+  REQUIRE(f);
+  const VidSch::LogState* st = p.vidsch.log_state(qb->id, fl::kWaits);
+  REQUIRE(st);
+  CHECK(st->entries == 340);
+  const uint64_t log = st->cpu_va;
+  CHECK(entry_at(p, log, 85).fence_value == 1);
+  CHECK(entry_at(p, log, 85).operation_type == fl::kWaitUnblocked);
+  CHECK(p.gpu.vram.peek64(log) == 86ull);  // index 86, WraparoundCount 0
+  fl::Header h{};
+  for (uint32_t type : {uint32_t(fl::kWaits), uint32_t(fl::kSignals)}) {
+    p.gpu.vram.peek(p.vidsch.log_state(qb->id, type)->cpu_va, &h, sizeof h);
+    CHECK(h.number_of_entries == 340);
+  }
 }
 
 TEST_CASE("A logged signal writes the log header once, as one 8-byte AtomicWraparoundAndEntryIndex", "[F16][F17]") {

@@ -417,7 +417,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "Without the optimized interrupt the OS reads the logs of the signaled fence's device only: not another "
+    "Without the optimized interrupt the OS reads the logs of the signaled fence's device only, not another "
     "process's queues",
     "[F16][F17]") {
   FenceBench b;

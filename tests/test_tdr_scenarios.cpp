@@ -441,8 +441,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "The dependent engine group is the hung node's whole pipe wherever the hung node sits in it: first, middle "
-    "or last ordinal, and a node alone in its pipe resets alone",
+    "The dependent engine group is the hung node's whole pipe wherever the hung node sits in it (first, middle "
+    "or last ordinal, on either engine of a linked adapter) and a node alone in its pipe resets alone",
     "[T1][T2][T10]") {
   // Four nodes: node 0 alone in pipe 0, nodes 1-3 share pipe 1. DxgkDdiQueryDependentEngineGroup answers for
   // the hung node; a driver that reported only the hung node and those above it (or below it) would leave a
@@ -461,5 +461,19 @@ TEST_CASE(
       const bool in = std::find(group.begin(), group.end(), n) != group.end();
       CHECK(m["throughput"]["node" + std::to_string(n)]["resets"] == (in ? 1 : 0));
     }
+  }
+  // A linked adapter (two engines of two nodes): engine 1's nodes (2 and 3) share a pipe. A hang on either
+  // of them resets both, and neither of engine 0's: the group is the hung engine's, by its own ordinals.
+  const std::string linked = scenario("tdr_shared_pipe") +
+                             " --gpu.nodes=4 --gpu.linked_engines=2 --gpu.node2.pipe=1 --gpu.node3.pipe=1"
+                             " --workload.render_nodes=2 --workload.hang_engine=1";
+  for (int hang = 0; hang < 2; ++hang) {
+    CAPTURE(hang);
+    const auto j = run_json(linked + " --workload.hang_node=" + std::to_string(hang), "linked" + std::to_string(hang));
+    CHECK(j["verdict"] == "pass");
+    CHECK(j["metrics"]["dependent_group"].get<std::vector<int>>() == std::vector<int>{2, 3});
+    CHECK(j["metrics"]["engine_resets"] == 2);
+    for (int n = 0; n < 4; ++n)
+      CHECK(j["metrics"]["throughput"]["node" + std::to_string(n)]["resets"] == (n >= 2 ? 1 : 0));
   }
 }

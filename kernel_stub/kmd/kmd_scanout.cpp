@@ -80,11 +80,12 @@ void Kmd::init_scanout(const ParamSet& ps, const std::string& key) {
   h.local_bytes_per_ns = h.integrated ? h.sysmem_bytes_per_ns : ps.get_real("vram.bandwidth_gbps");
   // The adapter's engines that load the link beside scan-out: each may keep its full DMA depth of reads
   // outstanding. <key>.kmd_scanout_budget_masters = copy_engines counts the copy engines (the default);
-  // all_engines every engine (a 3D or compute engine runs COPY packets too).
+  // all_engines every engine that runs COPY (a 3D or compute engine does too; a video engine does not).
   const bool all = ps.get_enum(key + ".kmd_scanout_budget_masters") == "all_engines";
   const int nodes = int(ps.get_int(key + ".nodes"));
   for (int n = 0; n < nodes; ++n) {
-    if (!all && engine_kind(ps, key, n, nodes) != EngineKind::Copy) continue;
+    const EngineKind k = engine_kind(ps, key, n, nodes);
+    if (all ? !engine_runs(k, Op::Copy) : k != EngineKind::Copy) continue;
     const std::string inst = key + ".node" + std::to_string(n);
     h.engine_bytes +=
         uint64_t(ps.get_int(inst, "node.dma_outstanding")) * uint64_t(ps.get_int(inst, "node.dma_chunk_bytes"));
