@@ -305,3 +305,79 @@ TEST_CASE(
   CHECK(ev[0].handle == 0);                    // a NULL HW queue ...
   CHECK(ev[0].value == regs::kEventAllNodes);  // ... on every node: the engine is unknown
 }
+
+TEST_CASE(
+    "CMP alone: a raise no queue's log explains names the node whose logged signal last raised the fence, and "
+    "every node once that is unknown",
+    "[F19][cmp]") {
+  // Queue 0 on node 0, queue 1 on node 1. Per case a fence slot of its own with CV = 2 in memory: the engines
+  // report their signals (Cmp::fence_written) without an interrupt (their check saw the old MV), then an MV
+  // update's step 3 finds CV past the new MV and raises: a NULL queue on the node it names.
+  CmpRig rig("rig");
+  constexpr uint64_t kShadow = kMem + 0x3000, kAck = kMem + 0x4000, kRing = kMem + 0x5000, kWptr = kMem + 0x6000,
+                     kMsi = kMem + 0x7000, kValues = kMem + 0x8000;
+  using Signals = std::function<void(CmpRig&, uint32_t slot)>;
+  const std::vector<std::pair<Signals, uint64_t>> cases = {
+      // A logged signal from node 1: the OS is sent to node 1's queues.
+      {[](CmpRig& r, uint32_t f) { r.cmp.fence_written(f, 2, false, &r.q(1)); }, 1},
+      // The fence destroyed and created again after it: no signal of the new fence is known.
+      {[](CmpRig& r, uint32_t f) {
+         r.cmp.fence_written(f, 2, false, &r.q(1));
+         r.regs.write(regs::kFenceFlags, regs::kFenceValid, 4);
+       },
+       regs::kEventAllNodes},
+      // A later unlogged signal reached a higher value: no log holds it.
+      {[](CmpRig& r, uint32_t f) {
+         r.cmp.fence_written(f, 1, false, &r.q(1));
+         r.cmp.fence_written(f, 2, false);
+       },
+       regs::kEventAllNodes},
+      // Two logged signals of the same value: the later one's node (its log holds the newer entry).
+      {[](CmpRig& r, uint32_t f) {
+         r.cmp.fence_written(f, 2, false, &r.q(1));
+         r.cmp.fence_written(f, 2, false, &r.q(0));
+       },
+       0},
+      // A lower value after the highest leaves the highest's node.
+      {[](CmpRig& r, uint32_t f) {
+         r.cmp.fence_written(f, 2, false, &r.q(1));
+         r.cmp.fence_written(f, 1, false, &r.q(0));
+       },
+       1}};
+  rig.body = [&](CmpRig& r) {
+    using namespace regs;
+    r.cmp.set_msi(kMsi, 0x40);
+    r.regs.write(kFenceAckAddr, kAck, 8);
+    r.regs.write(kShadowMvBase, kShadow, 8);
+    r.regs.write(kEventRingBase, kRing, 8);
+    r.regs.write(kEventRingSize, 16, 4);
+    r.regs.write(kEventRingWptrAddr, kWptr, 8);
+    r.regs.write(kFenceIrqMode, kFenceIrqNamesQueue, 4);
+    r.queue(0, 0, 0);
+    r.queue(1, 1, 0);
+    for (uint32_t k = 0; k < cases.size(); ++k) {
+      const uint32_t slot = 10 + k;
+      const uint64_t cv = 2, cv_addr = kValues + 64 * k;
+      r.mem.poke(cv_addr, &cv, 8);
+      r.regs.write(kFenceSelect, slot, 4);
+      r.regs.write(kFenceCvAddr, cv_addr, 8);
+      r.regs.write(kFenceMvAddr, cv_addr + 8, 8);
+      r.regs.write(kFenceHandle, 100 + k, 4);
+      r.regs.write(kFenceFlags, kFenceValid, 4);
+      cases[k].first(r, slot);
+      r.regs.write(kFenceSelect, slot, 4);
+      r.regs.write(kFenceMvUpdate, 0, 8);  // a waiter on 1: MV 0 < CV 2, step 3 raises
+      wait(sc_time(10, SC_US));
+    }
+  };
+  sc_start(sc_time(100, SC_US));
+  REQUIRE(rig.mem.peek64(kWptr) == cases.size());
+  for (uint32_t k = 0; k < cases.size(); ++k) {
+    CAPTURE(k);
+    uint32_t th[2];
+    rig.mem.peek(kRing + 16ull * k, th, 8);
+    CHECK(th[0] == regs::kEventNativeFenceQueue);
+    CHECK(th[1] == 0);  // a NULL HW queue, always: no queue's log holds this raise
+    CHECK(rig.mem.peek64(kRing + 16ull * k + 8) == cases[k].second);
+  }
+}
