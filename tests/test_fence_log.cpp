@@ -24,6 +24,29 @@ std::map<std::string, std::string> with_logs(std::map<std::string, std::string> 
   o.emplace("vidsch.native_fence_logs", "true");
   return o;
 }
+// A WAIT logged with sequence 85 on a queue of node 1 blocks until node 0's queue signals its fence 20 us later:
+// the CMP writes the wait entry as it unblocks the queue. Returns the waiting queue's id (-1: not set up).
+int blocked_wait_logged_85(FenceBench& b) {
+  auto& p = b.p;
+  int waiting = -1;
+  p.cpu.spawn_thread("app", [&] {
+    p.kmd.DxgkDdiStartDevice(nullptr);
+    KmdHwQueue* qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
+    KmdHwQueue* qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
+    NativeFence* f = p.vidsch.CreateNativeFence(1, Segment::System, false);
+    const uint32_t h = f->local_handles.at(1);
+    const FenceVa slot = VidSch::va(*f, 1);
+    PacketWriter wb, wa;
+    wb.wait_logged(slot, 1, 85, h);
+    wa.compute(20000).signal(slot, 1);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
+    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
+    waiting = qb->id;
+    p.cpu.sleep(us(60));
+  });
+  sc_start();
+  return waiting;
+}
 }  // namespace
 
 TEST_CASE("A HW queue gets two 4-KB logs with the document's header, set with their three mappings", "[F16]") {
@@ -534,25 +557,9 @@ TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands
           "[F16][F18]") {
   FenceBench b(with_logs());
   auto& p = b.p;
-  KmdHwQueue *qa = nullptr, *qb = nullptr;
-  NativeFence* f = nullptr;
-  p.cpu.spawn_thread("app", [&] {
-    p.kmd.DxgkDdiStartDevice(nullptr);
-    qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
-    qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
-    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    const uint32_t h = f->local_handles.at(1);
-    const FenceVa slot = VidSch::va(*f, 1);
-    PacketWriter wb, wa;
-    wb.wait_logged(slot, 1, 85, h);
-    wa.compute(20000).signal(slot, 1);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
-    p.cpu.sleep(us(60));
-  });
-  sc_start();
-  REQUIRE(f);
-  const uint64_t log = p.vidsch.log_state(qb->id, fl::kWaits)->cpu_va;
+  const int qb = blocked_wait_logged_85(b);
+  REQUIRE(qb >= 0);
+  const uint64_t log = p.vidsch.log_state(qb, fl::kWaits)->cpu_va;
   CHECK(entry_at(p, log, 1).fence_value == 1);
   CHECK(entry_at(p, log, 1).fence_observed_gpu_timestamp <
         entry_at(p, log, 1).fence_end_gpu_timestamp);  // the CMP's entry (it stalled)
@@ -568,25 +575,9 @@ TEST_CASE(
   // alias, which must map every page, each at its place (entry 85 is at byte 40 + 85 x 48 = 4,120).
   FenceBench b(with_logs({{"vidsch.fence_log_tracing", "true"}, {"vidsch.traced_log_bytes", "16384"}}));
   auto& p = b.p;
-  KmdHwQueue *qa = nullptr, *qb = nullptr;
-  NativeFence* f = nullptr;
-  p.cpu.spawn_thread("app", [&] {
-    p.kmd.DxgkDdiStartDevice(nullptr);
-    qa = p.vidsch.CreateHwQueue(0, 0, 0, 1);
-    qb = p.vidsch.CreateHwQueue(1, 0, 0, 1);
-    f = p.vidsch.CreateNativeFence(1, Segment::System, false);
-    const uint32_t h = f->local_handles.at(1);
-    const FenceVa slot = VidSch::va(*f, 1);
-    PacketWriter wb, wa;
-    wb.wait_logged(slot, 1, 85, h);
-    wa.compute(20000).signal(slot, 1);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(qb, wb);
-    p.kmd.DxgkDdiSubmitCommandToHwQueue(qa, wa);
-    p.cpu.sleep(us(60));
-  });
-  sc_start();
-  REQUIRE(f);
-  const VidSch::LogState* st = p.vidsch.log_state(qb->id, fl::kWaits);
+  const int qb = blocked_wait_logged_85(b);
+  REQUIRE(qb >= 0);
+  const VidSch::LogState* st = p.vidsch.log_state(qb, fl::kWaits);
   REQUIRE(st);
   CHECK(st->entries == 340);
   const uint64_t log = st->cpu_va;
@@ -595,7 +586,7 @@ TEST_CASE(
   CHECK(p.gpu.vram.peek64(log) == 86ull);  // index 86, WraparoundCount 0
   fl::Header h{};
   for (uint32_t type : {uint32_t(fl::kWaits), uint32_t(fl::kSignals)}) {
-    p.gpu.vram.peek(p.vidsch.log_state(qb->id, type)->cpu_va, &h, sizeof h);
+    p.gpu.vram.peek(p.vidsch.log_state(qb, type)->cpu_va, &h, sizeof h);
     CHECK(h.number_of_entries == 340);
   }
 }
