@@ -141,7 +141,7 @@ void Kmd::declare_adapter_params(ParamSet& ps, const std::string& key) {
       "its budget counts beside scan-out's own reads. A: copy_engines, the copy engines with their full "
       "DMA depth outstanding (bulk transfers go to them, as the driver's own paging does): it passes where "
       "a 3D or compute engine's copies load the link too, and the scenario's verdict then reports the "
-      "broken promise; all_engines: every engine at its full depth, idle or not (it never passes what "
+      "broken promise; all_engines: every engine that runs COPY, at its full depth, idle or not (it never passes what "
       "the engines' copies could underflow, and flips hybrid_present with the dGPU driving the panel and "
       "3840x2160@120 on Gen4 x8 to two copies). Neither sees the other adapter's or the CPU's traffic on this link" +
           only);
