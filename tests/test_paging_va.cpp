@@ -221,3 +221,17 @@ TEST_CASE("A4: a promoted allocation's contents are transferred back from system
   CHECK(p.gpu.nodes[0]->page_faults() == 0);
   CHECK(p.gpu.nodes[1]->page_faults() == 0);
 }
+
+TEST_CASE("On a linked adapter the OS asks the paging process VA size of each physical adapter by its index",
+          "[A4][T2]") {
+  // Allocation notifications: "pInputData points to a UINT value that specifies the physical adapter index in
+  // an LDA configuration. Dxgkrnl sets it to 0 for non-LDA configurations".
+  const auto one = run_json(scenario("paging_va_size"), "lda1");
+  CHECK(one["verdict"] == "pass");
+  CHECK(one["metrics"]["paging_va_indexes_asked"] == nlohmann::json::array({0}));
+  const auto two = run_json(scenario("paging_va_size") + " --gpu.linked_engines=2 --gpu.nodes=4", "lda2");
+  CHECK(two["verdict"] == "pass");
+  CHECK(two["metrics"]["paging_va_indexes_asked"] == nlohmann::json::array({0, 1}));
+  // Its physical adapters are alike, so the window is the same size.
+  CHECK(two["metrics"]["paging_va_mb"] == one["metrics"]["paging_va_mb"]);
+}

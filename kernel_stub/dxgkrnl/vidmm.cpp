@@ -225,11 +225,21 @@ void VidMm::start(bool hardware_scheduling) {
   // A4: the paging process's GPU VA space and its size.
   const uint64_t largest_local = largest_local_segment();
   if (!paging_va_exists(largest_local, hardware_scheduling) || paging_va_bytes_) return;
-  uint32_t mb = 0;
-  const bool ok = kmd_->DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(0, &mb);  // not a linked adapter: index 0
-  paging_va_from_driver_ = ok && mb != 0;
+  // "pInputData points to a UINT value that specifies the physical adapter index in an LDA configuration.
+  // Dxgkrnl sets it to 0 for non-LDA configurations": one query per physical adapter of a linked adapter.
+  // This model keeps one paging process VA space for the whole adapter: the largest answer, each failed
+  // call or 0 taking the OS's default.
   const uint64_t log_bytes = hardware_scheduling ? log_buffer_bytes(kmd_->info().hw_queues) : 0;
-  paging_va_bytes_ = paging_va_from_driver_ ? uint64_t(mb) << 20 : paging_va_default(largest_local, log_bytes);
+  paging_va_from_driver_ = false;
+  paging_va_bytes_ = 0;
+  for (uint32_t index = 0; index < kmd_->engines(); ++index) {
+    uint32_t mb = 0;
+    const bool ok = kmd_->DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(index, &mb);
+    paging_va_indexes_.push_back(index);
+    paging_va_from_driver_ |= ok && mb != 0;
+    paging_va_bytes_ =
+        std::max(paging_va_bytes_, ok && mb != 0 ? uint64_t(mb) << 20 : paging_va_default(largest_local, log_bytes));
+  }
   // Its page tables are always resident: reserve them for the whole window now.
   const uint64_t before = space(0).table_bytes();
   std::vector<PteWrite> w;

@@ -166,6 +166,8 @@ class VidMm {
   uint64_t largest_local_segment() const { return local_.size() + tables_.size(); }  // page-table memory included
   uint64_t paging_va_bytes() const { return paging_va_bytes_; }                      // 0: none
   bool paging_va_from_driver() const { return paging_va_from_driver_; }
+  // A4: the physical adapter indexes the OS asked the size for (0; each of a linked adapter's, in order).
+  const std::vector<uint32_t>& paging_va_indexes_asked() const { return paging_va_indexes_; }
   uint64_t paging_page_table_bytes() const { return paging_pt_bytes_; }  // the window's tables, always resident
   // D3DKMTCreateAllocation: placement in `seg` (resident), mapped at a fresh VA of the process; the
   // driver's flags from DxgkDdiCreateAllocation (A1). May evict others to stay within the budget.
@@ -308,6 +310,7 @@ class VidMm {
   std::shared_ptr<IommuDomain> domain_;
   uint64_t paging_va_bytes_ = 0, paging_pt_bytes_ = 0;
   bool paging_va_from_driver_ = false;
+  std::vector<uint32_t> paging_va_indexes_;
   uint64_t budget_ = 0, resident_sys_ = 0;
   std::map<int, uint64_t> next_va_;
   std::vector<std::unique_ptr<VidMmAllocation>> allocs_;

@@ -539,7 +539,7 @@ uint32_t Kmd::paging_va_rule_mb(uint64_t os_default_bytes, uint64_t largest_allo
 }
 
 bool Kmd::DxgkDdiQueryAdapterInfoPagingProcessGpuVaSize(uint32_t physical_adapter_index, uint32_t* size_mb) {
-  (void)physical_adapter_index;  // one physical adapter's answer for every index
+  (void)physical_adapter_index;  // the linked adapter's physical adapters are alike: one answer for each
   if (paging_va_answer_ == "fail") return false;
   if (paging_va_answer_ == "override") {
     *size_mb = uint32_t(paging_va_mb_);

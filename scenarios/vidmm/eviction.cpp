@@ -129,6 +129,14 @@ class Eviction : public ScenarioDriver {
     r.metric("alloc_mb", bytes_ >> 20);
     r.metric("paging_va_mb", window >> 20);
     r.metric("paging_va_from_driver", mm.paging_va_from_driver());
+    if (mm.paging_va_bytes()) {
+      // A4: the OS asks for each physical adapter of a linked adapter by its index (0 alone otherwise).
+      r.metric("paging_va_indexes_asked", mm.paging_va_indexes_asked());
+      std::vector<uint32_t> each(size_t(p.params.get_int("gpu.linked_engines")));
+      for (uint32_t i = 0; i < each.size(); ++i) each[i] = i;
+      r.check(mm.paging_va_indexes_asked() == each,
+              "A4: the paging process VA size was not asked once for each physical adapter index");
+    }
     r.check(!flagged_->resident && (!plain_ || !plain_->resident), "an allocation over the budget is still resident");
     const double evict = span(done_, flagged_);
     r.check(evict > 0, "the flagged allocation was not evicted");
