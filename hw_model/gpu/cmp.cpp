@@ -272,7 +272,9 @@ void Cmp::set_fence_xid(uint32_t slot, uint32_t xid) {
 void Cmp::fence_written(uint32_t slot, uint64_t value, bool interrupt, const HwQueue* logged_by) {
   // The engine's signal carries the value: a GPU wait registered after this, while the CV write is still
   // on its way, must not miss it (see QueueWait).
-  if (value >= fences_[slot].last_signaled) fence_names_[slot].signaller_node = logged_by ? logged_by->node : -1;
+  // The node an unexplained raise names (F19): kept only where raises name queues and that scope is chosen.
+  if (track_signaller_ && value >= fences_[slot].last_signaled)
+    fence_names_[slot].signaller_node = logged_by ? logged_by->node : -1;
   if (value > fences_[slot].last_signaled) fences_[slot].last_signaled = value;
   decision(interrupt);
   if (on_fence_decision) on_fence_decision(slot, value, interrupt, false);
@@ -478,7 +480,7 @@ void Cmp::raise_fence_interrupt(uint32_t slot, uint64_t value, const HwQueue* lo
   if (combined_events_) {
     e = Event{regs::kEventNativeFence, 0, value};  // one kind: no fence, no queue named
   } else if (cfg.names_queue) {
-    const int32_t node = scope_signaller_ ? fence_names_[slot].signaller_node : -1;
+    const int32_t node = track_signaller_ ? fence_names_[slot].signaller_node : -1;
     if (!logged_by) {
       ++unexplained_;
       unexplained_node_ += node >= 0;

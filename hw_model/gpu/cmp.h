@@ -237,6 +237,7 @@ class Cmp final : public sc_core::sc_module, public CmpPort {
   sc_core::sc_time own_last_visible_ = sc_core::SC_ZERO_TIME;
   uint64_t doorbell_cycles_, interrupt_cycles_, mv_update_cycles_, decision_cycles_;
   bool use_barrier_, step3_, mv_from_memory_, report_set_, null_queue_, scope_signaller_, combined_events_;
+  bool track_signaller_ = false;             // scope_signaller_ and raises name queues: fence_written keeps the node
   std::vector<WriteBuffer::Flush> flushes_;  // the barrier's, one per node
   uint64_t msi_addr_ = 0;
   uint32_t msi_data_ = 0;

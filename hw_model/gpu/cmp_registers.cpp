@@ -88,7 +88,12 @@ void Cmp::map_registers(RegisterTable& t) {
   fences.reg(
       kFenceIrqMode, "FENCE_IRQ_MODE", A::RW,
       [this](unsigned) { return uint64_t(cfg.names_queue ? kFenceIrqNamesQueue : 0); },
-      [this](unsigned, uint64_t v, unsigned) { cfg.names_queue = (v & kFenceIrqNamesQueue) != 0; });
+      [this](unsigned, uint64_t v, unsigned) {
+        cfg.names_queue = (v & kFenceIrqNamesQueue) != 0;
+        // Signallers are recorded from here on (none was while raises named no queue).
+        track_signaller_ = scope_signaller_ && cfg.names_queue;
+        for (FenceNames& n : fence_names_) n.signaller_node = -1;
+      });
 
   const unsigned n = unsigned(queues_.size());
   // A queue register backed by one field of HwQueue; every write re-lists the queue (a no-op unless what
