@@ -551,6 +551,19 @@ TEST_CASE("fence_log_scan refuses the optimized interrupt without logs, and more
   CHECK(r.code == 2);
   CHECK(r.err.find("gpu.hw_queues") != std::string::npos);
   CHECK(run_cli(scenario("fence_log_scan") + " --workload.hw_queues=4 --workload.fences=3").code == 2);
+  // Traced logs that cannot fit the local segment: 1,024 queues x 2 x 256 KiB = 512 MiB > 256 MiB of VRAM.
+  const auto big =
+      run_cli(scenario("fence_log_scan") +
+              " --gpu.hw_queues=1024 --workload.hw_queues=1024 --workload.fences=1024"
+              " --vidsch.fence_log_tracing=true --vidsch.traced_log_bytes=262144 --vram.size_bytes=268435456");
+  CHECK(big.code == 2);
+  CHECK(big.err.find("need 536870912 bytes of local memory") != std::string::npos);
+  // ... which the OS's own pool holds.
+  CHECK(run_cli(scenario("fence_log_scan") +
+                " --gpu.hw_queues=1024 --workload.hw_queues=1024 --workload.fences=1024 --workload.rounds=2"
+                " --vidsch.fence_log_tracing=true --vidsch.traced_log_bytes=262144 --vram.size_bytes=268435456"
+                " --vidsch.log_segment=system")
+            .code == 0);
 }
 
 TEST_CASE("The CMP wraps the wait log too: a blocked WAIT with sequence 85 lands at entry 1, WraparoundCount 1",

@@ -338,6 +338,22 @@ ScenarioInfo fence_log_scan_scenario() {
       [](const ParamSet& ps) {
         const int64_t q = ps.get_int("workload.hw_queues");
         require_platform(ps, "fence_log_scan", 1, q, "workload.hw_queues = " + std::to_string(q) + " queues");
+        // Each queue's two logs go to the log segment; in local memory they must fit beside the page-table
+        // memory (a necessary bound: the rest of what the OS places there is not counted).
+        if (ps.get_bool("vidsch.native_fence_logs") && ps.get_enum("vidsch.log_segment") == "local") {
+          const bool traced = ps.get_bool("vidsch.fence_log_tracing");
+          const uint64_t log = traced ? uint64_t(ps.get_int("vidsch.traced_log_bytes")) : fence_log::kBufferBytes;
+          const uint64_t local = uint64_t(ps.get_int("vram.size_bytes"));
+          const uint64_t tables = std::min<uint64_t>(uint64_t(ps.get_int("vidmm.page_table_mb")) << 20, local / 4);
+          const uint64_t need = 2 * uint64_t(q) * log;
+          if (need > local - tables)
+            throw ConfigError("workload.hw_queues = " + std::to_string(q) + " with " + std::to_string(log) +
+                              "-byte logs" + (traced ? " (vidsch.traced_log_bytes, tracing)" : "") + " need " +
+                              std::to_string(need) + " bytes of local memory, more than the " +
+                              std::to_string(local - tables) +
+                              " bytes vram.size_bytes leaves beside its page tables; allowed: fewer queues, "
+                              "smaller traced logs, a larger vram.size_bytes, or vidsch.log_segment = system");
+        }
         if (ps.get_int("workload.fences") < q)
           throw ConfigError("workload.fences = " + std::to_string(ps.get_int("workload.fences")) +
                             " is too few for workload.hw_queues = " + std::to_string(q) +
